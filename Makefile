@@ -1,0 +1,41 @@
+# The two commands of the README: `make run` and `make test`.
+VENV ?= .venv
+PYTHON ?= python3
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install run test lint migrate bootstrap worker beat bench
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -r requirements.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+migrate: install
+	$(PY) manage.py migrate --noinput
+
+bootstrap: migrate
+	@mkdir -p var
+	$(PY) manage.py bootstrap_sandbox --json > var/sandbox.json
+	@echo "Sandbox users and ids (also in var/sandbox.json):"
+	@$(PY) -m json.tool var/sandbox.json
+
+run: bootstrap
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+test: install
+	$(PY) -m pytest
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+worker: install
+	$(VENV)/bin/celery -A bankapi worker --loglevel=INFO
+
+beat: install
+	$(VENV)/bin/celery -A bankapi beat --loglevel=INFO

@@ -1,0 +1,172 @@
+"""Access and id tokens (RS256 JWTs) and opaque refresh tokens.
+
+Verification pins the algorithm to RS256 and looks the key up by `kid`, so a
+token signed with `none` or HS256 (for instance with the public key as an HMAC
+secret) is refused. A token is also refused once its `ver` is older than the
+user's token generation: that is how global logout ends every session at once.
+"""
+
+import hashlib
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+import jwt
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from authn.keys import signing_key, verification_keys
+from authn.models import RefreshToken, User
+from bankapi.errors import ApiError, ErrorCode
+
+ACCESS = "access"
+ID = "id"
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def program_claim(user: User) -> str | None:
+    return str(user.program_id) if user.program_id else None
+
+
+def _claims(user: User, token_use: str, now) -> dict:
+    claims = {
+        "iss": settings.JWT_ISSUER,
+        "sub": str(user.id),
+        "token_use": token_use,
+        "program": program_claim(user),
+        "sandbox": user.sandbox,
+        "role": user.role,
+        "ver": user.token_version,
+        "jti": str(uuid.uuid4()),
+        "iat": int(now.timestamp()),
+        "exp": int(now.timestamp()) + settings.JWT_LIFETIME_SECONDS,
+    }
+    if token_use == ID:
+        claims["email"] = user.email
+    return claims
+
+
+def encode_token(user: User, token_use: str) -> str:
+    kid, key = signing_key()
+    return jwt.encode(_claims(user, token_use, timezone.now()), key, algorithm="RS256", headers={"kid": kid})
+
+
+def _unauthorized(message: str = "Invalid or expired token") -> ApiError:
+    return ApiError(ErrorCode.UNAUTHORIZED, message)
+
+
+def decode_token(token: str) -> dict:
+    """Verify signature, algorithm, issuer and expiry; return the claims."""
+    try:
+        header = jwt.get_unverified_header(token)
+    except jwt.PyJWTError as exc:
+        raise _unauthorized() from exc
+    key = verification_keys().get(header.get("kid", ""))
+    if key is None or header.get("alg") != "RS256":
+        raise _unauthorized()
+    try:
+        return jwt.decode(
+            token,
+            key,
+            algorithms=["RS256"],
+            issuer=settings.JWT_ISSUER,
+            options={"require": ["exp", "iat", "sub", "token_use", "ver", "role"]},
+        )
+    except jwt.PyJWTError as exc:
+        raise _unauthorized() from exc
+
+
+def user_for_claims(claims: dict) -> User:
+    """The live user a verified token names; revoked or deactivated users fail."""
+    try:
+        user = User.objects.get(id=claims["sub"], is_active=True)
+    except (User.DoesNotExist, ValueError, TypeError) as exc:
+        raise _unauthorized() from exc
+    if claims.get("ver") != user.token_version:
+        raise _unauthorized("Token has been revoked")
+    if program_claim(user) != claims.get("program"):
+        raise _unauthorized()
+    return user
+
+
+@dataclass
+class TokenSet:
+    access_token: str
+    id_token: str
+    refresh_token: str
+    expires_in: int
+
+    def as_response(self, user: User) -> dict:
+        return {
+            "authenticated": True,
+            "access_token": self.access_token,
+            "id_token": self.id_token,
+            "refresh_token": self.refresh_token,
+            "token_type": "Bearer",
+            "expires_in": self.expires_in,
+            "hasPasskey": user.has_passkey,
+            "hasMfa": user.has_mfa,
+        }
+
+
+def _new_refresh_token(user: User, family: uuid.UUID) -> str:
+    token = secrets.token_urlsafe(48)
+    RefreshToken.objects.create(
+        user=user,
+        family=family,
+        token_hash=hash_token(token),
+        expires_at=timezone.now() + timedelta(days=settings.REFRESH_TOKEN_LIFETIME_DAYS),
+    )
+    return token
+
+
+def tokens_issue(user: User, *, family: uuid.UUID | None = None) -> TokenSet:
+    """Sign the user in: a fresh access, id and refresh token."""
+    return TokenSet(
+        access_token=encode_token(user, ACCESS),
+        id_token=encode_token(user, ID),
+        refresh_token=_new_refresh_token(user, family or uuid.uuid4()),
+        expires_in=settings.JWT_LIFETIME_SECONDS,
+    )
+
+
+def tokens_refresh(refresh_token: str, *, program_id: str | None) -> tuple[User, TokenSet]:
+    """Rotate a refresh token. Reuse of a rotated token revokes its whole family."""
+    invalid = ApiError(ErrorCode.INVALID_CREDENTIALS, "Invalid refresh token", retryable=False)
+    now = timezone.now()
+    with transaction.atomic():
+        record = (
+            RefreshToken.objects.select_for_update()
+            .select_related("user")
+            .filter(token_hash=hash_token(refresh_token))
+            .first()
+        )
+        if record is None or record.revoked_at or record.expires_at <= now:
+            raise invalid
+        user = record.user
+        if not user.is_active or program_claim(user) != program_id:
+            raise invalid
+        if record.rotated_at is not None:
+            # A rotated token presented again: someone holds a copy. End the family.
+            RefreshToken.objects.filter(family=record.family, revoked_at__isnull=True).update(revoked_at=now)
+            reuse_detected = True
+        else:
+            record.rotated_at = now
+            record.save(update_fields=["rotated_at"])
+            reuse_detected = False
+    if reuse_detected:
+        raise invalid
+    return user, tokens_issue(user, family=record.family)
+
+
+def tokens_revoke_all(user: User) -> None:
+    """Global logout: every token issued so far, on every device, stops working."""
+    with transaction.atomic():
+        User.objects.filter(id=user.id).update(token_version=F("token_version") + 1)
+        RefreshToken.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=timezone.now())

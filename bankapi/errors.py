@@ -1,0 +1,127 @@
+"""One error model for the whole API (DESIGN.md section 5).
+
+Services raise `ApiError(ErrorCode.X, message, **extra)`; `bankapi.handlers`
+renders every failure, ours or the framework's, as the error envelope
+`{"success": false, "code": ..., "message": ...}` and rolls back the request's
+open atomic blocks.
+"""
+
+import enum
+import math
+from typing import Any
+
+
+class ErrorCode(enum.StrEnum):
+    VALIDATION_ERROR = "VALIDATION_ERROR"
+    IDEMPOTENCY_KEY_MISMATCH = "IDEMPOTENCY_KEY_MISMATCH"
+    UNAUTHORIZED = "UNAUTHORIZED"
+    INVALID_CREDENTIALS = "INVALID_CREDENTIALS"
+    FORBIDDEN = "FORBIDDEN"
+    RESOURCE_NOT_FOUND = "RESOURCE_NOT_FOUND"
+    CARD_NOT_FOUND = "CARD_NOT_FOUND"
+    METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
+    IDEMPOTENCY_KEY_IN_PROGRESS = "IDEMPOTENCY_KEY_IN_PROGRESS"
+    WEB_TOKEN_PROVIDER_MISMATCH = "WEB_TOKEN_PROVIDER_MISMATCH"
+    INVALID_STATE = "INVALID_STATE"
+    INSUFFICIENT_FUNDS = "INSUFFICIENT_FUNDS"
+    LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
+    PROVIDER_ERROR = "PROVIDER_ERROR"
+    UNSUPPORTED_PARAMETER = "UNSUPPORTED_PARAMETER"
+    NOT_SUPPORTED = "NOT_SUPPORTED"
+    QUOTE_EXPIRED = "QUOTE_EXPIRED"
+    QUOTE_ALREADY_USED = "QUOTE_ALREADY_USED"
+    DRAFT_EXPIRED = "DRAFT_EXPIRED"
+    TOO_MANY_REQUESTS = "TOO_MANY_REQUESTS"
+    INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
+
+
+HTTP_STATUS: dict[ErrorCode, int] = {
+    ErrorCode.VALIDATION_ERROR: 400,
+    ErrorCode.IDEMPOTENCY_KEY_MISMATCH: 400,
+    ErrorCode.UNAUTHORIZED: 401,
+    ErrorCode.INVALID_CREDENTIALS: 401,
+    ErrorCode.FORBIDDEN: 403,
+    ErrorCode.RESOURCE_NOT_FOUND: 404,
+    ErrorCode.CARD_NOT_FOUND: 404,
+    ErrorCode.METHOD_NOT_ALLOWED: 405,
+    ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS: 409,
+    ErrorCode.WEB_TOKEN_PROVIDER_MISMATCH: 409,
+    ErrorCode.INVALID_STATE: 409,
+    ErrorCode.INSUFFICIENT_FUNDS: 422,
+    ErrorCode.LIMIT_EXCEEDED: 422,
+    ErrorCode.PROVIDER_ERROR: 422,
+    ErrorCode.UNSUPPORTED_PARAMETER: 422,
+    ErrorCode.NOT_SUPPORTED: 422,
+    ErrorCode.QUOTE_EXPIRED: 422,
+    ErrorCode.QUOTE_ALREADY_USED: 422,
+    ErrorCode.DRAFT_EXPIRED: 422,
+    ErrorCode.TOO_MANY_REQUESTS: 429,
+    ErrorCode.INTERNAL_SERVER_ERROR: 500,
+}
+
+
+class ApiError(Exception):
+    """A failure the caller should see, with its code, message and extra fields.
+
+    `extra` is merged into the body (e.g. `retryable`, `errors`); `headers` are
+    added to the response (e.g. `Retry-After`).
+    """
+
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        *,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = HTTP_STATUS[code]
+        self.extra = extra
+        self.headers = headers or {}
+
+    def body(self) -> dict[str, Any]:
+        return {"success": False, "code": str(self.code), "message": self.message, **self.extra}
+
+
+def validation_error(field: str, message: str) -> ApiError:
+    return ApiError(ErrorCode.VALIDATION_ERROR, message, errors=[{"field": field, "message": message}])
+
+
+def not_found(what: str = "Resource") -> ApiError:
+    return ApiError(ErrorCode.RESOURCE_NOT_FOUND, f"{what} not found")
+
+
+def too_many_requests(message: str, retry_after_seconds: float) -> ApiError:
+    seconds = max(1, math.ceil(retry_after_seconds))
+    return ApiError(
+        ErrorCode.TOO_MANY_REQUESTS,
+        message,
+        headers={"Retry-After": str(seconds)},
+        retryable=True,
+    )
+
+
+def flatten_validation_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
+    """Turn DRF's nested error detail into `[{field, message}]` with dotted paths."""
+    if isinstance(detail, dict):
+        errors = []
+        for key, value in detail.items():
+            if key in ("non_field_errors", "__all__"):
+                path = prefix or "body"
+            else:
+                path = f"{prefix}.{key}" if prefix else str(key)
+            errors.extend(flatten_validation_errors(value, path))
+        return errors
+    if isinstance(detail, list):
+        errors = []
+        for index, item in enumerate(detail):
+            if isinstance(item, (dict, list)):
+                path = f"{prefix}.{index}" if prefix else str(index)
+                errors.extend(flatten_validation_errors(item, path))
+            else:
+                errors.append({"field": prefix or "body", "message": str(item)})
+        return errors
+    return [{"field": prefix or "body", "message": str(detail)}]

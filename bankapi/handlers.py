@@ -1,0 +1,106 @@
+"""Render every failure as the error envelope (DESIGN.md section 5).
+
+Kept apart from `bankapi.errors` because it needs DRF's views module, which the
+authentication classes (imported by DRF's settings) must not pull in.
+"""
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions as drf_exceptions
+from rest_framework.response import Response
+from rest_framework.views import set_rollback
+
+from bankapi.errors import (
+    HTTP_STATUS,
+    ApiError,
+    ErrorCode,
+    flatten_validation_errors,
+    not_found,
+    too_many_requests,
+)
+
+logger = logging.getLogger("bankapi.errors")
+
+
+def _from_drf(exc: drf_exceptions.APIException) -> ApiError:
+    if isinstance(exc, drf_exceptions.ValidationError):
+        errors = flatten_validation_errors(exc.detail)
+        message = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5]) or "Invalid request"
+        return ApiError(ErrorCode.VALIDATION_ERROR, message, errors=errors)
+    if isinstance(exc, drf_exceptions.ParseError):
+        return ApiError(
+            ErrorCode.VALIDATION_ERROR,
+            "Malformed JSON body",
+            errors=[{"field": "body", "message": str(exc.detail)}],
+        )
+    if isinstance(exc, drf_exceptions.UnsupportedMediaType):
+        return ApiError(
+            ErrorCode.VALIDATION_ERROR,
+            "Request bodies must be JSON (Content-Type: application/json)",
+            errors=[{"field": "body", "message": str(exc.detail)}],
+        )
+    if isinstance(exc, (drf_exceptions.NotAuthenticated, drf_exceptions.AuthenticationFailed)):
+        return ApiError(ErrorCode.UNAUTHORIZED, str(exc.detail))
+    if isinstance(exc, drf_exceptions.PermissionDenied):
+        return ApiError(ErrorCode.FORBIDDEN, str(exc.detail))
+    if isinstance(exc, drf_exceptions.NotFound):
+        return ApiError(ErrorCode.RESOURCE_NOT_FOUND, "Resource not found")
+    if isinstance(exc, drf_exceptions.MethodNotAllowed):
+        return ApiError(ErrorCode.METHOD_NOT_ALLOWED, str(exc.detail))
+    if isinstance(exc, drf_exceptions.NotAcceptable):
+        return ApiError(ErrorCode.VALIDATION_ERROR, "Responses are only available as JSON")
+    if isinstance(exc, drf_exceptions.Throttled):
+        return too_many_requests("Too many requests", exc.wait or 1)
+    return ApiError(ErrorCode.INTERNAL_SERVER_ERROR, "Internal server error")
+
+
+def _render(error: ApiError, request_id: str | None = None) -> Response:
+    body = error.body()
+    if error.status >= 500 and request_id:
+        body["requestId"] = request_id
+    response = Response(body, status=error.status)
+    for name, value in error.headers.items():
+        response[name] = value
+    return response
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    request = context.get("request")
+    request_id = getattr(request, "request_id", None)
+    set_rollback()
+    if isinstance(exc, ApiError):
+        return _render(exc, request_id)
+    if isinstance(exc, Http404):
+        return _render(not_found(), request_id)
+    if isinstance(exc, DjangoPermissionDenied):
+        return _render(ApiError(ErrorCode.FORBIDDEN, "Forbidden"), request_id)
+    if isinstance(exc, drf_exceptions.APIException):
+        return _render(_from_drf(exc), request_id)
+    logger.exception("Unhandled error (request id %s)", request_id)
+    return _render(ApiError(ErrorCode.INTERNAL_SERVER_ERROR, "Internal server error"), request_id)
+
+
+def json_error(request, code: ErrorCode, message: str) -> JsonResponse:
+    body = ApiError(code, message).body()
+    if HTTP_STATUS[code] >= 500:
+        body["requestId"] = getattr(request, "request_id", None)
+    return JsonResponse(body, status=HTTP_STATUS[code])
+
+
+def handler404(request, exception=None) -> JsonResponse:
+    return json_error(request, ErrorCode.RESOURCE_NOT_FOUND, "No such route")
+
+
+def handler500(request) -> JsonResponse:
+    return json_error(request, ErrorCode.INTERNAL_SERVER_ERROR, "Internal server error")
+
+
+def handler400(request, exception=None) -> JsonResponse:
+    return json_error(request, ErrorCode.VALIDATION_ERROR, "Bad request")
+
+
+def handler403(request, exception=None) -> JsonResponse:
+    return json_error(request, ErrorCode.FORBIDDEN, "Forbidden")

@@ -1,0 +1,166 @@
+"""The shared kernel: programs (tenants), custodians, customers and accounts.
+
+Every tenant-owned row carries `program` and `sandbox`; every query made for a
+caller filters on both (see `bankapi.scope`).
+"""
+
+import uuid
+from decimal import Decimal
+
+from django.core.validators import MinValueValidator
+from django.db import models
+
+MONEY = {"max_digits": 18, "decimal_places": 2}
+ZERO = Decimal("0.00")
+
+
+class TenantQuerySet(models.QuerySet):
+    def in_tenant(self, program_id, sandbox: bool):
+        return self.filter(program_id=program_id, sandbox=sandbox)
+
+
+class Program(models.Model):
+    """A bank partner program: the tenant. Its settings are edited in admin."""
+
+    class AccountType(models.TextChoices):
+        CONSUMER = "consumer", "Consumer"
+        BUSINESS = "business", "Business"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=120, unique=True)
+    account_type = models.CharField(max_length=10, choices=AccountType.choices)
+    international_payments_enabled = models.BooleanField(default=False)
+    cardholders_enabled = models.BooleanField(default=False)
+    pin_confirmation_enabled = models.BooleanField(default=False)
+    # The spec states the fee waiver flag "is not restricted to any caller".
+    fee_waiver_allowed = models.BooleanField(default=True)
+    require_idempotency_key = models.BooleanField(default=False)
+    per_payment_limit = models.DecimalField(
+        **MONEY, default=Decimal("25000.00"), validators=[MinValueValidator(ZERO)]
+    )
+    daily_outbound_limit = models.DecimalField(
+        **MONEY, default=Decimal("500000.00"), validators=[MinValueValidator(ZERO)]
+    )
+    review_threshold = models.DecimalField(
+        **MONEY,
+        default=Decimal("10000.00"),
+        validators=[MinValueValidator(ZERO)],
+        help_text="Payments of at least this amount are held for compliance review.",
+    )
+    fee_per_payment = models.DecimalField(**MONEY, default=ZERO, validators=[MinValueValidator(ZERO)])
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Custodian(models.Model):
+    """A firm that acts for many customers (runs their batch payments)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="custodians")
+    sandbox = models.BooleanField(default=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TenantQuerySet.as_manager()
+
+    class Meta:
+        indexes = [models.Index(fields=["program", "sandbox"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Customer(models.Model):
+    class Kind(models.TextChoices):
+        INDIVIDUAL = "individual", "Individual"
+        COMPANY = "company", "Company"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="customers")
+    sandbox = models.BooleanField(default=True)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.INDIVIDUAL)
+    name = models.CharField(max_length=200)
+    custodian = models.ForeignKey(
+        Custodian, null=True, blank=True, on_delete=models.PROTECT, related_name="customers"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TenantQuerySet.as_manager()
+
+    class Meta:
+        indexes = [models.Index(fields=["program", "sandbox"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Account(models.Model):
+    """A customer's account. `balance` changes only through ledger postings."""
+
+    class ReferenceCharset(models.TextChoices):
+        # Printable characters, no control characters.
+        ANY = "ANY", "Any printable"
+        # The SWIFT "x" character set used by UK and SEPA schemes.
+        SWIFT = "SWIFT", "SWIFT x charset"
+
+    REFERENCE_PATTERNS = {
+        ReferenceCharset.ANY: r"^[^\x00-\x1f\x7f]*$",
+        ReferenceCharset.SWIFT: r"^[A-Za-z0-9/\-?:().,'+ ]*$",
+    }
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="accounts")
+    sandbox = models.BooleanField(default=True)
+    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="accounts")
+    name = models.CharField(max_length=120, blank=True)
+    currency = models.CharField(max_length=3)
+    balance = models.DecimalField(**MONEY, default=ZERO)
+    reference_min = models.PositiveSmallIntegerField(default=1)
+    reference_max = models.PositiveSmallIntegerField(default=140)
+    reference_charset = models.CharField(
+        max_length=10, choices=ReferenceCharset.choices, default=ReferenceCharset.ANY
+    )
+    sort_code = models.CharField(max_length=6, blank=True)
+    account_number = models.CharField(max_length=8, blank=True)
+    iban = models.CharField(max_length=34, blank=True)
+    bic = models.CharField(max_length=11, blank=True)
+    # Whether this account's provider can price FX (spec 4.5: otherwise PROVIDER_ERROR).
+    fx_quotes_supported = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TenantQuerySet.as_manager()
+
+    class Meta:
+        indexes = [models.Index(fields=["program", "sandbox", "customer"])]
+        constraints = [
+            # Nothing may spend more than an account holds: the last line of defence
+            # behind the row-locked funds check in the payment service.
+            models.CheckConstraint(condition=models.Q(balance__gte=0), name="account_balance_non_negative"),
+            models.CheckConstraint(
+                condition=models.Q(reference_min__lte=models.F("reference_max")),
+                name="account_reference_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name or self.id} ({self.currency})"
+
+    @property
+    def reference_pattern(self) -> str:
+        return self.REFERENCE_PATTERNS[self.ReferenceCharset(self.reference_charset)]
+
+
+class SandboxManifest(models.Model):
+    """What `bootstrap_sandbox --json` printed, so a rerun prints the same object.
+
+    Sandbox credentials only: these are demo users of the sandbox environment.
+    """
+
+    key = models.CharField(max_length=50, unique=True)
+    data = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(auto_now=True)

@@ -1,0 +1,70 @@
+"""Cursor pagination shared by every list: newest first, `limit` and `nextToken`.
+
+The cursor is the (created_at, id) of the last row served, signed so that a
+caller cannot forge one, and opaque to the caller. Keyset pagination stays fast on
+big tables and never repeats or skips a row when new rows arrive between pages.
+"""
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.core import signing
+from django.db.models import Q, QuerySet
+
+from bankapi.errors import validation_error
+
+MAX_LIMIT = 200
+DEFAULT_LIMIT = 50
+_SALT = "bankapi.pagination.cursor"
+_INTEGER = re.compile(r"^\d+$")
+
+
+def parse_limit(raw: str | None, default: int = DEFAULT_LIMIT) -> int:
+    """Spec 4.7: an integer from 1; above 200 is clamped; 0, negatives, non-integers
+    and mixed strings such as `10abc` are invalid."""
+    if raw is None:
+        return default
+    if not _INTEGER.match(raw) or int(raw) < 1:
+        raise validation_error("limit", "limit must be an integer from 1 to 200.")
+    return min(int(raw), MAX_LIMIT)
+
+
+@dataclass
+class Page:
+    items: list[Any]
+    next_token: str | None
+
+
+def _decode(token: str) -> tuple[datetime, str]:
+    try:
+        payload = signing.loads(token, salt=_SALT)
+        return datetime.fromisoformat(payload["c"]), payload["i"]
+    except (signing.BadSignature, KeyError, TypeError, ValueError) as exc:
+        raise validation_error("nextToken", "nextToken is not valid.") from exc
+
+
+def paginate(
+    queryset: QuerySet,
+    query_params,
+    *,
+    created_field: str = "created_at",
+    default_limit: int = DEFAULT_LIMIT,
+) -> Page:
+    limit = parse_limit(query_params.get("limit"), default_limit)
+    token = query_params.get("nextToken")
+    if token is not None:
+        created, last_id = _decode(token)
+        queryset = queryset.filter(
+            Q(**{f"{created_field}__lt": created}) | Q(**{created_field: created, "pk__lt": last_id})
+        )
+    rows = list(queryset.order_by(f"-{created_field}", "-pk")[: limit + 1])
+    next_token = None
+    if len(rows) > limit:
+        rows = rows[:limit]
+        last = rows[-1]
+        next_token = signing.dumps(
+            {"c": getattr(last, created_field).isoformat(), "i": str(last.pk)}, salt=_SALT
+        )
+    return Page(items=rows, next_token=next_token)

@@ -1,0 +1,27 @@
+import json
+from decimal import Decimal
+
+from rest_framework import parsers
+from rest_framework.exceptions import ParseError
+
+
+class JSONParser(parsers.JSONParser):
+    """JSON bodies with numbers parsed as Decimal, never float.
+
+    Money must not pass through binary floating point, even when a client sends
+    a number where the contract asks for a decimal string.
+    """
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        encoding = (parser_context or {}).get("encoding", "utf-8")
+        try:
+            raw = stream.read().decode(encoding)
+            if not raw.strip():
+                return {}
+            return json.loads(raw, parse_float=Decimal, parse_constant=self._reject_constant)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ParseError(f"JSON parse error - {exc}") from exc
+
+    @staticmethod
+    def _reject_constant(name: str):
+        raise ValueError(f"{name} is not valid JSON")

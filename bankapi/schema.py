@@ -1,0 +1,76 @@
+"""OpenAPI building blocks: the envelopes and the error responses of every route."""
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
+from rest_framework import serializers
+
+from bankapi.errors import HTTP_STATUS, ErrorCode
+
+
+class FieldErrorSerializer(serializers.Serializer):
+    field = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ErrorSerializer(serializers.Serializer):
+    success = serializers.BooleanField(default=False)
+    code = serializers.ChoiceField(choices=[c.value for c in ErrorCode])
+    message = serializers.CharField()
+    errors = FieldErrorSerializer(many=True, required=False, help_text="On VALIDATION_ERROR.")
+    retryable = serializers.BooleanField(required=False, help_text="On authentication errors.")
+    requestId = serializers.CharField(required=False, help_text="On INTERNAL_SERVER_ERROR.")
+
+
+_DESCRIPTIONS = {
+    400: "VALIDATION_ERROR: invalid body or query (field errors in `errors`).",
+    401: "UNAUTHORIZED: missing, malformed, expired, revoked or wrong-use token.",
+    403: "FORBIDDEN: the caller's role may not use this route.",
+    404: "RESOURCE_NOT_FOUND: no such object for this caller (another tenant's included).",
+    405: "METHOD_NOT_ALLOWED.",
+    409: "Conflict with the object's current state.",
+    422: "The request was understood but cannot be carried out.",
+    429: "TOO_MANY_REQUESTS: retry after the `Retry-After` header's seconds.",
+}
+
+
+def error_responses(*statuses: int, **descriptions: str) -> dict[int, OpenApiResponse]:
+    """Error responses for `extend_schema(responses=...)`.
+
+    `descriptions` overrides the text per status, e.g. `s422="INSUFFICIENT_FUNDS ..."`.
+    """
+    out = {}
+    for status in (*statuses, 500):
+        text = descriptions.get(f"s{status}") or _DESCRIPTIONS.get(
+            status, "INTERNAL_SERVER_ERROR, with the request id."
+        )
+        out[status] = OpenApiResponse(ErrorSerializer, description=text)
+    return out
+
+
+def codes_for(status: int) -> list[str]:
+    return [code.value for code, code_status in HTTP_STATUS.items() if code_status == status]
+
+
+def envelope(name: str, data) -> serializers.Serializer:
+    """`{"success": true, "data": <data>}` as a named schema component."""
+    return inline_serializer(
+        name=name, fields={"success": serializers.BooleanField(default=True), "data": data}
+    )
+
+
+PROGRAM_ID_HEADER = OpenApiParameter(
+    "x-program-id",
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description=(
+        "The program the user signs in to. May be sent as the `programId` query "
+        "parameter instead. Omitted by management users, who belong to no program."
+    ),
+)
+PROGRAM_ID_QUERY = OpenApiParameter(
+    "programId",
+    str,
+    OpenApiParameter.QUERY,
+    required=False,
+    description="Alternative to the x-program-id header.",
+)

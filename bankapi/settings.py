@@ -1,0 +1,230 @@
+"""Settings for the banking API.
+
+Everything environment-specific comes from environment variables (names in
+DESIGN.md section 13). With none set, the service runs as the embedded default:
+SQLite, Celery tasks in-process, files on local disk, e-mail on the console.
+`BANKAPI_ENV=production` turns the defaults off: secrets must then be provided.
+"""
+
+from pathlib import Path
+
+import dj_database_url
+
+from bankapi import dev_secrets
+from bankapi.env import env_bool, env_int, env_list, env_required, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("BANKAPI_VAR_DIR", str(BASE_DIR / "var")))
+
+PRODUCTION = env_str("BANKAPI_ENV", "development") == "production"
+
+if PRODUCTION:
+    SECRET_KEY = env_required("SECRET_KEY")
+    FIELD_ENCRYPTION_KEY = env_required("FIELD_ENCRYPTION_KEY")
+    JWT_PRIVATE_KEY = env_str("JWT_PRIVATE_KEY") or (Path(env_required("JWT_PRIVATE_KEY_FILE")).read_text())
+else:
+    _dev = dev_secrets.load_or_create(VAR_DIR)
+    SECRET_KEY = env_str("SECRET_KEY", _dev["SECRET_KEY"])
+    FIELD_ENCRYPTION_KEY = env_str("FIELD_ENCRYPTION_KEY", _dev["FIELD_ENCRYPTION_KEY"])
+    JWT_PRIVATE_KEY = env_str("JWT_PRIVATE_KEY", _dev["JWT_PRIVATE_KEY"])
+
+# Extra public keys (PEM, separated by blank lines) still accepted for verification
+# while a key rotation is under way.
+JWT_PREVIOUS_PUBLIC_KEYS = env_str("JWT_PREVIOUS_PUBLIC_KEYS", "")
+JWT_ISSUER = env_str("JWT_ISSUER", "bankapi")
+JWT_LIFETIME_SECONDS = 15 * 60
+REFRESH_TOKEN_LIFETIME_DAYS = 30
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+ALLOWED_HOSTS = env_list(
+    "ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]", "testserver"]
+)
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_filters",
+    "bankapi",
+    "authn",
+    "payments",
+    "batches",
+    "cards",
+    "onboarding",
+]
+
+MIDDLEWARE = [
+    "bankapi.middleware.RequestIdMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "bankapi.urls"
+WSGI_APPLICATION = "bankapi.wsgi.application"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'bankapi.sqlite3'}"),
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # SQLite serialises writers; wait for the lock instead of failing at once.
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_USER_MODEL = "authn.User"
+AUTHENTICATION_BACKENDS = ["authn.backends.StaffEmailBackend"]
+# E-mail is unique per program, not globally; the staff backend above resolves it.
+SILENCED_SYSTEM_CHECKS = ["auth.W004"]
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 12},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-gb"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+MEDIA_ROOT = VAR_DIR / "media"
+
+AWS_STORAGE_BUCKET_NAME = env_str("AWS_STORAGE_BUCKET_NAME")
+AWS_S3_ENDPOINT_URL = env_str("AWS_S3_ENDPOINT_URL")
+STORAGES = {
+    "default": (
+        {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                "bucket_name": AWS_STORAGE_BUCKET_NAME,
+                "endpoint_url": AWS_S3_ENDPOINT_URL,
+            },
+        }
+        if AWS_STORAGE_BUCKET_NAME
+        else {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+    ),
+    "staticfiles": {
+        "BACKEND": (
+            "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            if PRODUCTION
+            else "django.contrib.staticfiles.storage.StaticFilesStorage"
+        )
+    },
+}
+WHITENOISE_USE_FINDERS = not PRODUCTION
+
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "no-reply@bankapi.local")
+
+REDIS_URL = env_str("REDIS_URL")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
+# Celery: with Redis configured, tasks go to a worker; without it they run in-process.
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TIMEZONE = "UTC"
+CELERY_ENABLE_UTC = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BEAT_SCHEDULE: dict = {}
+
+WEBAUTHN_RP_ID = env_str("WEBAUTHN_RP_ID", "localhost")
+WEBAUTHN_RP_NAME = env_str("WEBAUTHN_RP_NAME", "Bank API")
+WEBAUTHN_ORIGINS = env_list("WEBAUTHN_ORIGINS", ["http://localhost:8000"])
+
+# Steps of `manage.py bootstrap_sandbox`, in order. Each app contributes its part.
+SANDBOX_BOOTSTRAP_STEPS = [
+    "bankapi.sandbox.bootstrap",
+    "authn.sandbox.bootstrap",
+    "payments.sandbox.bootstrap",
+]
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["authn.authentication.BearerAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["bankapi.permissions.TokenRequired"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["bankapi.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "bankapi.handlers.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+    "COERCE_DECIMAL_TO_STRING": True,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Bank API",
+    "DESCRIPTION": (
+        "Payments, batch payments, FX, cards, onboarding and authentication for "
+        "a bank's partner programs. Program and environment come from the bearer "
+        "token. Every response carries `success`; errors carry `code` and `message`."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SCHEMA_PATH_PREFIX": r"/v1",
+    "ENUM_NAME_OVERRIDES": {},
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}
+
+if PRODUCTION:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True

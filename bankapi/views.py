@@ -1,0 +1,143 @@
+from django.conf import settings
+from django.db import connection
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from bankapi.api import ScopedAPIView
+from bankapi.capabilities import capabilities_get
+from bankapi.responses import ok
+from bankapi.schema import envelope, error_responses
+
+
+class HealthView(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        tags=["service"],
+        summary="Liveness",
+        responses={200: inline_serializer("Health", {"status": serializers.CharField()})},
+    )
+    def get(self, request):
+        return Response({"status": "ok"})
+
+
+def _redis_ready() -> bool:
+    import redis
+
+    client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2)
+    try:
+        return bool(client.ping())
+    finally:
+        client.close()
+
+
+class ReadyView(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        tags=["service"],
+        summary="Readiness: database and, when configured, Redis",
+        responses={
+            200: inline_serializer(
+                "Ready",
+                {"status": serializers.CharField(), "checks": serializers.DictField()},
+            ),
+            503: inline_serializer(
+                "NotReady",
+                {"status": serializers.CharField(), "checks": serializers.DictField()},
+            ),
+        },
+    )
+    def get(self, request):
+        checks: dict[str, str] = {}
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1")
+            checks["database"] = "ok"
+        except Exception:  # noqa: BLE001 - any failure means not ready
+            checks["database"] = "unavailable"
+        if settings.REDIS_URL:
+            try:
+                checks["redis"] = "ok" if _redis_ready() else "unavailable"
+            except Exception:  # noqa: BLE001
+                checks["redis"] = "unavailable"
+        ready = all(value == "ok" for value in checks.values())
+        return Response(
+            {"status": "ok" if ready else "unavailable", "checks": checks},
+            status=200 if ready else 503,
+        )
+
+
+class ReferenceLimitSerializer(serializers.Serializer):
+    min = serializers.IntegerField()
+    max = serializers.IntegerField()
+    charset = serializers.CharField(help_text="Regular expression the reference must match.")
+
+
+class AccountPaymentsSerializer(serializers.Serializer):
+    reference = ReferenceLimitSerializer()
+
+
+class AccountCapabilitySerializer(serializers.Serializer):
+    accountId = serializers.CharField()
+    customerId = serializers.CharField()
+    name = serializers.CharField()
+    currency = serializers.CharField()
+    balance = serializers.CharField(help_text="Decimal string.")
+    availableBalance = serializers.CharField(help_text="Decimal string.")
+    sortCode = serializers.CharField(allow_null=True)
+    accountNumber = serializers.CharField(allow_null=True)
+    iban = serializers.CharField(allow_null=True)
+    payments = AccountPaymentsSerializer()
+
+
+class ProgramPaymentsSerializer(serializers.Serializer):
+    international = serializers.BooleanField()
+    feeWaiverAllowed = serializers.BooleanField()
+    requireIdempotencyKey = serializers.BooleanField()
+    perPaymentLimit = serializers.CharField()
+    dailyOutboundLimit = serializers.CharField()
+    reviewThreshold = serializers.CharField()
+    fee = serializers.CharField()
+
+
+class ProgramCardsSerializer(serializers.Serializer):
+    cardholders = serializers.BooleanField()
+    pinConfirmation = serializers.BooleanField()
+
+
+class ProgramCapabilitySerializer(serializers.Serializer):
+    programId = serializers.CharField()
+    name = serializers.CharField()
+    accountType = serializers.ChoiceField(choices=["consumer", "business"])
+    payments = ProgramPaymentsSerializer()
+    cards = ProgramCardsSerializer()
+
+
+class CapabilitiesSerializer(serializers.Serializer):
+    program = ProgramCapabilitySerializer()
+    sandbox = serializers.BooleanField()
+    accounts = AccountCapabilitySerializer(many=True)
+
+
+class CapabilitiesView(ScopedAPIView):
+    @extend_schema(
+        tags=["accounts"],
+        summary="What the program and the caller's accounts can do",
+        description=(
+            "Program settings (international payments, cardholders, PIN, limits) and, "
+            "for each account the caller may act for, its balance and the statement "
+            "reference rules (`accounts[].payments.reference`)."
+        ),
+        responses={
+            200: envelope("CapabilitiesResponse", CapabilitiesSerializer()),
+            **error_responses(401, 403),
+        },
+    )
+    def get(self, request):
+        return ok(capabilities_get(self.scope))

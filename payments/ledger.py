@@ -1,0 +1,176 @@
+"""The double-entry ledger: the only code that changes an account balance.
+
+Rules (Saleor's lock_objects habit, written down):
+- Every movement is one LedgerTransaction whose postings sum to zero per currency.
+- Customer accounts touched by a movement are locked with SELECT ... FOR UPDATE in
+  primary-key order before their balances are read, so two movements on the same
+  accounts serialise instead of both reading the old balance (lost update), and two
+  movements on overlapping accounts cannot deadlock.
+- Balances are written from the locked rows inside the same transaction as the
+  postings, so a crash leaves neither half behind.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.db import IntegrityError, transaction
+from django.db.models import Sum
+
+from bankapi.models import ZERO, Account, Program
+from payments.models import LedgerPosting, LedgerTransaction, SystemAccount
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One side of a movement: a customer account or a system account."""
+
+    amount: Decimal
+    currency: str
+    account: Account | None = None
+    system_account: SystemAccount | None = None
+
+
+class LedgerError(Exception):
+    """A movement that would break the ledger's rules (a programming error)."""
+
+
+def system_account_for(program: Program | str, sandbox: bool, kind: str, currency: str) -> SystemAccount:
+    program_id = program.pk if isinstance(program, Program) else program
+    account, _ = SystemAccount.objects.get_or_create(
+        program_id=program_id, sandbox=sandbox, kind=kind, currency=currency
+    )
+    return account
+
+
+def lock_accounts(account_ids) -> dict:
+    """Lock customer accounts in primary-key order; return them by id.
+
+    Must run inside transaction.atomic(). Callers that check balances lock first
+    and re-read from the returned rows, never from objects loaded earlier.
+    """
+    if not transaction.get_connection().in_atomic_block:
+        raise LedgerError("lock_accounts must run inside transaction.atomic()")
+    rows = Account.objects.select_for_update().filter(id__in=set(account_ids)).order_by("id")
+    return {row.id: row for row in rows}
+
+
+def ledger_post(
+    *,
+    program_id,
+    sandbox: bool,
+    kind: str,
+    legs: list[Leg],
+    key: str | None = None,
+    memo: str = "",
+) -> LedgerTransaction:
+    """Post a balanced movement and apply it to the customer balances.
+
+    With `key`, the movement happens at most once: a second call with the same key
+    raises IntegrityError inside its own savepoint, leaving the caller's
+    transaction usable (see `ledger_post_once`).
+    """
+    totals: dict[str, Decimal] = defaultdict(lambda: ZERO)
+    for leg in legs:
+        if (leg.account is None) == (leg.system_account is None):
+            raise LedgerError("A leg names exactly one account")
+        if leg.amount == 0:
+            raise LedgerError("A leg moves a non-zero amount")
+        holder = leg.account or leg.system_account
+        if holder.currency != leg.currency:
+            raise LedgerError("A leg's currency must be its account's currency")
+        totals[leg.currency] += leg.amount
+    if any(total != 0 for total in totals.values()):
+        raise LedgerError(f"Postings do not balance: {dict(totals)}")
+
+    with transaction.atomic():
+        locked = lock_accounts(leg.account.id for leg in legs if leg.account)
+        entry = LedgerTransaction.objects.create(
+            program_id=program_id, sandbox=sandbox, kind=kind, key=key, memo=memo[:200]
+        )
+        LedgerPosting.objects.bulk_create(
+            LedgerPosting(
+                transaction=entry,
+                account=leg.account,
+                system_account=leg.system_account,
+                currency=leg.currency,
+                amount=leg.amount,
+            )
+            for leg in legs
+        )
+        changes: dict = defaultdict(lambda: ZERO)
+        for leg in legs:
+            if leg.account:
+                changes[leg.account.id] += leg.amount
+        for account_id, change in changes.items():
+            account = locked[account_id]
+            if account.balance + change < 0:
+                raise LedgerError(f"Account {account_id} would go below zero")
+            account.balance += change
+            account.save(update_fields=["balance"])
+            for leg in legs:
+                if leg.account and leg.account.id == account_id:
+                    leg.account.balance = account.balance
+        return entry
+
+
+def ledger_post_once(**kwargs) -> LedgerTransaction | None:
+    """`ledger_post` for keyed movements that may be retried: None if already done."""
+    if LedgerTransaction.objects.filter(key=kwargs["key"]).exists():
+        return None
+    try:
+        return ledger_post(**kwargs)
+    except IntegrityError:
+        if LedgerTransaction.objects.filter(key=kwargs["key"]).exists():
+            return None
+        raise
+
+
+def ledger_fund_account(account: Account, amount: Decimal, *, key: str, memo: str = "Funding") -> None:
+    """Credit a customer account from the external system account (sandbox funding)."""
+    external = system_account_for(
+        account.program_id, account.sandbox, SystemAccount.Kind.EXTERNAL, account.currency
+    )
+    ledger_post_once(
+        program_id=account.program_id,
+        sandbox=account.sandbox,
+        kind=LedgerTransaction.Kind.FUNDING,
+        key=key,
+        memo=memo,
+        legs=[
+            Leg(amount=-amount, currency=account.currency, system_account=external),
+            Leg(amount=amount, currency=account.currency, account=account),
+        ],
+    )
+
+
+@dataclass
+class LedgerReport:
+    unbalanced_currencies: dict[str, Decimal]
+    mismatched_accounts: dict[str, tuple[Decimal, Decimal]]
+
+    @property
+    def ok(self) -> bool:
+        return not self.unbalanced_currencies and not self.mismatched_accounts
+
+
+def ledger_check() -> LedgerReport:
+    """The ledger's invariant: every currency sums to zero across all postings, and
+    every customer account's stored balance equals the sum of its postings."""
+    unbalanced = {
+        row["currency"]: row["total"]
+        for row in LedgerPosting.objects.values("currency").annotate(total=Sum("amount"))
+        if row["total"] != 0
+    }
+    posted = {
+        row["account_id"]: row["total"]
+        for row in LedgerPosting.objects.filter(account__isnull=False)
+        .values("account_id")
+        .annotate(total=Sum("amount"))
+    }
+    mismatched = {}
+    for account_id, balance in Account.objects.values_list("id", "balance"):
+        expected = posted.get(account_id, ZERO)
+        if balance != expected:
+            mismatched[str(account_id)] = (balance, expected)
+    return LedgerReport(unbalanced_currencies=unbalanced, mismatched_accounts=mismatched)

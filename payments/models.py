@@ -1,0 +1,90 @@
+"""Payments: the double-entry ledger (more models arrive with the payment routes)."""
+
+import uuid
+
+from django.db import models
+from django.db.models import Q
+
+from bankapi.models import MONEY, Account, Program
+
+
+class SystemAccount(models.Model):
+    """The bank's own side of every movement, one per program, environment,
+    currency and purpose. Its balance is the sum of its postings (never stored:
+    system accounts are touched by every payment and must not be a lock hot spot).
+    """
+
+    class Kind(models.TextChoices):
+        CLEARING = "CLEARING", "Clearing (accepted, not yet settled)"
+        FEES = "FEES", "Fee income"
+        FX = "FX", "FX position"
+        EXTERNAL = "EXTERNAL", "External (other banks, funding)"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="system_accounts")
+    sandbox = models.BooleanField(default=True)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    currency = models.CharField(max_length=3)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["program", "sandbox", "kind", "currency"], name="system_account_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.currency} ({self.program})"
+
+
+class LedgerTransaction(models.Model):
+    """One balanced movement: its postings sum to zero per currency."""
+
+    class Kind(models.TextChoices):
+        FUNDING = "FUNDING", "Funding"
+        PAYMENT = "PAYMENT", "Payment accepted"
+        SETTLEMENT = "SETTLEMENT", "Payment settled"
+        REVERSAL = "REVERSAL", "Payment reversed"
+        FX = "FX", "Currency conversion"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    program = models.ForeignKey(Program, on_delete=models.PROTECT)
+    sandbox = models.BooleanField(default=True)
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    # Makes a posting happen at most once (e.g. "settle:<request id>").
+    key = models.CharField(max_length=120, unique=True, null=True, blank=True)
+    memo = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.id}"
+
+
+class LedgerPosting(models.Model):
+    """One leg of a transaction. `amount` is the signed change to its holder's
+    balance: negative debits the holder, positive credits it."""
+
+    id = models.BigAutoField(primary_key=True)
+    transaction = models.ForeignKey(LedgerTransaction, on_delete=models.PROTECT, related_name="postings")
+    account = models.ForeignKey(
+        Account, null=True, blank=True, on_delete=models.PROTECT, related_name="postings"
+    )
+    system_account = models.ForeignKey(
+        SystemAccount, null=True, blank=True, on_delete=models.PROTECT, related_name="postings"
+    )
+    currency = models.CharField(max_length=3)
+    amount = models.DecimalField(**MONEY)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(account__isnull=False, system_account__isnull=True)
+                    | Q(account__isnull=True, system_account__isnull=False)
+                ),
+                name="posting_has_exactly_one_holder",
+            ),
+            models.CheckConstraint(condition=~Q(amount=0), name="posting_amount_not_zero"),
+        ]
+        indexes = [models.Index(fields=["account", "created_at"])]

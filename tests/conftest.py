@@ -1,0 +1,93 @@
+import io
+import os
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from bankapi.models import SandboxManifest
+from tests.support.auth import access_header, id_header
+
+ON_POSTGRES = settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+HAS_REDIS = bool(os.environ.get("REDIS_URL"))
+
+requires_postgres = pytest.mark.skipif(
+    not ON_POSTGRES, reason="needs PostgreSQL row locks: set DATABASE_URL to a PostgreSQL database"
+)
+requires_redis = pytest.mark.skipif(
+    not (ON_POSTGRES and HAS_REDIS), reason="needs PostgreSQL and Redis: set DATABASE_URL and REDIS_URL"
+)
+
+
+def pytest_configure(config):
+    settings.PASSWORD_HASHERS = ["tests.support.hashers.FastArgon2PasswordHasher"]
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+
+
+@pytest.fixture(autouse=True)
+def _celery_eager():
+    """Tasks run in-process in tests unless a test starts a real worker itself."""
+    from bankapi.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = previous
+
+
+def _bootstrap() -> dict:
+    call_command("bootstrap_sandbox", "--json", stdout=io.StringIO())
+    return SandboxManifest.objects.get(key="bootstrap_sandbox").data
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        _bootstrap()
+
+
+@pytest.fixture
+def sandbox(db) -> dict:
+    """The bootstrap_sandbox output (DESIGN.md section 13).
+
+    Made once per session; remade if a transactional test flushed the database.
+    """
+    manifest = SandboxManifest.objects.filter(key="bootstrap_sandbox").first()
+    return manifest.data if manifest else _bootstrap()
+
+
+@pytest.fixture
+def api() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture(autouse=True)
+def _ledger_balances(request):
+    """After every test that touched the database, the ledger still balances.
+
+    The database fixture is requested first so that this check runs before the
+    test's transaction is rolled back (or its tables flushed).
+    """
+    names = set(request.fixturenames)
+    database = next((name for name in ("transactional_db", "db") if name in names), None)
+    if database is None:
+        yield
+        return
+    request.getfixturevalue(database)
+    yield
+    from payments.ledger import ledger_check
+
+    report = ledger_check()
+    assert report.ok, f"Ledger invariant broken: {report}"
+
+
+@pytest.fixture
+def customer_auth(sandbox) -> dict[str, str]:
+    """Access-token header of the sandbox customer (consumer program)."""
+    return access_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
+
+
+@pytest.fixture
+def customer_id_auth(sandbox) -> dict[str, str]:
+    return id_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
