@@ -1,4 +1,4 @@
-"""Payments: the double-entry ledger (more models arrive with the payment routes)."""
+"""The double-entry ledger: system accounts, transactions and their postings."""
 
 import uuid
 

@@ -1,0 +1,34 @@
+import pytest
+
+from bankapi.banking import AccountObjectSerializer, iban_is_valid
+
+
+@pytest.mark.parametrize(
+    "iban", ["GB82WEST12345698765432", "GB82 WEST 1234 5698 7654 32", "DE89370400440532013000"]
+)
+def test_valid_ibans_pass_mod97(iban):
+    assert iban_is_valid(iban)
+
+
+@pytest.mark.parametrize("iban", ["GB82WEST12345698765433", "GB82", "XX00", "", "GB82WEST1234569876543$"])
+def test_invalid_ibans_fail(iban):
+    assert not iban_is_valid(iban)
+
+
+def test_uk_account_needs_six_and_eight_digits():
+    bad = AccountObjectSerializer(data={"type": "uk", "sortCode": "12345", "accountNumber": "1234567"})
+    assert not bad.is_valid()
+    assert set(bad.errors) == {"sortCode", "accountNumber"}
+    good = AccountObjectSerializer(data={"type": "uk", "sortCode": "12-34-56", "accountNumber": "12345678"})
+    assert good.is_valid(), good.errors
+    assert good.validated_data == {"type": "uk", "sortCode": "123456", "accountNumber": "12345678"}
+
+
+def test_iban_account_is_normalised_and_bic_checked():
+    good = AccountObjectSerializer(
+        data={"type": "iban", "iban": "gb82 west 1234 5698 7654 32", "bic": "westgb2l"}
+    )
+    assert good.is_valid(), good.errors
+    assert good.validated_data == {"type": "iban", "iban": "GB82WEST12345698765432", "bic": "WESTGB2L"}
+    bad = AccountObjectSerializer(data={"type": "iban", "iban": "GB82WEST12345698765432", "bic": "W"})
+    assert not bad.is_valid() and "bic" in bad.errors
