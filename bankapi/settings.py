@@ -127,7 +127,11 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(
+    env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles" if PRODUCTION else VAR_DIR / "static"))
+)
+if not PRODUCTION:
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 MEDIA_ROOT = VAR_DIR / "media"
 
 AWS_STORAGE_BUCKET_NAME = env_str("AWS_STORAGE_BUCKET_NAME")

@@ -1,0 +1,112 @@
+"""The envelope, errors and service routes every client relies on."""
+
+import json
+import uuid
+
+import pytest
+from openapi_spec_validator import validate
+
+from bankapi.errors import HTTP_STATUS, ErrorCode
+
+
+def assert_error(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.content
+    assert response["Content-Type"].startswith("application/json")
+    body = response.json()
+    assert body["success"] is False
+    assert body["code"] == code
+    assert isinstance(body["message"], str) and body["message"]
+    return body
+
+
+def test_error_codes_map_to_the_design_table():
+    expected = {
+        "VALIDATION_ERROR": 400,
+        "IDEMPOTENCY_KEY_MISMATCH": 400,
+        "UNAUTHORIZED": 401,
+        "FORBIDDEN": 403,
+        "RESOURCE_NOT_FOUND": 404,
+        "CARD_NOT_FOUND": 404,
+        "IDEMPOTENCY_KEY_IN_PROGRESS": 409,
+        "WEB_TOKEN_PROVIDER_MISMATCH": 409,
+        "INSUFFICIENT_FUNDS": 422,
+        "LIMIT_EXCEEDED": 422,
+        "PROVIDER_ERROR": 422,
+        "UNSUPPORTED_PARAMETER": 422,
+        "NOT_SUPPORTED": 422,
+        "QUOTE_EXPIRED": 422,
+        "QUOTE_ALREADY_USED": 422,
+        "DRAFT_EXPIRED": 422,
+        "INVALID_STATE": 409,
+        "INVALID_CREDENTIALS": 401,
+        "TOO_MANY_REQUESTS": 429,
+        "INTERNAL_SERVER_ERROR": 500,
+    }
+    assert {code.value: HTTP_STATUS[code] for code in ErrorCode if code.value in expected} == expected
+
+
+def test_unknown_route_is_an_enveloped_404(api, db):
+    response = api.get("/v1/no-such-route")
+    assert_error(response, 404, "RESOURCE_NOT_FOUND")
+
+
+def test_wrong_method_is_an_enveloped_405(api, customer_auth):
+    response = api.post("/v1/capabilities", {}, format="json", **customer_auth)
+    assert_error(response, 405, "METHOD_NOT_ALLOWED")
+
+
+def test_every_response_carries_a_request_id(api, db):
+    assert uuid.UUID(api.get("/healthz")["X-Request-Id"])
+    assert api.get("/healthz", HTTP_X_REQUEST_ID="abc-123")["X-Request-Id"] == "abc-123"
+    # An id that is not safe to log is replaced, not echoed.
+    assert api.get("/healthz", HTTP_X_REQUEST_ID="bad id\n")["X-Request-Id"] != "bad id\n"
+    assert api.get("/v1/no-such-route")["X-Request-Id"]
+
+
+def test_health_and_readiness(api, db):
+    assert api.get("/healthz").json() == {"status": "ok"}
+    ready = api.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json()["checks"]["database"] == "ok"
+
+
+def test_jwks_publishes_the_signing_key(api, db):
+    keys = api.get("/.well-known/jwks.json").json()["keys"]
+    assert len(keys) >= 1
+    assert {"kty", "kid", "n", "e", "alg", "use"} <= set(keys[0])
+    assert keys[0]["alg"] == "RS256"
+
+
+def test_openapi_document_generates_and_validates(api, db):
+    response = api.get("/v1/openapi.json")
+    assert response.status_code == 200
+    document = json.loads(response.content)
+    validate(document)
+    assert document["openapi"].startswith("3.")
+    assert "/v1/capabilities" in document["paths"]
+    assert "bearerAuth" in document["components"]["securitySchemes"]
+
+
+def test_openapi_generation_has_no_warnings(capsys):
+    from django.core.management import call_command
+
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", "/dev/null")
+    assert "Warning" not in capsys.readouterr().err
+
+
+def test_swagger_ui_is_served(api, db):
+    response = api.get("/v1/docs")
+    assert response.status_code == 200
+    assert b"swagger" in response.content.lower()
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["Bearer", "Bearer not-a-jwt", "Basic dXNlcjpwYXNz", "Bearer a.b.c", "Token abc"],
+)
+def test_malformed_bearer_is_unauthorized(api, db, header):
+    assert_error(api.get("/v1/capabilities", HTTP_AUTHORIZATION=header), 401, "UNAUTHORIZED")
+
+
+def test_missing_bearer_is_unauthorized(api, db):
+    assert_error(api.get("/v1/capabilities"), 401, "UNAUTHORIZED")
