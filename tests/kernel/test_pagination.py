@@ -1,0 +1,52 @@
+import pytest
+from django.http import QueryDict
+
+from bankapi.errors import ApiError
+from bankapi.models import Customer, Program
+from bankapi.pagination import paginate, parse_limit
+
+
+@pytest.mark.parametrize("raw, expected", [(None, 50), ("1", 1), ("200", 200), ("201", 200), ("5000", 200)])
+def test_limit_is_clamped_to_200(raw, expected):
+    assert parse_limit(raw) == expected
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "1.5", "10abc", "", " 10", "abc", "1e3"])
+def test_invalid_limits_are_refused(raw):
+    with pytest.raises(ApiError) as caught:
+        parse_limit(raw)
+    assert caught.value.status == 400
+    assert caught.value.extra["errors"][0]["field"] == "limit"
+
+
+def test_pages_walk_newest_first_without_repeats_or_gaps(db):
+    program = Program.objects.create(name="Paging", account_type="consumer")
+    made = [Customer.objects.create(program=program, name=f"c{i}") for i in range(7)]
+    queryset = Customer.objects.filter(program=program)
+
+    seen, token = [], None
+    while True:
+        params = QueryDict(mutable=True)
+        params["limit"] = "3"
+        if token:
+            params["nextToken"] = token
+        page = paginate(queryset, params)
+        seen.extend(page.items)
+        token = page.next_token
+        if token is None:
+            break
+        # A row created between pages must not shift what the next page returns.
+        Customer.objects.create(program=program, name="late")
+
+    assert [c.pk for c in seen[:7]] == [
+        c.pk for c in sorted(made, key=lambda c: (c.created_at, c.pk), reverse=True)
+    ]
+    assert len({c.pk for c in seen}) == len(seen)
+
+
+def test_forged_or_garbled_token_is_refused(db):
+    params = QueryDict(mutable=True)
+    params["nextToken"] = "eyJjIjoiMjAyNi0wMS0wMSJ9:forged"
+    with pytest.raises(ApiError) as caught:
+        paginate(Customer.objects.all(), params)
+    assert caught.value.extra["errors"][0]["field"] == "nextToken"
