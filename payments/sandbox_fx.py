@@ -1,8 +1,8 @@
 """`bootstrap_sandbox`, FX part: the sandbox provider's rate table (GBP, EUR, USD).
 
 One row per pair (the provider prices the inverse direction itself). Pairs are
-looked for, either way round, before being created, so a rerun adds nothing and keeps whatever
-an operator has since edited in admin.
+looked for, either way round, before being created, so a rerun adds nothing and
+keeps whatever an operator has since edited in admin.
 """
 
 from decimal import Decimal
