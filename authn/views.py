@@ -16,9 +16,9 @@ from rest_framework.views import APIView
 
 from authn import serializers as io
 from authn.authentication import BearerAuthentication
-from authn.models import AuthChallenge, User
+from authn.models import User
 from authn.services.challenges import program_resolve, user_in_program
-from authn.services.login import email_verify, password_change, password_login, setup_user
+from authn.services.login import email_verify, password_change, password_login
 from authn.services.passkeys import passkey_registration_complete, passkey_registration_start, passkey_sign_in
 from authn.services.totp import totp_setup_confirm, totp_setup_start, totp_sign_in
 from authn.tokens import ACCESS, ID, tokens_refresh, tokens_revoke_all
@@ -28,7 +28,6 @@ from bankapi.responses import ok
 from bankapi.roles import Role
 from bankapi.schema import PROGRAM_ID_HEADER, PROGRAM_ID_QUERY, envelope, error_responses
 
-Kind = AuthChallenge.Kind
 TAGS = ["auth"]
 PROGRAM_PARAMETERS = [PROGRAM_ID_HEADER, PROGRAM_ID_QUERY]
 S401_CREDENTIALS = (
@@ -222,13 +221,11 @@ class MfaSetupView(OptionalBearerView):
     def post(self, request):
         bearer_user = _bearer(request, ID)
         body = _parse(io.MfaSetupInputSerializer, request)
-        user, _ = setup_user(
-            program_id=_program(request),
-            session_token=body.get("session_token"),
-            kinds=[Kind.SECURITY_SETUP_REQUIRED, Kind.MFA_SETUP],
-            bearer_user=bearer_user,
+        return ok(
+            totp_setup_start(
+                program_id=_program(request), session_token=body.get("session_token"), bearer_user=bearer_user
+            )
         )
-        return ok(totp_setup_start(user))
 
 
 class MfaVerifySetupView(AuthView):
@@ -273,20 +270,17 @@ class PasskeyRegisterStartView(OptionalBearerView):
     def post(self, request):
         bearer_user = _bearer(request, ID)
         body = _parse(io.PasskeyRegisterStartInputSerializer, request)
-        user, security_setup = setup_user(
-            program_id=_program(request),
-            session_token=body.get("session_token"),
-            kinds=[Kind.SECURITY_SETUP_REQUIRED],
-            bearer_user=bearer_user,
-        )
         return ok(
             passkey_registration_start(
-                user, friendly_name=body["friendly_name"], security_setup=security_setup
+                program_id=_program(request),
+                session_token=body.get("session_token"),
+                bearer_user=bearer_user,
+                friendly_name=body["friendly_name"],
             )
         )
 
 
-class PasskeyRegisterCompleteView(AuthView):
+class PasskeyRegisterCompleteView(OptionalBearerView):
     @extend_schema(
         tags=TAGS,
         summary="Complete a passkey registration with the authenticator's attestation",
@@ -295,22 +289,28 @@ class PasskeyRegisterCompleteView(AuthView):
             "passkey. When the registration began from a SECURITY_SETUP_REQUIRED session, the user "
             "has finished security setup and `data` also carries the token response fields. A "
             "failed verification answers 401 INVALID_CREDENTIALS; `retryable: true` means the "
-            "ceremony may be run again with the same session_token."
+            "ceremony may be run again with the same session_token.\n\n"
+            "No bearer is needed (the session_token names the user); an id_token sent as bearer "
+            "must be that same user's."
         ),
         parameters=PROGRAM_PARAMETERS,
         request=io.PasskeyRegisterCompleteInputSerializer,
         responses={
             200: envelope("PasskeyRegisterCompleteResponse", io.PasskeyRegistrationResultSerializer()),
-            **error_responses(400, 401, s401=S401_CREDENTIALS),
+            **error_responses(
+                400, 401, s401=S401_CREDENTIALS + " UNAUTHORIZED: an invalid bearer, or another user's."
+            ),
         },
     )
     def post(self, request):
+        bearer_user = _bearer(request, ID)
         body = _parse(io.PasskeyRegisterCompleteInputSerializer, request)
         return ok(
             passkey_registration_complete(
                 program_id=_program(request),
                 session_token=body["session_token"],
                 attestation=body["attestation"],
+                bearer_user=bearer_user,
             )
         )
 

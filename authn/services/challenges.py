@@ -137,3 +137,23 @@ def sign_in_complete(user: User) -> dict:
     """The last challenge is met: the token response (spec 2.12)."""
     User.objects.filter(id=user.id).update(last_login=timezone.now())
     return tokens_issue(user).as_response(user)
+
+
+def enrolling_user(
+    *,
+    program_id: uuid.UUID | None,
+    session_token: str | None,
+    kinds: list[str],
+    bearer_user: User | None,
+) -> tuple[User, bool]:
+    """Who enrols a second factor: the holder of a setup session, or the id-token bearer.
+
+    Returns the user and whether a session was spent (the enrolment then finishes
+    a sign-in). Without either: 401 UNAUTHORIZED.
+    """
+    if session_token is not None:
+        return challenge_take(session_token, kinds, program_id).user, True
+    if bearer_user is None:
+        raise ApiError(ErrorCode.UNAUTHORIZED, "Send a session_token or the id_token as bearer")
+    user_in_program(bearer_user, program_id)
+    return bearer_user, False

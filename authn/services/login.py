@@ -23,9 +23,7 @@ from authn.services.challenges import (
     challenge_consume,
     challenge_create,
     challenge_refusal,
-    challenge_take,
     program_resolve,
-    user_in_program,
 )
 from authn.services.passkeys import passkey_assertion_options
 from authn.services.throttle import throttle_check, throttle_clear, throttle_record_failure
@@ -156,23 +154,3 @@ def email_verify(*, program_id: uuid.UUID | None, session_token: str, code: str)
     User.objects.filter(id=user.id).update(email_verified=True)
     user.email_verified = True
     return challenge_next(user)
-
-
-def setup_user(
-    *,
-    program_id: uuid.UUID | None,
-    session_token: str | None,
-    kinds: list[str],
-    bearer_user: User | None,
-) -> tuple[User, bool]:
-    """Who enrols a second factor: the holder of a setup session, or the id-token bearer.
-
-    Returns the user and whether a session was spent (the enrolment then finishes
-    a sign-in). Without either: 401 UNAUTHORIZED.
-    """
-    if session_token is not None:
-        return challenge_take(session_token, kinds, program_id).user, True
-    if bearer_user is None:
-        raise ApiError(ErrorCode.UNAUTHORIZED, "Send a session_token or the id_token as bearer")
-    user_in_program(bearer_user, program_id)
-    return bearer_user, False

@@ -39,8 +39,10 @@ from authn.services.challenges import (
     challenge_consume,
     challenge_create,
     challenge_refusal,
+    enrolling_user,
     sign_in_complete,
 )
+from bankapi.errors import ApiError, ErrorCode
 
 CEREMONY_TIMEOUT_MS = int(SESSION_LIFETIME.total_seconds() * 1000)
 _BASE64URL = re.compile(r"^[A-Za-z0-9_-]*$")
@@ -70,12 +72,25 @@ def _descriptors(user: User) -> list[PublicKeyCredentialDescriptor]:
     ]
 
 
-def passkey_registration_start(user: User, *, friendly_name: str, security_setup: bool) -> dict:
+def passkey_registration_start(
+    *,
+    program_id: uuid.UUID | None,
+    session_token: str | None,
+    bearer_user: User | None,
+    friendly_name: str,
+) -> dict:
     """POST passkey/register/start: creation options and a PASSKEY_REGISTRATION session.
 
-    `security_setup` records that the ceremony finishes a sign-in (it began from a
-    SECURITY_SETUP_REQUIRED session), so completing it also answers tokens.
+    Taken with a SECURITY_SETUP_REQUIRED session, the ceremony finishes a sign-in,
+    so completing it also answers tokens; with the id-token bearer it only adds a
+    passkey.
     """
+    user, security_setup = enrolling_user(
+        program_id=program_id,
+        session_token=session_token,
+        kinds=[Kind.SECURITY_SETUP_REQUIRED],
+        bearer_user=bearer_user,
+    )
     options = generate_registration_options(
         rp_id=settings.WEBAUTHN_RP_ID,
         rp_name=settings.WEBAUTHN_RP_NAME,
@@ -99,11 +114,20 @@ def passkey_registration_start(user: User, *, friendly_name: str, security_setup
 
 
 def passkey_registration_complete(
-    *, program_id: uuid.UUID | None, session_token: str, attestation: dict
+    *,
+    program_id: uuid.UUID | None,
+    session_token: str,
+    attestation: dict,
+    bearer_user: User | None,
 ) -> dict:
-    """POST passkey/register/complete: verify the attestation and keep the credential."""
+    """POST passkey/register/complete: verify the attestation and keep the credential.
+
+    An id-token bearer, if sent, must be the user who started the ceremony.
+    """
     challenge = challenge_attempt(session_token, [Kind.PASSKEY_REGISTRATION], program_id)
     user = challenge.user
+    if bearer_user is not None and bearer_user.id != user.id:
+        raise ApiError(ErrorCode.UNAUTHORIZED, "The bearer token belongs to another user")
     try:
         credential_id = b64url_decode(attestation["credentialIdB64"])
         verified = verify_registration_response(
@@ -121,7 +145,8 @@ def passkey_registration_complete(
             expected_rp_id=settings.WEBAUTHN_RP_ID,
             expected_origin=list(settings.WEBAUTHN_ORIGINS),
         )
-    except (WebAuthnException, ValueError, KeyError) as exc:
+    except (WebAuthnException, ValueError, KeyError, TypeError) as exc:
+        # TypeError: py_webauthn indexes into CBOR it has not type-checked.
         raise challenge_refusal(challenge, "The passkey registration could not be verified") from exc
     if verified.credential_id != credential_id:
         raise challenge_refusal(challenge, "credentialIdB64 is not the credential the authenticator created")

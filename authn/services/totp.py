@@ -15,6 +15,7 @@ from authn.services.challenges import (
     challenge_consume,
     challenge_create,
     challenge_refusal,
+    enrolling_user,
     sign_in_complete,
 )
 from bankapi.errors import ApiError, ErrorCode
@@ -56,8 +57,19 @@ def totp_sign_in(*, program_id: uuid.UUID | None, session_token: str, code: str)
     return sign_in_complete(challenge.user)
 
 
-def totp_setup_start(user: User) -> dict:
-    """POST mfa/setup: a new secret (replacing an unconfirmed one) and an MFA_SETUP session."""
+def totp_setup_start(
+    *, program_id: uuid.UUID | None, session_token: str | None, bearer_user: User | None
+) -> dict:
+    """POST mfa/setup: a new secret (replacing an unconfirmed one) and an MFA_SETUP session.
+
+    Taken with a SECURITY_SETUP_REQUIRED or MFA_SETUP session, or the id-token bearer.
+    """
+    user, _ = enrolling_user(
+        program_id=program_id,
+        session_token=session_token,
+        kinds=[Kind.SECURITY_SETUP_REQUIRED, Kind.MFA_SETUP],
+        bearer_user=bearer_user,
+    )
     if user.totp_confirmed:
         raise ApiError(ErrorCode.INVALID_STATE, "Two-factor authentication is already set up")
     secret = pyotp.random_base32()

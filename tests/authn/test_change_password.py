@@ -5,7 +5,7 @@ import pyotp
 
 from authn.services.challenges import Kind
 from tests.authn.factories import PASSWORD, UserFactory
-from tests.authn.helpers import assert_error, auth_post, bearer, challenge_of, login, user
+from tests.authn.helpers import assert_error, auth_post, bearer, challenge_of, login, tokens_of, user
 from tests.support.auth import access_header, id_header, tokens_for
 
 NEW_PASSWORD = "Velvet-Orchard-Compass-81"
@@ -144,3 +144,23 @@ def test_the_user_s_earlier_tokens_are_revoked(api, sandbox):
     assert_error(api.get("/v1/capabilities", **bearer(earlier.access_token)), 401, "UNAUTHORIZED")
     refresh = auth_post(api, "refresh", {"refresh_token": earlier.refresh_token}, program=program)
     assert_error(refresh, 401, "INVALID_CREDENTIALS")
+
+
+def test_new_user_journey_from_temporary_password_to_tokens(api, sandbox):
+    new_user = sandbox["newUser"]
+    email, program = new_user["email"], new_user["programId"]
+    challenge_of(login(api, email, new_user["temporaryPassword"], program), "NEW_PASSWORD_REQUIRED")
+
+    session = challenge_of(
+        change(api, email, new_user["temporaryPassword"], NEW_PASSWORD, program), "SECURITY_SETUP_REQUIRED"
+    )
+    setup = auth_post(api, "mfa/setup", {"session_token": session}, program=program).json()["data"]
+    confirmed = auth_post(
+        api,
+        "mfa/verify-setup",
+        {"session_token": setup["session_token"], "totp_code": pyotp.TOTP(setup["secret"]).now()},
+        program=program,
+    )
+
+    assert tokens_of(confirmed)["hasMfa"] is True
+    challenge_of(login(api, email, NEW_PASSWORD, program), "SOFTWARE_TOKEN_MFA")

@@ -166,6 +166,14 @@ def tamper_with_challenge(attestation: dict) -> dict:
     return {**attestation, "clientDataJSON_B64": b64url(client_data)}
 
 
+def tamper_with_public_key(attestation: dict) -> dict:
+    """Replace the attested COSE key (after rpIdHash, flags, count, aaguid, id) with a bare number."""
+    decoded = cbor2.loads(unb64url(attestation["attestationObjectB64"]))
+    key_offset = 32 + 1 + 4 + 16 + 2 + len(unb64url(attestation["credentialIdB64"]))
+    decoded["authData"] = decoded["authData"][:key_offset] + cbor2.dumps(5)
+    return {**attestation, "attestationObjectB64": b64url(cbor2.dumps(decoded))}
+
+
 def other_credential_id(attestation: dict) -> dict:
     return {**attestation, "credentialIdB64": b64url(b"another credential id")}
 
@@ -175,6 +183,7 @@ def other_credential_id(attestation: dict) -> dict:
     [
         pytest.param(lambda a, o: tamper_with_fmt(a.create(o)), id="tampered-attestation-statement"),
         pytest.param(lambda a, o: tamper_with_challenge(a.create(o)), id="tampered-client-data"),
+        pytest.param(lambda a, o: tamper_with_public_key(a.create(o)), id="tampered-public-key"),
         pytest.param(lambda a, o: other_credential_id(a.create(o)), id="credential-id-not-attested"),
         pytest.param(lambda a, o: a.create(o, origin="https://evil.example"), id="wrong-origin"),
         pytest.param(lambda a, o: a.create(o, rp_id="evil.example"), id="wrong-rp-id"),
@@ -337,3 +346,36 @@ def test_bearer_garbage_on_registration_start_is_unauthorized(api, sandbox):
     )
 
     assert_error(response, 401, "UNAUTHORIZED")
+
+
+def test_registration_complete_takes_no_bearer_but_refuses_another_users(api, sandbox):
+    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+    start = auth_post(
+        api,
+        "passkey/register/start",
+        {"friendly_name": "Key"},
+        program=program,
+        **id_header(customer["email"], program),
+    )
+    data = start.json()["data"]
+    attestation = SoftwareAuthenticator().create(data["publicKey"])
+    body = {"session_token": data["session_token"], "attestation": attestation}
+
+    others = auth_post(
+        api,
+        "passkey/register/complete",
+        body,
+        program=program,
+        **id_header(sandbox["customer2"]["email"], program),
+    )
+    assert_error(others, 401, "UNAUTHORIZED")
+    access = auth_post(
+        api, "passkey/register/complete", body, program=program, **access_header(customer["email"], program)
+    )
+    assert_error(access, 401, "UNAUTHORIZED")
+    assert not PasskeyCredential.objects.exists()
+
+    own = auth_post(
+        api, "passkey/register/complete", body, program=program, **id_header(customer["email"], program)
+    )
+    assert own.status_code == 200, own.content
