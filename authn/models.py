@@ -114,8 +114,8 @@ class AuthChallenge(models.Model):
     """A step of a sign-in or enrolment flow, named by an opaque session token.
 
     Only the token's SHA-256 is stored. A challenge is single-use (consumed by a
-    conditional update, so two requests racing with one token cannot both pass)
-    and lives five minutes.
+    conditional update, so two requests racing with one token cannot both pass),
+    lives five minutes and tolerates a few wrong codes (`attempts`).
     """
 
     class Kind(models.TextChoices):
@@ -139,6 +139,8 @@ class AuthChallenge(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     used_at = models.DateTimeField(null=True, blank=True)
+    # Verifications tried with this session (codes, assertions): it dies at the limit.
+    attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         indexes = [models.Index(fields=["expires_at"])]

@@ -1,0 +1,7 @@
+"""Sign-in, enrolment and step-up services.
+
+Other apps call `authn.services.totp.totp_verify` and
+`authn.services.passkeys.passkey_assertion_options` / `passkey_assertion_verify`
+for step-up confirmations; `authn.services.challenges` names and spends the
+single-use sessions those flows hand out.
+"""

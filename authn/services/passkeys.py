@@ -1,0 +1,242 @@
+"""Passkeys (WebAuthn, py_webauthn): registration, sign-in and step-up assertions.
+
+Every ceremony is checked against settings.WEBAUTHN_RP_ID and
+settings.WEBAUTHN_ORIGINS. Replays are stopped twice: a ceremony's challenge
+lives in a single-use session, and an authenticator that counts its signatures
+must show a higher count each time. Binary values on the wire are base64url
+without padding.
+"""
+
+import base64
+import binascii
+import re
+import uuid
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from webauthn import (
+    generate_authentication_options,
+    generate_registration_options,
+    verify_authentication_response,
+    verify_registration_response,
+)
+from webauthn.helpers import options_to_json_dict
+from webauthn.helpers.exceptions import WebAuthnException
+from webauthn.helpers.structs import (
+    AuthenticatorSelectionCriteria,
+    PublicKeyCredentialDescriptor,
+    ResidentKeyRequirement,
+    UserVerificationRequirement,
+)
+
+from authn.models import PasskeyCredential, User
+from authn.services.challenges import (
+    SESSION_LIFETIME,
+    CredentialRejected,
+    Kind,
+    challenge_attempt,
+    challenge_consume,
+    challenge_create,
+    challenge_refusal,
+    enrolling_user,
+    sign_in_complete,
+)
+from bankapi.errors import ApiError, ErrorCode
+
+CEREMONY_TIMEOUT_MS = int(SESSION_LIFETIME.total_seconds() * 1000)
+_BASE64URL = re.compile(r"^[A-Za-z0-9_-]*$")
+
+
+def b64url_encode(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def b64url_decode(text: str) -> bytes:
+    """Strict base64url (padding optional): a stray character is an error, not skipped."""
+    if not isinstance(text, str):
+        raise ValueError("Must be base64url")
+    stripped = text.rstrip("=")
+    if not _BASE64URL.match(stripped) or len(stripped) % 4 == 1:
+        raise ValueError("Must be base64url")
+    try:
+        return base64.urlsafe_b64decode(stripped + "=" * (-len(stripped) % 4))
+    except binascii.Error as exc:
+        raise ValueError("Must be base64url") from exc
+
+
+def _descriptors(user: User) -> list[PublicKeyCredentialDescriptor]:
+    return [
+        PublicKeyCredentialDescriptor(id=bytes(credential_id))
+        for credential_id in user.passkeys.order_by("created_at").values_list("credential_id", flat=True)
+    ]
+
+
+def passkey_registration_start(
+    *,
+    program_id: uuid.UUID | None,
+    session_token: str | None,
+    bearer_user: User | None,
+    friendly_name: str,
+) -> dict:
+    """POST passkey/register/start: creation options and a PASSKEY_REGISTRATION session.
+
+    Taken with a SECURITY_SETUP_REQUIRED session, the ceremony finishes a sign-in,
+    so completing it also answers tokens; with the id-token bearer it only adds a
+    passkey.
+    """
+    user, security_setup = enrolling_user(
+        program_id=program_id,
+        session_token=session_token,
+        kinds=[Kind.SECURITY_SETUP_REQUIRED],
+        bearer_user=bearer_user,
+    )
+    options = generate_registration_options(
+        rp_id=settings.WEBAUTHN_RP_ID,
+        rp_name=settings.WEBAUTHN_RP_NAME,
+        user_id=user.id.bytes,
+        user_name=user.email,
+        user_display_name=f"{user.first_name} {user.last_name}".strip() or user.email,
+        timeout=CEREMONY_TIMEOUT_MS,
+        exclude_credentials=_descriptors(user),
+        authenticator_selection=AuthenticatorSelectionCriteria(
+            resident_key=ResidentKeyRequirement.PREFERRED,
+            user_verification=UserVerificationRequirement.PREFERRED,
+        ),
+    )
+    session_token = challenge_create(
+        user,
+        Kind.PASSKEY_REGISTRATION,
+        secret=options.challenge,
+        context={"friendly_name": friendly_name, "security_setup": security_setup},
+    )
+    return {"session_token": session_token, "publicKey": options_to_json_dict(options)}
+
+
+def passkey_registration_complete(
+    *,
+    program_id: uuid.UUID | None,
+    session_token: str,
+    attestation: dict,
+    bearer_user: User | None,
+) -> dict:
+    """POST passkey/register/complete: verify the attestation and keep the credential.
+
+    An id-token bearer, if sent, must be the user who started the ceremony.
+    """
+    challenge = challenge_attempt(session_token, [Kind.PASSKEY_REGISTRATION], program_id)
+    user = challenge.user
+    if bearer_user is not None and bearer_user.id != user.id:
+        raise ApiError(ErrorCode.UNAUTHORIZED, "The bearer token belongs to another user")
+    try:
+        credential_id = b64url_decode(attestation["credentialIdB64"])
+        verified = verify_registration_response(
+            credential={
+                "id": b64url_encode(credential_id),
+                "rawId": b64url_encode(credential_id),
+                "type": "public-key",
+                "response": {
+                    "clientDataJSON": attestation["clientDataJSON_B64"],
+                    "attestationObject": attestation["attestationObjectB64"],
+                    "transports": attestation["transports"],
+                },
+            },
+            expected_challenge=bytes(challenge.secret),
+            expected_rp_id=settings.WEBAUTHN_RP_ID,
+            expected_origin=list(settings.WEBAUTHN_ORIGINS),
+        )
+    except (WebAuthnException, ValueError, KeyError, TypeError) as exc:
+        # TypeError: py_webauthn indexes into CBOR it has not type-checked.
+        raise challenge_refusal(challenge, "The passkey registration could not be verified") from exc
+    if verified.credential_id != credential_id:
+        raise challenge_refusal(challenge, "credentialIdB64 is not the credential the authenticator created")
+    try:
+        with transaction.atomic():
+            challenge_consume(challenge)
+            passkey = PasskeyCredential.objects.create(
+                user=user,
+                credential_id=verified.credential_id,
+                public_key=verified.credential_public_key,
+                sign_count=verified.sign_count,
+                transports=attestation["transports"],
+                friendly_name=challenge.context.get("friendly_name", ""),
+            )
+    except IntegrityError as exc:
+        raise CredentialRejected("This passkey is already registered") from exc
+    result = {"credentialId": b64url_encode(verified.credential_id), "createdAt": passkey.created_at}
+    if challenge.context.get("security_setup"):
+        result.update(sign_in_complete(user))
+    return result
+
+
+def passkey_assertion_options(user: User) -> tuple[bytes, dict]:
+    """A new assertion challenge for the user's passkeys: (challenge bytes, `fido2options`).
+
+    Keep the bytes (e.g. as an AuthChallenge's `secret`) and hand them back to
+    `passkey_assertion_verify` with the browser's answer.
+    """
+    options = generate_authentication_options(
+        rp_id=settings.WEBAUTHN_RP_ID,
+        timeout=CEREMONY_TIMEOUT_MS,
+        allow_credentials=_descriptors(user),
+        user_verification=UserVerificationRequirement.PREFERRED,
+    )
+    return options.challenge, options_to_json_dict(options)
+
+
+def passkey_assertion_verify(user: User, challenge: bytes, assertion: dict) -> PasskeyCredential:
+    """Verify an assertion over `challenge` by one of the user's passkeys.
+
+    `assertion` is the wire object `{credentialIdB64, clientDataJSON_B64,
+    authenticatorDataB64, signatureB64, userHandleB64?}` (base64url strings).
+    Raises CredentialRejected (401 INVALID_CREDENTIALS) when it does not verify.
+    The challenge's single use is the caller's to enforce.
+    """
+    rejected = CredentialRejected("The passkey assertion could not be verified", retryable=True)
+    try:
+        credential_id = b64url_decode(assertion["credentialIdB64"])
+        user_handle = assertion.get("userHandleB64")
+        if user_handle is not None and b64url_decode(user_handle) != user.id.bytes:
+            raise rejected
+        passkey = user.passkeys.filter(credential_id=credential_id).first()
+        if passkey is None:
+            raise rejected
+        verified = verify_authentication_response(
+            credential={
+                "id": b64url_encode(credential_id),
+                "rawId": b64url_encode(credential_id),
+                "type": "public-key",
+                "response": {
+                    "clientDataJSON": assertion["clientDataJSON_B64"],
+                    "authenticatorData": assertion["authenticatorDataB64"],
+                    "signature": assertion["signatureB64"],
+                    "userHandle": user_handle,
+                },
+            },
+            expected_challenge=challenge,
+            expected_rp_id=settings.WEBAUTHN_RP_ID,
+            expected_origin=list(settings.WEBAUTHN_ORIGINS),
+            credential_public_key=bytes(passkey.public_key),
+            credential_current_sign_count=passkey.sign_count,
+        )
+    except (WebAuthnException, ValueError, KeyError, TypeError) as exc:
+        raise rejected from exc
+    # Conditional on the count read above: of two assertions racing past the
+    # library's count check with the same count, only one moves it.
+    moved = PasskeyCredential.objects.filter(id=passkey.id, sign_count=passkey.sign_count).update(
+        sign_count=verified.new_sign_count, last_used_at=timezone.now()
+    )
+    if not moved:
+        raise rejected
+    return passkey
+
+
+def passkey_sign_in(*, program_id: uuid.UUID | None, session_token: str, assertion: dict) -> dict:
+    """POST verify-passkey: complete PASSKEY_REQUIRED; answers tokens."""
+    challenge = challenge_attempt(session_token, [Kind.PASSKEY_REQUIRED], program_id)
+    try:
+        passkey_assertion_verify(challenge.user, bytes(challenge.secret), assertion)
+    except CredentialRejected as exc:
+        raise challenge_refusal(challenge, exc.message) from exc
+    challenge_consume(challenge)
+    return sign_in_complete(challenge.user)

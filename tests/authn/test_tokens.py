@@ -1,0 +1,214 @@
+"""Bearer tokens as the API sees them (DESIGN.md section 4): forged, expired,
+wrong-use and revoked tokens are all 401 with the error envelope; refresh tokens
+rotate and a reused one ends its family; logout ends everything."""
+
+import hashlib
+import hmac
+import json
+from datetime import timedelta
+
+import jwt
+import pytest
+import time_machine
+from cryptography.hazmat.primitives import serialization
+from django.utils import timezone
+
+from authn.keys import signing_key
+from authn.models import RefreshToken
+from tests.authn.helpers import assert_error, auth_post, bearer, sign_in_with_totp, tokens_of, user
+from tests.support.auth import tokens_for
+from tests.support.webauthn import b64url
+
+CAPABILITIES = "/v1/capabilities"
+
+
+@pytest.fixture
+def customer_tokens(sandbox):
+    return tokens_for(sandbox["customer"]["email"], sandbox["consumerProgramId"])
+
+
+def claims_of(token: str) -> dict:
+    return jwt.decode(token, options={"verify_signature": False})
+
+
+def test_alg_none_is_refused(api, customer_tokens):
+    forged = jwt.encode(claims_of(customer_tokens.access_token), key=None, algorithm="none")
+
+    assert_error(api.get(CAPABILITIES, **bearer(forged)), 401, "UNAUTHORIZED")
+
+
+def test_hs256_signed_with_the_public_key_is_refused(api, customer_tokens):
+    kid, private_key = signing_key()
+    public_pem = private_key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    # PyJWT will not HMAC with a PEM key, which is the point: forge it by hand.
+    header = b64url(json.dumps({"alg": "HS256", "typ": "JWT", "kid": kid}).encode())
+    payload = b64url(json.dumps(claims_of(customer_tokens.access_token)).encode())
+    signature = b64url(hmac.new(public_pem, f"{header}.{payload}".encode(), hashlib.sha256).digest())
+
+    response = api.get(CAPABILITIES, **bearer(f"{header}.{payload}.{signature}"))
+
+    assert_error(response, 401, "UNAUTHORIZED")
+
+
+def test_an_expired_token_is_refused(api, customer_tokens):
+    assert api.get(CAPABILITIES, **bearer(customer_tokens.access_token)).status_code == 200
+
+    with time_machine.travel(timezone.now() + timedelta(minutes=16), tick=False):
+        response = api.get(CAPABILITIES, **bearer(customer_tokens.access_token))
+
+    assert_error(response, 401, "UNAUTHORIZED")
+
+
+def test_the_id_token_is_refused_where_the_access_token_is_needed_and_back(api, sandbox, customer_tokens):
+    program = sandbox["consumerProgramId"]
+
+    assert_error(api.get(CAPABILITIES, **bearer(customer_tokens.id_token)), 401, "UNAUTHORIZED")
+    start = auth_post(
+        api,
+        "passkey/register/start",
+        {"friendly_name": "Key"},
+        program=program,
+        **bearer(customer_tokens.access_token),
+    )
+    assert_error(start, 401, "UNAUTHORIZED")
+    logout = auth_post(
+        api,
+        "logout",
+        {"access_token": customer_tokens.id_token},
+        program=program,
+        **bearer(customer_tokens.id_token),
+    )
+    assert_error(logout, 401, "UNAUTHORIZED")
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    ["Bearer garbage", "Bearer a.b.c", "Basic dXNlcjpwYXNz", "Bearer", "Bearer one two"],
+)
+def test_garbage_authorization_is_refused(api, authorization):
+    response = api.get(CAPABILITIES, HTTP_AUTHORIZATION=authorization)
+
+    assert_error(response, 401, "UNAUTHORIZED")
+
+
+def test_a_missing_token_is_refused(api, sandbox):
+    assert_error(api.get(CAPABILITIES), 401, "UNAUTHORIZED")
+    logout = auth_post(api, "logout", {"access_token": "x"}, program=sandbox["consumerProgramId"])
+    assert_error(logout, 401, "UNAUTHORIZED")
+
+
+def test_refresh_rotates_and_each_refresh_token_is_good_once(api, sandbox):
+    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+    first = sign_in_with_totp(api, customer["email"], customer["password"], customer["totpSecret"], program)
+
+    second = tokens_of(auth_post(api, "refresh", {"refresh_token": first["refresh_token"]}, program=program))
+
+    assert second["refresh_token"] != first["refresh_token"]
+    assert api.get(CAPABILITIES, **bearer(second["access_token"])).status_code == 200
+    third = tokens_of(auth_post(api, "refresh", {"refresh_token": second["refresh_token"]}, program=program))
+
+    reused = auth_post(api, "refresh", {"refresh_token": first["refresh_token"]}, program=program)
+    assert_error(reused, 401, "INVALID_CREDENTIALS")
+    sibling = auth_post(api, "refresh", {"refresh_token": third["refresh_token"]}, program=program)
+    assert_error(sibling, 401, "INVALID_CREDENTIALS")
+    assert not RefreshToken.objects.filter(user__email=customer["email"], revoked_at__isnull=True).exists()
+
+
+def test_refresh_through_another_program_or_with_garbage_is_refused(api, sandbox, customer_tokens):
+    other = auth_post(
+        api, "refresh", {"refresh_token": customer_tokens.refresh_token}, program=sandbox["businessProgramId"]
+    )
+    assert_error(other, 401, "INVALID_CREDENTIALS")
+    garbage = auth_post(api, "refresh", {"refresh_token": "garbage"}, program=sandbox["consumerProgramId"])
+    assert_error(garbage, 401, "INVALID_CREDENTIALS")
+
+    tokens_of(
+        auth_post(
+            api,
+            "refresh",
+            {"refresh_token": customer_tokens.refresh_token},
+            program=sandbox["consumerProgramId"],
+        )
+    )
+
+
+def test_management_refreshes_without_a_program(api, sandbox):
+    management = sandbox["management"]
+    tokens = tokens_for(management["email"], None)
+
+    refreshed = tokens_of(auth_post(api, "refresh", {"refresh_token": tokens.refresh_token}))
+
+    assert claims_of(refreshed["id_token"])["program"] is None
+
+
+def test_logout_ends_every_token_of_the_user_on_every_device(api, sandbox):
+    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+    phone = tokens_for(customer["email"], program)
+    laptop = tokens_for(customer["email"], program)
+    other_customer = tokens_for(sandbox["customer2"]["email"], program)
+
+    response = auth_post(
+        api, "logout", {"access_token": phone.access_token}, program=program, **bearer(phone.access_token)
+    )
+
+    assert response.status_code == 200 and response.json() == {"success": True, "data": None}
+    for tokens in (phone, laptop):
+        assert_error(api.get(CAPABILITIES, **bearer(tokens.access_token)), 401, "UNAUTHORIZED")
+        start = auth_post(
+            api,
+            "passkey/register/start",
+            {"friendly_name": "Key"},
+            program=program,
+            **bearer(tokens.id_token),
+        )
+        assert_error(start, 401, "UNAUTHORIZED")
+        refresh = auth_post(api, "refresh", {"refresh_token": tokens.refresh_token}, program=program)
+        assert_error(refresh, 401, "INVALID_CREDENTIALS")
+    assert api.get(CAPABILITIES, **bearer(other_customer.access_token)).status_code == 200
+    again = auth_post(
+        api, "logout", {"access_token": phone.access_token}, program=program, **bearer(phone.access_token)
+    )
+    assert_error(again, 401, "UNAUTHORIZED")
+
+
+def test_logout_body_must_name_the_bearer(api, sandbox):
+    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+    mine = tokens_for(customer["email"], program)
+    another = tokens_for(customer["email"], program)
+    version = user(customer["email"], program).token_version
+
+    response = auth_post(
+        api, "logout", {"access_token": another.access_token}, program=program, **bearer(mine.access_token)
+    )
+
+    body = assert_error(response, 400, "VALIDATION_ERROR")
+    assert body["errors"][0]["field"] == "access_token"
+    assert user(customer["email"], program).token_version == version
+    assert api.get(CAPABILITIES, **bearer(mine.access_token)).status_code == 200
+
+
+def test_logout_through_another_program_is_refused(api, sandbox):
+    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+    mine = tokens_for(customer["email"], program)
+
+    response = auth_post(
+        api,
+        "logout",
+        {"access_token": mine.access_token},
+        program=sandbox["businessProgramId"],
+        **bearer(mine.access_token),
+    )
+
+    assert_error(response, 401, "INVALID_CREDENTIALS")
+    assert api.get(CAPABILITIES, **bearer(mine.access_token)).status_code == 200
+
+
+def test_management_logs_out_without_a_program(api, sandbox):
+    mine = tokens_for(sandbox["management"]["email"], None)
+
+    response = auth_post(api, "logout", {"access_token": mine.access_token}, **bearer(mine.access_token))
+
+    assert response.status_code == 200
+    assert_error(auth_post(api, "refresh", {"refresh_token": mine.refresh_token}), 401, "INVALID_CREDENTIALS")
