@@ -9,6 +9,7 @@ SQLite, Celery tasks in-process, files on local disk, e-mail on the console.
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 
 from bankapi import dev_secrets
 from bankapi.env import env_bool, env_int, env_list, env_required, env_str
@@ -175,7 +176,15 @@ CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_BEAT_SCHEDULE: dict = {}
+# Periodic work (run `celery -A bankapi beat`; see docs/scheduling.md).
+CELERY_BEAT_SCHEDULE: dict = {
+    # Production payment requests only: sandbox ones settle when integrators say so.
+    "settle-pending-payments": {"task": "payments.tasks.settle_pending_payments", "schedule": 60.0},
+    "purge-idempotency-records": {
+        "task": "payments.tasks.purge_idempotency_records",
+        "schedule": crontab(hour=3, minute=30),
+    },
+}
 
 WEBAUTHN_RP_ID = env_str("WEBAUTHN_RP_ID", "localhost")
 WEBAUTHN_RP_NAME = env_str("WEBAUTHN_RP_NAME", "Bank API")

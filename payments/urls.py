@@ -1,1 +1,19 @@
-urlpatterns: list = []
+from django.urls import path
+
+from payments.views import (
+    PaymentCreateView,
+    PaymentRequestListView,
+    SandboxFailView,
+    SandboxSettleView,
+    TransactionListView,
+)
+
+ACCOUNT = "customers/<str:customerId>/accounts/<str:accountId>"
+
+urlpatterns = [
+    path(f"{ACCOUNT}/payments", PaymentCreateView.as_view()),
+    path(f"{ACCOUNT}/payment-requests", PaymentRequestListView.as_view()),
+    path(f"{ACCOUNT}/transactions", TransactionListView.as_view()),
+    path("sandbox/payment-requests/<str:requestId>/settle", SandboxSettleView.as_view()),
+    path("sandbox/payment-requests/<str:requestId>/fail", SandboxFailView.as_view()),
+]

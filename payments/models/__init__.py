@@ -1,3 +1,13 @@
+from payments.models.beneficiary import Beneficiary
 from payments.models.ledger import LedgerPosting, LedgerTransaction, SystemAccount
+from payments.models.payment import IdempotencyRecord, PaymentRequest, StatementEntry
 
-__all__ = ["LedgerPosting", "LedgerTransaction", "SystemAccount"]
+__all__ = [
+    "Beneficiary",
+    "IdempotencyRecord",
+    "LedgerPosting",
+    "LedgerTransaction",
+    "PaymentRequest",
+    "StatementEntry",
+    "SystemAccount",
+]

@@ -1,0 +1,250 @@
+"""Request and response bodies of the payment routes."""
+
+import re
+import uuid
+from datetime import UTC, date
+from decimal import Decimal
+
+from django.utils.dateparse import parse_date, parse_datetime
+from rest_framework import serializers
+
+from bankapi.banking import PayeeSerializer, iban_is_valid, normalise_iban
+from bankapi.serializers import InputSerializer, StrictBooleanField, StrictCharField, StrictChoiceField
+
+AMOUNT = re.compile(r"^\d+(\.\d{1,2})?$")
+CURRENCY = re.compile(r"^[A-Z]{3}$")
+DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+MAX_AMOUNT = Decimal("9999999999999999.99")
+FREQUENCIES = ["NEVER", "DAILY", "WEEKLY", "FORTNIGHTLY", "MONTHLY"]
+CHARGE_BEARERS = ["SHA", "OUR", "BEN"]
+
+
+class AmountField(StrictCharField):
+    """A decimal string (`^\\d+(\\.\\d{1,2})?$`) above zero; a JSON number is refused."""
+
+    default_error_messages = {
+        "invalid": 'Must be a decimal string such as "10.50".',
+        "pattern": 'Must be a decimal string with at most 2 decimal places, e.g. "10.50".',
+        "positive": "Must be above zero.",
+        "too_large": "Too large.",
+    }
+
+    def __init__(self, **kwargs):
+        super().__init__(trim_whitespace=False, **kwargs)
+
+    def to_internal_value(self, data) -> Decimal:
+        text = super().to_internal_value(data)
+        if not AMOUNT.match(text):
+            self.fail("pattern")
+        value = Decimal(text)
+        if value <= 0:
+            self.fail("positive")
+        if value > MAX_AMOUNT:
+            self.fail("too_large")
+        return value.quantize(Decimal("0.01"))
+
+    def to_representation(self, value) -> str:
+        return f"{value:.2f}"
+
+
+class CurrencyField(StrictCharField):
+    default_error_messages = {"code": "Must be an ISO 4217 code of 3 capital letters."}
+
+    def to_internal_value(self, data) -> str:
+        text = super().to_internal_value(data)
+        if not CURRENCY.match(text):
+            self.fail("code")
+        return text
+
+
+class UuidStringField(StrictCharField):
+    default_error_messages = {"uuid": "Must be a UUID string."}
+
+    def to_internal_value(self, data) -> uuid.UUID:
+        text = super().to_internal_value(data)
+        try:
+            return uuid.UUID(text)
+        except ValueError:
+            self.fail("uuid")
+
+
+class UtcDayField(StrictCharField):
+    """`YYYY-MM-DD` or an ISO 8601 date-time; a date-time with an offset is turned
+    into UTC first (one without is read as UTC), then only the day counts."""
+
+    default_error_messages = {"date": "Must be a date (YYYY-MM-DD) or an ISO 8601 date-time."}
+
+    def to_internal_value(self, data) -> date:
+        text = super().to_internal_value(data)
+        try:
+            if DATE_ONLY.match(text):
+                day = parse_date(text)
+                if day is not None:
+                    return day
+            moment = parse_datetime(text)
+        except ValueError:
+            self.fail("date")
+        if moment is None:
+            self.fail("date")
+        if moment.tzinfo is None:
+            return moment.date()
+        return moment.astimezone(UTC).date()
+
+
+class IbanField(StrictCharField):
+    default_error_messages = {"iban": "Must be a valid IBAN."}
+
+    def to_internal_value(self, data) -> str:
+        text = super().to_internal_value(data)
+        if not iban_is_valid(text):
+            self.fail("iban")
+        return normalise_iban(text)
+
+
+class CryptoQuoteSerializer(serializers.Serializer):
+    quoteId = UuidStringField(help_text="A live quote from GET /v1/accounts/{accountId}/fx/quote.")
+
+
+class PaymentCreateSerializer(InputSerializer):
+    """Spec 2.1 and DESIGN 7. Needs the account in `context["account"]`: the
+    currency default and the reference rules are the account's."""
+
+    amount = AmountField(help_text='Decimal string, at most 2 decimal places, above zero: "10.50".')
+    currency = CurrencyField(required=False, help_text="ISO 4217; defaults to the account currency.")
+    reference = StrictCharField(
+        max_length=140,
+        trim_whitespace=False,
+        help_text=(
+            "Statement reference. Its length and characters must fit the account's rules "
+            "(`accounts[].payments.reference` in GET /v1/capabilities: min, max, charset)."
+        ),
+    )
+    purpose = StrictCharField(required=False, min_length=1, max_length=140, help_text="Purpose code.")
+    beneficiaryId = StrictCharField(
+        required=False, max_length=64, help_text="A saved beneficiary of the customer."
+    )
+    payee = PayeeSerializer(required=False, help_text="Inline payee details instead of beneficiaryId.")
+    cryptoQuote = CryptoQuoteSerializer(
+        required=False,
+        help_text=(
+            "Funds the payment through an FX quote instead of paying a beneficiary. "
+            "Exactly one of beneficiaryId, payee or cryptoQuote is sent."
+        ),
+    )
+    chargeBearer = StrictChoiceField(choices=CHARGE_BEARERS, required=False)
+    scheduledDate = UtcDayField(
+        required=False,
+        help_text=(
+            "Date or date-time; only its UTC day counts. A later day than today creates a "
+            "schedule (the answer carries scheduleId, no requestId); today or earlier pays at once."
+        ),
+    )
+    frequency = StrictChoiceField(
+        choices=FREQUENCIES, required=False, help_text="Omit or NEVER for a one-off."
+    )
+    idempotencyKey = UuidStringField(required=False, help_text="UUID; the Idempotency-Key header wins.")
+    virtualIban = IbanField(
+        required=False,
+        help_text="Source virtual IBAN; for a domestic GBP payment (UK payee) it must start with GB.",
+    )
+    feeWaived = StrictBooleanField(required=False, default=False, help_text="Send with the fee waived.")
+
+    def validate(self, data: dict) -> dict:
+        account = self.context["account"]
+        sources = [name for name in ("beneficiaryId", "payee", "cryptoQuote") if name in data]
+        if len(sources) != 1:
+            message = (
+                "Send exactly one of beneficiaryId, payee or cryptoQuote."
+                if sources
+                else "A payee is required: send beneficiaryId, payee or cryptoQuote."
+            )
+            raise serializers.ValidationError({"beneficiaryId": message})
+        errors: dict[str, str] = {}
+        if "cryptoQuote" not in data:
+            data.setdefault("currency", account.currency)
+            if data["currency"] != account.currency:
+                errors["currency"] = (
+                    f"Payments from this account are made in {account.currency}. To pay in "
+                    f"{data['currency']}, get a quote and use POST "
+                    "/v1/customers/{customerId}/accounts/{accountId}/international-transfers."
+                )
+        reference = data["reference"]
+        if not account.reference_min <= len(reference) <= account.reference_max:
+            errors["reference"] = (
+                f"Must be {account.reference_min} to {account.reference_max} characters for this account."
+            )
+        elif not re.match(account.reference_pattern, reference):
+            errors["reference"] = (
+                f"Contains characters this account does not accept ({account.reference_pattern})."
+            )
+        payee = data.get("payee")
+        if (
+            "virtualIban" in data
+            and payee is not None
+            and payee["account"]["type"] == "uk"
+            and data["currency"] == "GBP"
+            and not data["virtualIban"].startswith("GB")
+        ):
+            errors["virtualIban"] = "A domestic GBP payment must come from a GB virtual IBAN."
+        if errors:
+            raise serializers.ValidationError(errors)
+        return data
+
+
+class BankTransferSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(
+        choices=["success"], help_text="Always `success`: accepted, not settled."
+    )
+    requestId = serializers.UUIDField(
+        required=False, help_text="The payment request; absent when only a schedule was created."
+    )
+    scheduleId = serializers.UUIDField(
+        required=False, help_text="The schedule, when scheduledDate is a later day or a frequency is set."
+    )
+
+
+class PaymentCreatedSerializer(serializers.Serializer):
+    bankTransfer = BankTransferSerializer()
+
+
+class PaymentRequestSerializer(serializers.Serializer):
+    requestId = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=["PENDING", "PENDING_TM", "FAILED"])
+    amount = serializers.CharField(help_text="Decimal string, payment currency.")
+    currency = serializers.CharField()
+    reference = serializers.CharField()
+    beneficiaryId = serializers.UUIDField(allow_null=True)
+    scheduleId = serializers.UUIDField(allow_null=True, help_text="The schedule that made this payment.")
+    failureReason = serializers.CharField(allow_null=True)
+    createdDateTime = serializers.DateTimeField()
+    updatedAt = serializers.DateTimeField()
+
+
+class PaymentRequestListSerializer(serializers.Serializer):
+    paymentRequests = PaymentRequestSerializer(many=True)
+    nextToken = serializers.CharField(allow_null=True, help_text="Pass as `nextToken` for the next page.")
+
+
+class TransactionSerializer(serializers.Serializer):
+    transactionId = serializers.UUIDField()
+    requestId = serializers.UUIDField(allow_null=True, help_text="The payment booked, if any.")
+    amount = serializers.CharField(help_text="Decimal string, account currency, always positive.")
+    currency = serializers.CharField()
+    direction = serializers.ChoiceField(choices=["DEBIT", "CREDIT"])
+    reference = serializers.CharField()
+    bookedAt = serializers.DateTimeField()
+
+
+class TransactionListSerializer(serializers.Serializer):
+    transactions = TransactionSerializer(many=True)
+    nextToken = serializers.CharField(allow_null=True, help_text="Pass as `nextToken` for the next page.")
+
+
+class PaymentFailSerializer(InputSerializer):
+    reason = StrictCharField(
+        required=False, min_length=1, max_length=200, help_text="Shown as failureReason."
+    )
+
+
+class SandboxPaymentRequestSerializer(serializers.Serializer):
+    paymentRequest = PaymentRequestSerializer()
