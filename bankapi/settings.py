@@ -180,6 +180,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BEAT_SCHEDULE: dict = {
     # Production payment requests only: sandbox ones settle when integrators say so.
     "settle-pending-payments": {"task": "payments.tasks.settle_pending_payments", "schedule": 60.0},
+    # Scheduled payments run at about 02:00 UTC on their day (spec 3.2); CELERY_TIMEZONE is UTC.
+    "run-scheduled-payments": {
+        "task": "payments.tasks.run_scheduled_payments",
+        "schedule": crontab(hour=2, minute=0),
+    },
     "purge-idempotency-records": {
         "task": "payments.tasks.purge_idempotency_records",
         "schedule": crontab(hour=3, minute=30),

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from payments.models import Beneficiary, PaymentRequest
+from payments.models import Beneficiary, PaymentRequest, ScheduledPayment, ScheduleRun
 
 
 @admin.register(Beneficiary)
@@ -22,6 +22,39 @@ class PaymentRequestAdmin(admin.ModelAdmin):
     list_filter = ("status", "sandbox", "program")
     search_fields = ("id", "reference")
     list_select_related = ("account",)
+    show_full_result_count = False
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class ScheduleRunInline(admin.TabularInline):
+    model = ScheduleRun
+    fields = ("run_date", "outcome", "payment_request", "reason")
+    readonly_fields = fields
+    ordering = ("-run_date",)
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(ScheduledPayment)
+class ScheduledPaymentAdmin(admin.ModelAdmin):
+    """Read-only: schedules are made and cancelled through the API."""
+
+    list_display = ("id", "status", "frequency", "next_run_date", "amount", "currency", "account")
+    list_filter = ("status", "frequency", "sandbox", "program")
+    search_fields = ("id", "reference")
+    list_select_related = ("account",)
+    inlines = [ScheduleRunInline]
     show_full_result_count = False
 
     def has_add_permission(self, request) -> bool:

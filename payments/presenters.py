@@ -1,6 +1,6 @@
 """Response payloads of the payment routes (shapes of DESIGN 7)."""
 
-from payments.models import PaymentRequest, StatementEntry
+from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun, StatementEntry
 
 
 def _optional(value) -> str | None:
@@ -15,7 +15,7 @@ def payment_request_data(request: PaymentRequest) -> dict:
         "currency": request.currency,
         "reference": request.reference,
         "beneficiaryId": _optional(request.beneficiary_id),
-        "scheduleId": None,
+        "scheduleId": _optional(request.schedule_id),
         "failureReason": request.failure_reason or None,
         "createdDateTime": request.created_at.isoformat(),
         "updatedAt": request.updated_at.isoformat(),
@@ -31,4 +31,29 @@ def transaction_data(entry: StatementEntry) -> dict:
         "direction": entry.direction,
         "reference": entry.reference,
         "bookedAt": entry.booked_at.isoformat(),
+    }
+
+
+def _last_run(run: ScheduleRun | None) -> dict | None:
+    if run is None:
+        return None
+    return {
+        "date": run.run_date.isoformat(),
+        "outcome": run.outcome,
+        "requestId": _optional(run.payment_request_id),
+        "reason": run.reason or None,
+    }
+
+
+def scheduled_payment_data(schedule: ScheduledPayment) -> dict:
+    return {
+        "scheduleId": str(schedule.id),
+        "status": schedule.status,
+        "frequency": schedule.frequency,
+        "scheduledDate": schedule.scheduled_date.isoformat(),
+        "nextRunDate": schedule.next_run_date.isoformat() if schedule.next_run_date else None,
+        "amount": f"{schedule.amount:.2f}",
+        "currency": schedule.currency,
+        "reference": schedule.reference,
+        "lastRun": _last_run(schedule.last_run),
     }

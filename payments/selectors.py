@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from bankapi.errors import not_found
 from bankapi.models import Account, Customer
 from bankapi.scope import Scope, customers_of, parse_uuid
-from payments.models import Beneficiary, PaymentRequest, StatementEntry
+from payments.models import Beneficiary, PaymentRequest, ScheduledPayment, StatementEntry
 
 LISTED_STATUSES = [
     PaymentRequest.Status.PENDING,
@@ -38,6 +38,18 @@ def payment_requests_of(account: Account) -> QuerySet[PaymentRequest]:
 
 def statement_of(account: Account) -> QuerySet[StatementEntry]:
     return StatementEntry.objects.filter(account=account)
+
+
+def scheduled_payments_of(account: Account) -> QuerySet[ScheduledPayment]:
+    return ScheduledPayment.objects.filter(account=account).select_related("last_run")
+
+
+def scheduled_payment_of(account: Account, schedule_id: str) -> ScheduledPayment:
+    parsed = parse_uuid(schedule_id)
+    schedule = scheduled_payments_of(account).filter(id=parsed).first() if parsed else None
+    if schedule is None:
+        raise not_found("Scheduled payment")
+    return schedule
 
 
 def sandbox_payment_request(scope: Scope, request_id: str) -> PaymentRequest:

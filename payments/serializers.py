@@ -160,6 +160,10 @@ class PaymentCreateSerializer(InputSerializer):
             )
             raise serializers.ValidationError({"beneficiaryId": message})
         errors: dict[str, str] = {}
+        if "cryptoQuote" in data and ("scheduledDate" in data or data.get("frequency", "NEVER") != "NEVER"):
+            errors["cryptoQuote"] = (
+                "A quote lives 30 seconds: a quote-funded payment is paid at once and cannot be scheduled."
+            )
         if "cryptoQuote" not in data:
             data.setdefault("currency", account.currency)
             if data["currency"] != account.currency:
@@ -248,3 +252,35 @@ class PaymentFailSerializer(InputSerializer):
 
 class SandboxPaymentRequestSerializer(serializers.Serializer):
     paymentRequest = PaymentRequestSerializer()
+
+
+class LastRunSerializer(serializers.Serializer):
+    date = serializers.DateField(help_text="The UTC day the run was for.")
+    outcome = serializers.ChoiceField(
+        choices=["PAID", "HELD", "FAILED"],
+        help_text="PAID: payment accepted; HELD: accepted, held for compliance review; FAILED: stopped "
+        "before acceptance (see reason).",
+    )
+    requestId = serializers.UUIDField(allow_null=True)
+    reason = serializers.CharField(allow_null=True, help_text="Why the run failed, e.g. INSUFFICIENT_FUNDS.")
+
+
+class ScheduledPaymentSerializer(serializers.Serializer):
+    scheduleId = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=["ACTIVE", "CANCELLED", "COMPLETED"])
+    frequency = serializers.ChoiceField(choices=FREQUENCIES)
+    scheduledDate = serializers.DateField(help_text="First day of the series (UTC).")
+    nextRunDate = serializers.DateField(allow_null=True, help_text="Null once the schedule has ended.")
+    amount = serializers.CharField(help_text="Decimal string.")
+    currency = serializers.CharField()
+    reference = serializers.CharField()
+    lastRun = LastRunSerializer(allow_null=True)
+
+
+class ScheduledPaymentListSerializer(serializers.Serializer):
+    scheduledPayments = ScheduledPaymentSerializer(many=True)
+    nextToken = serializers.CharField(allow_null=True, help_text="Pass as `nextToken` for the next page.")
+
+
+class ScheduledPaymentCancelledSerializer(serializers.Serializer):
+    scheduledPayment = ScheduledPaymentSerializer()

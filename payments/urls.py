@@ -5,6 +5,8 @@ from payments.views import (
     PaymentRequestListView,
     SandboxFailView,
     SandboxSettleView,
+    ScheduledPaymentListView,
+    ScheduledPaymentView,
     TransactionListView,
 )
 
@@ -14,6 +16,8 @@ urlpatterns = [
     path(f"{ACCOUNT}/payments", PaymentCreateView.as_view()),
     path(f"{ACCOUNT}/payment-requests", PaymentRequestListView.as_view()),
     path(f"{ACCOUNT}/transactions", TransactionListView.as_view()),
+    path(f"{ACCOUNT}/scheduled-payments", ScheduledPaymentListView.as_view()),
+    path(f"{ACCOUNT}/scheduled-payments/<str:scheduleId>", ScheduledPaymentView.as_view()),
     path("sandbox/payment-requests/<str:requestId>/settle", SandboxSettleView.as_view()),
     path("sandbox/payment-requests/<str:requestId>/fail", SandboxFailView.as_view()),
 ]

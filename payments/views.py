@@ -8,18 +8,27 @@ from bankapi.pagination import paginate
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
 from bankapi.scope import access_account
-from payments.presenters import payment_request_data, transaction_data
-from payments.selectors import payment_requests_of, sandbox_payment_request, statement_of
+from payments.presenters import payment_request_data, scheduled_payment_data, transaction_data
+from payments.selectors import (
+    payment_requests_of,
+    sandbox_payment_request,
+    scheduled_payment_of,
+    scheduled_payments_of,
+    statement_of,
+)
 from payments.serializers import (
     PaymentCreatedSerializer,
     PaymentCreateSerializer,
     PaymentFailSerializer,
     PaymentRequestListSerializer,
     SandboxPaymentRequestSerializer,
+    ScheduledPaymentCancelledSerializer,
+    ScheduledPaymentListSerializer,
     TransactionListSerializer,
 )
 from payments.services.create import payment_submit
 from payments.services.idempotency import HEADER, StoredResponse, idempotency_key_resolve
+from payments.services.schedules import schedule_cancel
 from payments.services.settlement import payment_fail, payment_settle
 
 IDEMPOTENCY_KEY = OpenApiParameter(
@@ -142,6 +151,57 @@ class TransactionListView(ScopedAPIView):
         return ok(
             {"transactions": [transaction_data(item) for item in page.items], "nextToken": page.next_token}
         )
+
+
+class ScheduledPaymentListView(ScopedAPIView):
+    @extend_schema(
+        tags=["payments"],
+        summary="Scheduled payments of an account",
+        description=(
+            "Every schedule of the account, newest first, cancelled and completed ones included: "
+            "its next run date (UTC day; runs happen at about 02:00 UTC), frequency, status and "
+            "the outcome of its last run."
+        ),
+        parameters=PAGE_PARAMETERS,
+        responses={
+            200: envelope("ScheduledPaymentListResponse", ScheduledPaymentListSerializer()),
+            **error_responses(400, 401, 403, 404),
+        },
+    )
+    def get(self, request, customerId: str, accountId: str):
+        account = access_account(self.scope, customerId, accountId)
+        page = paginate(scheduled_payments_of(account), request.query_params)
+        return ok(
+            {
+                "scheduledPayments": [scheduled_payment_data(item) for item in page.items],
+                "nextToken": page.next_token,
+            }
+        )
+
+
+class ScheduledPaymentView(ScopedAPIView):
+    @extend_schema(
+        tags=["payments"],
+        summary="Cancel a scheduled payment",
+        description=(
+            "Stops every later run. The schedule stays listed with status CANCELLED; payments "
+            "it already made are not affected."
+        ),
+        responses={
+            200: envelope("ScheduledPaymentCancelledResponse", ScheduledPaymentCancelledSerializer()),
+            **error_responses(
+                401,
+                403,
+                404,
+                409,
+                s409="INVALID_STATE: the schedule is already cancelled or completed.",
+            ),
+        },
+    )
+    def delete(self, request, customerId: str, accountId: str, scheduleId: str):
+        account = access_account(self.scope, customerId, accountId)
+        schedule = schedule_cancel(scheduled_payment_of(account, scheduleId))
+        return ok({"scheduledPayment": scheduled_payment_data(schedule)})
 
 
 SANDBOX_ERRORS = error_responses(

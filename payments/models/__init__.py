@@ -1,6 +1,7 @@
 from payments.models.beneficiary import Beneficiary
 from payments.models.ledger import LedgerPosting, LedgerTransaction, SystemAccount
 from payments.models.payment import IdempotencyRecord, PaymentRequest, StatementEntry
+from payments.models.schedule import ScheduledPayment, ScheduleRun
 
 __all__ = [
     "Beneficiary",
@@ -8,6 +9,8 @@ __all__ = [
     "LedgerPosting",
     "LedgerTransaction",
     "PaymentRequest",
+    "ScheduleRun",
+    "ScheduledPayment",
     "StatementEntry",
     "SystemAccount",
 ]

@@ -53,6 +53,9 @@ class PaymentRequest(models.Model):
     # beneficiary is edited later. Null for crypto-funded payments.
     payee = models.JSONField(null=True, blank=True)
     virtual_iban = models.CharField(max_length=34, blank=True)
+    schedule = models.ForeignKey(
+        "ScheduledPayment", null=True, blank=True, on_delete=models.PROTECT, related_name="payment_requests"
+    )
     acceptance = models.OneToOneField(LedgerTransaction, on_delete=models.PROTECT, related_name="+")
     failure_reason = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

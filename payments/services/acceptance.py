@@ -14,7 +14,7 @@ from django.utils import timezone
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.models import ZERO, Account, Program
 from payments.ledger import Leg, ledger_post, lock_accounts, system_account_for
-from payments.models import Beneficiary, LedgerTransaction, PaymentRequest, SystemAccount
+from payments.models import Beneficiary, LedgerTransaction, PaymentRequest, ScheduledPayment, SystemAccount
 
 
 @dataclass(frozen=True)
@@ -70,11 +70,13 @@ def payment_fee(program: Program, *, fee_waived: bool) -> Decimal:
     return ZERO if fee_waived else program.fee_per_payment
 
 
-def payment_accept(*, account: Account, instruction: PaymentInstruction) -> PaymentRequest:
+def payment_accept(
+    *, account: Account, instruction: PaymentInstruction, schedule: ScheduledPayment | None = None
+) -> PaymentRequest:
     """Check limits, then funds (amount plus fee), then debit the account into
     clearing and create the request: PENDING, or PENDING_TM at the program's
     review threshold. Raises ApiError (422) when the payment is stopped; nothing
-    is then written.
+    is then written. `schedule` is the schedule the payment runs for, if any.
     """
     with transaction.atomic():
         # The account row stays locked until this transaction ends: two payments
@@ -132,6 +134,7 @@ def payment_accept(*, account: Account, instruction: PaymentInstruction) -> Paym
             beneficiary=instruction.beneficiary,
             payee=instruction.payee,
             virtual_iban=instruction.virtual_iban,
+            schedule=schedule,
             acceptance=entry,
         )
 

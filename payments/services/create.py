@@ -1,15 +1,14 @@
-"""POST .../payments: from a validated body to an accepted payment (spec 2.1, 4.1)."""
+"""POST .../payments: from a validated body to an accepted or scheduled payment (spec 2.1, 3.2, 4.1)."""
 
 import uuid
-from datetime import UTC
 
-from django.utils import timezone
-
-from bankapi.errors import ApiError, ErrorCode, validation_error
+from bankapi.errors import validation_error
 from bankapi.models import Account
+from payments.models import ScheduledPayment
 from payments.selectors import beneficiary_of
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.idempotency import StoredResponse, idempotent_call
+from payments.services.schedules import schedule_create, utc_today
 
 
 def payment_instruction_build(*, account: Account, data: dict) -> PaymentInstruction:
@@ -55,8 +54,8 @@ def created_response(
 
 
 def payment_submit(*, account: Account, data: dict, idempotency_key: uuid.UUID | None) -> StoredResponse:
-    """Accept a payment now (or, for a later day, schedule it), at most once per
-    Idempotency-Key; a retry with the key answers the first response."""
+    """Accept a payment now, or for a later day schedule it, at most once per
+    Idempotency-Key: a retry with the key answers the first response."""
     instruction = payment_instruction_build(account=account, data=data)
     fingerprint = {
         "amount": f"{data['amount']:.2f}",
@@ -64,13 +63,23 @@ def payment_submit(*, account: Account, data: dict, idempotency_key: uuid.UUID |
         "beneficiaryId": str(instruction.beneficiary.id) if instruction.beneficiary else None,
     }
     scheduled_date = data.get("scheduledDate")
+    frequency = data.get("frequency", ScheduledPayment.Frequency.NEVER)
 
     def work() -> StoredResponse:
-        if scheduled_date and scheduled_date > timezone.now().astimezone(UTC).date():
-            raise ApiError(
-                ErrorCode.NOT_SUPPORTED, "Scheduling a payment for a later day is not available yet."
+        today = utc_today()
+        if scheduled_date and scheduled_date > today:
+            schedule = schedule_create(
+                account=account, instruction=instruction, anchor=scheduled_date, frequency=frequency
             )
+            return created_response(schedule_id=schedule.id)
+        # Today or earlier pays at once, as if scheduledDate were omitted (spec
+        # 3.2); a repeating frequency then goes on from today.
         request = payment_accept(account=account, instruction=instruction)
-        return created_response(request_id=request.id)
+        if frequency == ScheduledPayment.Frequency.NEVER:
+            return created_response(request_id=request.id)
+        schedule = schedule_create(
+            account=account, instruction=instruction, anchor=today, frequency=frequency, first_payment=request
+        )
+        return created_response(request_id=request.id, schedule_id=schedule.id)
 
     return idempotent_call(customer=account.customer, key=idempotency_key, fingerprint=fingerprint, work=work)
