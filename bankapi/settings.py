@@ -195,11 +195,14 @@ WEBAUTHN_RP_ID = env_str("WEBAUTHN_RP_ID", "localhost")
 WEBAUTHN_RP_NAME = env_str("WEBAUTHN_RP_NAME", "Bank API")
 WEBAUTHN_ORIGINS = env_list("WEBAUTHN_ORIGINS", ["http://localhost:8000"])
 
+FX_PROVIDER = env_str("FX_PROVIDER", "payments.fx.provider.SandboxFxProvider")
+
 # Steps of `manage.py bootstrap_sandbox`, in order. Each app contributes its part.
 SANDBOX_BOOTSTRAP_STEPS = [
     "bankapi.sandbox.bootstrap",
     "authn.sandbox.bootstrap",
     "payments.sandbox.bootstrap",
+    "payments.sandbox_fx.bootstrap",
 ]
 
 REST_FRAMEWORK = {

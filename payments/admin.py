@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from payments import admin_fx  # noqa: F401 - registers the FX admin
 from payments.models import Beneficiary, PaymentRequest, ScheduledPayment, ScheduleRun
 
 

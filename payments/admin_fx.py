@@ -1,0 +1,51 @@
+"""Admin for FX: operators edit the sandbox rate table; quotes are read-only."""
+
+from django.contrib import admin
+
+from payments.models import FxQuote, FxRate
+
+
+@admin.register(FxRate)
+class FxRateAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "base_currency", "quote_currency", "mid_rate", "spread_bps", "updated_at")
+    list_display_links = ("__str__",)
+    list_editable = ("mid_rate", "spread_bps")
+    search_fields = ("base_currency", "quote_currency")
+    readonly_fields = ("updated_at",)
+
+
+@admin.register(FxQuote)
+class FxQuoteAdmin(admin.ModelAdmin):
+    """A quote is a price already given to a customer: it is looked at, never edited."""
+
+    list_display = (
+        "id",
+        "account",
+        "currency_one",
+        "currency_two",
+        "amount_currency",
+        "amount",
+        "rate",
+        "price",
+        "tenor",
+        "value_date",
+        "valid_until",
+        "used_at",
+        "created_at",
+    )
+    # Filters with fixed choices only: a filter on a free column (or a date
+    # hierarchy) scans the whole table for its values, and quotes pile up quickly.
+    list_filter = ("sandbox", "tenor")
+    search_fields = ("=id", "=account__id")
+    list_select_related = ("account",)
+    ordering = ("-created_at",)
+    show_full_result_count = False
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
