@@ -101,6 +101,21 @@ class IbanField(StrictCharField):
         return normalise_iban(text)
 
 
+def account_reference_error(account, reference: str) -> str | None:
+    """Why the account refuses this statement reference, if it does."""
+    if not account.reference_min <= len(reference) <= account.reference_max:
+        return f"Must be {account.reference_min} to {account.reference_max} characters for this account."
+    if not re.match(account.reference_pattern, reference):
+        return f"Contains characters this account does not accept ({account.reference_pattern})."
+    return None
+
+
+REFERENCE_HELP = (
+    "Statement reference. Its length and characters must fit the account's rules "
+    "(`accounts[].payments.reference` in GET /v1/capabilities: min, max, charset)."
+)
+
+
 class CryptoQuoteSerializer(serializers.Serializer):
     quoteId = UuidStringField(help_text="A live quote from GET /v1/accounts/{accountId}/fx/quote.")
 
@@ -111,14 +126,7 @@ class PaymentCreateSerializer(InputSerializer):
 
     amount = AmountField(help_text='Decimal string, at most 2 decimal places, above zero: "10.50".')
     currency = CurrencyField(required=False, help_text="ISO 4217; defaults to the account currency.")
-    reference = StrictCharField(
-        max_length=140,
-        trim_whitespace=False,
-        help_text=(
-            "Statement reference. Its length and characters must fit the account's rules "
-            "(`accounts[].payments.reference` in GET /v1/capabilities: min, max, charset)."
-        ),
-    )
+    reference = StrictCharField(max_length=140, trim_whitespace=False, help_text=REFERENCE_HELP)
     purpose = StrictCharField(required=False, min_length=1, max_length=140, help_text="Purpose code.")
     beneficiaryId = StrictCharField(
         required=False, max_length=64, help_text="A saved beneficiary of the customer."
@@ -127,8 +135,12 @@ class PaymentCreateSerializer(InputSerializer):
     cryptoQuote = CryptoQuoteSerializer(
         required=False,
         help_text=(
-            "Funds the payment through an FX quote instead of paying a beneficiary. "
-            "Exactly one of beneficiaryId, payee or cryptoQuote is sent."
+            "A crypto-funded payment, instead of beneficiaryId or payee (exactly one of the three "
+            "is sent): `quoteId` names a live quote from GET /v1/accounts/{accountId}/fx/quote "
+            "that sells the account currency. The account pays the quote's sell amount (plus the "
+            "fee); the quote's provider delivers the bought amount to the customer's own wallet "
+            "registered with it, so no payee is sent. `amount` must equal the amount the quote "
+            "buys and `currency`, if sent, its buy currency. Paid at once: it cannot be scheduled."
         ),
     )
     chargeBearer = StrictChoiceField(choices=CHARGE_BEARERS, required=False)
@@ -172,15 +184,9 @@ class PaymentCreateSerializer(InputSerializer):
                     f"{data['currency']}, get a quote and use POST "
                     "/v1/customers/{customerId}/accounts/{accountId}/international-transfers."
                 )
-        reference = data["reference"]
-        if not account.reference_min <= len(reference) <= account.reference_max:
-            errors["reference"] = (
-                f"Must be {account.reference_min} to {account.reference_max} characters for this account."
-            )
-        elif not re.match(account.reference_pattern, reference):
-            errors["reference"] = (
-                f"Contains characters this account does not accept ({account.reference_pattern})."
-            )
+        reference_error = account_reference_error(account, data["reference"])
+        if reference_error:
+            errors["reference"] = reference_error
         payee = data.get("payee")
         if (
             "virtualIban" in data
@@ -196,9 +202,7 @@ class PaymentCreateSerializer(InputSerializer):
 
 
 class BankTransferSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(
-        choices=["success"], help_text="Always `success`: accepted, not settled."
-    )
+    status = serializers.CharField(help_text="Always `success`: accepted, not settled.")
     requestId = serializers.UUIDField(
         required=False, help_text="The payment request; absent when only a schedule was created."
     )
@@ -284,3 +288,42 @@ class ScheduledPaymentListSerializer(serializers.Serializer):
 
 class ScheduledPaymentCancelledSerializer(serializers.Serializer):
     scheduledPayment = ScheduledPaymentSerializer()
+
+
+class InternationalTransferCreateSerializer(InputSerializer):
+    """DESIGN 8. Needs the account in `context["account"]` for the reference rules."""
+
+    quoteId = UuidStringField(
+        help_text="A live quote from GET /v1/accounts/{accountId}/fx/quote selling the account currency."
+    )
+    beneficiaryId = StrictCharField(required=False, max_length=64, help_text="A saved beneficiary.")
+    payee = PayeeSerializer(required=False, help_text="Inline payee details instead of beneficiaryId.")
+    reference = StrictCharField(max_length=140, trim_whitespace=False, help_text=REFERENCE_HELP)
+    purpose = StrictCharField(required=False, min_length=1, max_length=140, help_text="Purpose code.")
+    chargeBearer = StrictChoiceField(choices=CHARGE_BEARERS, required=False)
+    idempotencyKey = UuidStringField(required=False, help_text="UUID; the Idempotency-Key header wins.")
+
+    def validate(self, data: dict) -> dict:
+        if ("beneficiaryId" in data) == ("payee" in data):
+            raise serializers.ValidationError(
+                {"beneficiaryId": "Send exactly one of beneficiaryId or payee."}
+            )
+        reference_error = account_reference_error(self.context["account"], data["reference"])
+        if reference_error:
+            raise serializers.ValidationError({"reference": reference_error})
+        return data
+
+
+class InternationalTransferSerializer(serializers.Serializer):
+    status = serializers.CharField(help_text="Always `success`: accepted, not settled.")
+    requestId = serializers.UUIDField(help_text="The payment request, listed on payment-requests.")
+    quoteId = serializers.UUIDField()
+    sellAmount = serializers.CharField(help_text="Debited from the account (fee excluded), account currency.")
+    sellCurrency = serializers.CharField()
+    buyAmount = serializers.CharField(help_text="Paid to the payee, in the quote's buy currency.")
+    buyCurrency = serializers.CharField()
+    rate = serializers.CharField(help_text="The quote's rate: price of 1 sellCurrency in buyCurrency.")
+
+
+class InternationalTransferCreatedSerializer(serializers.Serializer):
+    internationalTransfer = InternationalTransferSerializer()

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from payments.views import (
+    InternationalTransferCreateView,
     PaymentCreateView,
     PaymentRequestListView,
     SandboxFailView,
@@ -15,6 +16,7 @@ ACCOUNT = "customers/<str:customerId>/accounts/<str:accountId>"
 
 urlpatterns = [
     path(f"{ACCOUNT}/payments", PaymentCreateView.as_view()),
+    path(f"{ACCOUNT}/international-transfers", InternationalTransferCreateView.as_view()),
     path(f"{ACCOUNT}/payment-requests", PaymentRequestListView.as_view()),
     path(f"{ACCOUNT}/transactions", TransactionListView.as_view()),
     path(f"{ACCOUNT}/scheduled-payments", ScheduledPaymentListView.as_view()),

@@ -17,6 +17,8 @@ from payments.selectors import (
     statement_of,
 )
 from payments.serializers import (
+    InternationalTransferCreatedSerializer,
+    InternationalTransferCreateSerializer,
     PaymentCreatedSerializer,
     PaymentCreateSerializer,
     PaymentFailSerializer,
@@ -30,6 +32,7 @@ from payments.services.create import payment_submit
 from payments.services.idempotency import HEADER, StoredResponse, idempotency_key_resolve
 from payments.services.schedules import schedule_cancel
 from payments.services.settlement import payment_fail, payment_settle
+from payments.services.transfers import international_transfer_submit
 
 IDEMPOTENCY_KEY = OpenApiParameter(
     HEADER,
@@ -103,6 +106,55 @@ class PaymentCreateView(ScopedAPIView):
             body_key=body.validated_data.get("idempotencyKey"),
         )
         return replayable(payment_submit(account=account, data=body.validated_data, idempotency_key=key))
+
+
+class InternationalTransferCreateView(ScopedAPIView):
+    @extend_schema(
+        tags=["payments"],
+        summary="Send an international transfer using an FX quote",
+        description=(
+            "Pays a beneficiary (`beneficiaryId`) or inline payee (`payee`) in another currency, "
+            "converted at a live quote from GET /v1/accounts/{accountId}/fx/quote that sells the "
+            "account currency. The account is debited the quote's sell amount plus the fee; the "
+            "payee is paid the quote's buy amount. The quote is spent only if the transfer is "
+            "accepted. Same checks and lifecycle as a payment: limits apply to the sell amount, "
+            "then funds; the request appears on payment-requests in the buy currency."
+        ),
+        parameters=[IDEMPOTENCY_KEY],
+        request=InternationalTransferCreateSerializer,
+        responses={
+            200: OpenApiResponse(
+                envelope("InternationalTransferCreatedResponse", InternationalTransferCreatedSerializer()),
+                description="Accepted. `Idempotent-Replayed: true` on a replay of an earlier answer.",
+            ),
+            **error_responses(
+                400,
+                401,
+                403,
+                404,
+                409,
+                422,
+                s400="VALIDATION_ERROR (e.g. a quote that does not sell the account currency), or "
+                "IDEMPOTENCY_KEY_MISMATCH.",
+                s404="RESOURCE_NOT_FOUND: customer, account, beneficiary or quote.",
+                s409="IDEMPOTENCY_KEY_IN_PROGRESS: the key's first request is still running.",
+                s422="QUOTE_EXPIRED, QUOTE_ALREADY_USED, PROVIDER_ERROR (FX off), LIMIT_EXCEEDED, "
+                "INSUFFICIENT_FUNDS: stopped before acceptance, nothing was paid.",
+            ),
+        },
+    )
+    def post(self, request, customerId: str, accountId: str):
+        account = access_account(self.scope, customerId, accountId)
+        body = InternationalTransferCreateSerializer(data=request.data, context={"account": account})
+        body.is_valid(raise_exception=True)
+        key = idempotency_key_resolve(
+            program=account.program,
+            header=request.headers.get(HEADER),
+            body_key=body.validated_data.get("idempotencyKey"),
+        )
+        return replayable(
+            international_transfer_submit(account=account, data=body.validated_data, idempotency_key=key)
+        )
 
 
 class PaymentRequestListView(ScopedAPIView):

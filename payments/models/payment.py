@@ -7,6 +7,7 @@ from django.db.models import Q
 
 from bankapi.models import MONEY, Account, Customer, Program
 from payments.models.beneficiary import Beneficiary
+from payments.models.fx import FxQuote
 from payments.models.ledger import LedgerTransaction
 
 
@@ -55,6 +56,10 @@ class PaymentRequest(models.Model):
     virtual_iban = models.CharField(max_length=34, blank=True)
     schedule = models.ForeignKey(
         "ScheduledPayment", null=True, blank=True, on_delete=models.PROTECT, related_name="payment_requests"
+    )
+    # The FX quote that converted the payment (international transfer, crypto-funded).
+    fx_quote = models.OneToOneField(
+        FxQuote, null=True, blank=True, on_delete=models.PROTECT, related_name="payment_request"
     )
     acceptance = models.OneToOneField(LedgerTransaction, on_delete=models.PROTECT, related_name="+")
     failure_reason = models.CharField(max_length=200, blank=True)

@@ -3,6 +3,7 @@
 Called by the payment route, the schedule runner and (later) admin and batches.
 """
 
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, time
 from decimal import Decimal
@@ -11,10 +12,18 @@ from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
-from bankapi.errors import ApiError, ErrorCode
+from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import ZERO, Account, Program
+from payments.fx import fx_quote_amounts, fx_quote_consume
 from payments.ledger import Leg, ledger_post, lock_accounts, system_account_for
-from payments.models import Beneficiary, LedgerTransaction, PaymentRequest, ScheduledPayment, SystemAccount
+from payments.models import (
+    Beneficiary,
+    FxQuote,
+    LedgerTransaction,
+    PaymentRequest,
+    ScheduledPayment,
+    SystemAccount,
+)
 
 
 @dataclass(frozen=True)
@@ -22,11 +31,16 @@ class PaymentInstruction:
     """What to pay, already validated against the account (see payments.serializers).
 
     `payee` is the payee as paid (`{name, account, accountType?}`): the beneficiary's
-    details when `beneficiary` is set, the inline payee otherwise, None when the
-    payment is funded by a quote without a payee (crypto).
+    details when `beneficiary` is set, the inline payee otherwise, None for a
+    crypto-funded payment (the quote's provider delivers to the customer's wallet).
+
+    With `quote_id` the payment is converted through that FX quote: the account
+    pays the quote's sell amount and the payee receives its buy amount, in its buy
+    currency. `amount` and `currency`, when given, must then match what the quote
+    buys; an international transfer gives neither.
     """
 
-    amount: Decimal
+    amount: Decimal | None
     currency: str
     reference: str
     purpose: str = ""
@@ -35,6 +49,7 @@ class PaymentInstruction:
     payee: dict | None = None
     virtual_iban: str = ""
     fee_waived: bool = False
+    quote_id: uuid.UUID | None = None
 
 
 def utc_day_start(moment: datetime) -> datetime:
@@ -64,6 +79,29 @@ def _check_limits(program: Program, account: Account, debit: Decimal) -> None:
         )
 
 
+@dataclass(frozen=True)
+class Conversion:
+    quote: FxQuote
+    sell: Decimal
+    buy: Decimal
+
+
+def _conversion(program: Program, account: Account, instruction: PaymentInstruction) -> Conversion | None:
+    """Spend the instruction's FX quote, if any, inside the acceptance transaction:
+    the quote is used if and only if the payment is accepted."""
+    if instruction.quote_id is None:
+        return None
+    if not program.international_payments_enabled:
+        raise ApiError(ErrorCode.PROVIDER_ERROR, "FX is not available on this program.")
+    quote = fx_quote_consume(account=account, quote_id=str(instruction.quote_id))
+    sell, buy = fx_quote_amounts(quote, sell_currency=account.currency)
+    if instruction.currency and instruction.currency != quote.currency_two:
+        raise validation_error("currency", f"Must be {quote.currency_two}, the currency the quote buys.")
+    if instruction.amount is not None and instruction.amount != buy:
+        raise validation_error("amount", f"Must be {buy:.2f}, the amount the quote buys.")
+    return Conversion(quote=quote, sell=sell, buy=buy)
+
+
 def payment_fee(program: Program, *, fee_waived: bool) -> Decimal:
     if fee_waived and not program.fee_waiver_allowed:
         raise ApiError(ErrorCode.NOT_SUPPORTED, "This program does not allow waiving the payment fee.")
@@ -84,7 +122,12 @@ def payment_accept(
         # daily-limit check against a balance the other is about to spend.
         locked = lock_accounts([account.id])[account.id]
         program = Program.objects.get(id=locked.program_id)
-        debit = instruction.amount
+        conversion = _conversion(program, locked, instruction)
+        debit, amount, currency = (
+            (conversion.sell, conversion.buy, conversion.quote.currency_two)
+            if conversion
+            else (instruction.amount, instruction.amount, instruction.currency)
+        )
         _check_limits(program, locked, debit)
         fee = payment_fee(program, fee_waived=instruction.fee_waived)
         if locked.balance < debit + fee:
@@ -96,11 +139,25 @@ def payment_accept(
         legs = [
             Leg(amount=-(debit + fee), currency=locked.currency, account=locked),
             Leg(
-                amount=instruction.amount,
-                currency=instruction.currency,
-                system_account=_system(locked, SystemAccount.Kind.CLEARING, instruction.currency),
+                amount=amount,
+                currency=currency,
+                system_account=_system(locked, SystemAccount.Kind.CLEARING, currency),
             ),
         ]
+        if conversion:
+            # The bank's FX position buys the account currency and sells the payee's.
+            legs += [
+                Leg(
+                    amount=debit,
+                    currency=locked.currency,
+                    system_account=_system(locked, SystemAccount.Kind.FX, locked.currency),
+                ),
+                Leg(
+                    amount=-amount,
+                    currency=currency,
+                    system_account=_system(locked, SystemAccount.Kind.FX, currency),
+                ),
+            ]
         if fee:
             legs.append(
                 Leg(
@@ -116,15 +173,15 @@ def payment_accept(
             legs=legs,
             memo=instruction.reference,
         )
-        held = instruction.amount >= program.review_threshold
+        held = debit >= program.review_threshold
         return PaymentRequest.objects.create(
             program_id=locked.program_id,
             sandbox=locked.sandbox,
             customer_id=locked.customer_id,
             account=locked,
             status=PaymentRequest.Status.PENDING_TM if held else PaymentRequest.Status.PENDING,
-            amount=instruction.amount,
-            currency=instruction.currency,
+            amount=amount,
+            currency=currency,
             debit_amount=debit,
             fee=fee,
             fee_waived=instruction.fee_waived,
@@ -135,6 +192,7 @@ def payment_accept(
             payee=instruction.payee,
             virtual_iban=instruction.virtual_iban,
             schedule=schedule,
+            fx_quote=conversion.quote if conversion else None,
             acceptance=entry,
         )
 

@@ -4,41 +4,43 @@ import uuid
 
 from bankapi.errors import validation_error
 from bankapi.models import Account
-from payments.models import ScheduledPayment
+from payments.models import Beneficiary, ScheduledPayment
 from payments.selectors import beneficiary_of
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.idempotency import StoredResponse, idempotent_call
 from payments.services.schedules import schedule_create, utc_today
 
 
+def payee_resolve(*, account: Account, data: dict) -> tuple[Beneficiary | None, dict | None]:
+    """The beneficiary (the customer's own, else 404) and the payee as paid."""
+    if "beneficiaryId" not in data:
+        return None, data.get("payee")
+    beneficiary = beneficiary_of(account.customer, data["beneficiaryId"])
+    return beneficiary, beneficiary.payee_details()
+
+
 def payment_instruction_build(*, account: Account, data: dict) -> PaymentInstruction:
-    """Resolve the payee of a body validated by PaymentCreateSerializer.
+    """The instruction of a body validated by PaymentCreateSerializer.
 
     A beneficiary of another customer is not found (404), never a 400.
     """
-    beneficiary = None
-    payee = data.get("payee")
-    if "beneficiaryId" in data:
-        beneficiary = beneficiary_of(account.customer, data["beneficiaryId"])
-        payee = beneficiary.payee_details()
-        virtual_iban = data.get("virtualIban")
-        if (
-            virtual_iban
-            and beneficiary.is_uk
-            and data["currency"] == "GBP"
-            and not virtual_iban.startswith("GB")
-        ):
+    beneficiary, payee = payee_resolve(account=account, data=data)
+    virtual_iban = data.get("virtualIban", "")
+    if virtual_iban and beneficiary and beneficiary.is_uk and data["currency"] == "GBP":
+        if not virtual_iban.startswith("GB"):
             raise validation_error("virtualIban", "A domestic GBP payment must come from a GB virtual IBAN.")
+    crypto_quote = data.get("cryptoQuote")
     return PaymentInstruction(
         amount=data["amount"],
-        currency=data["currency"],
+        currency=data.get("currency", ""),
         reference=data["reference"],
         purpose=data.get("purpose", ""),
         charge_bearer=data.get("chargeBearer", ""),
         beneficiary=beneficiary,
         payee=payee,
-        virtual_iban=data.get("virtualIban", ""),
+        virtual_iban=virtual_iban,
         fee_waived=data.get("feeWaived", False),
+        quote_id=crypto_quote["quoteId"] if crypto_quote else None,
     )
 
 
