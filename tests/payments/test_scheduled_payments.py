@@ -98,8 +98,11 @@ def test_today_or_an_earlier_utc_day_pays_at_once(api, sandbox, auth, account, s
     assert balance(account) == Decimal("99975.00")
 
 
-def test_a_repeating_payment_starting_today_pays_now_and_goes_on_from_today(api, sandbox, auth, account):
-    response = create(api, auth, account, sandbox, scheduledDate="2026-03-10", frequency="MONTHLY")
+@pytest.mark.parametrize("starting", [{"scheduledDate": "2026-03-10"}, {"scheduledDate": "2026-02-01"}, {}])
+def test_a_repeating_payment_starting_today_pays_now_and_goes_on_from_today(
+    api, sandbox, auth, account, starting
+):
+    response = create(api, auth, account, sandbox, frequency="MONTHLY", **starting)
 
     transfer = response.json()["data"]["bankTransfer"]
     assert set(transfer) == {"status", "requestId", "scheduleId"}
