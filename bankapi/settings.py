@@ -180,7 +180,20 @@ CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+
+# Periodic work (run `celery -A bankapi beat`; see docs/scheduling.md).
 CELERY_BEAT_SCHEDULE: dict = {
+    # Production payment requests only: sandbox ones settle when integrators say so.
+    "settle-pending-payments": {"task": "payments.tasks.settle_pending_payments", "schedule": 60.0},
+    # Scheduled payments run at about 02:00 UTC on their day (spec 3.2); CELERY_TIMEZONE is UTC.
+    "run-scheduled-payments": {
+        "task": "payments.tasks.run_scheduled_payments",
+        "schedule": crontab(hour=2, minute=0),
+    },
+    "purge-idempotency-records": {
+        "task": "payments.tasks.purge_idempotency_records",
+        "schedule": crontab(hour=3, minute=30),
+    },
     "authn-purge-auth-records": {
         "task": "authn.tasks.purge_auth_records",
         "schedule": crontab(hour=3, minute=30),

@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Sum
 
 from bankapi.models import ZERO, Account, Program
-from payments.models import LedgerPosting, LedgerTransaction, SystemAccount
+from payments.models import LedgerPosting, LedgerTransaction, StatementEntry, SystemAccount
 
 
 @dataclass(frozen=True)
@@ -127,21 +127,36 @@ def ledger_post_once(**kwargs) -> LedgerTransaction | None:
 
 
 def ledger_fund_account(account: Account, amount: Decimal, *, key: str, memo: str = "Funding") -> None:
-    """Credit a customer account from the external system account (sandbox funding)."""
+    """Credit a customer account from the external system account (sandbox funding).
+
+    The credit is booked on the account's statement in the same transaction.
+    """
     external = system_account_for(
         account.program_id, account.sandbox, SystemAccount.Kind.EXTERNAL, account.currency
     )
-    ledger_post_once(
-        program_id=account.program_id,
-        sandbox=account.sandbox,
-        kind=LedgerTransaction.Kind.FUNDING,
-        key=key,
-        memo=memo,
-        legs=[
-            Leg(amount=-amount, currency=account.currency, system_account=external),
-            Leg(amount=amount, currency=account.currency, account=account),
-        ],
-    )
+    with transaction.atomic():
+        entry = ledger_post_once(
+            program_id=account.program_id,
+            sandbox=account.sandbox,
+            kind=LedgerTransaction.Kind.FUNDING,
+            key=key,
+            memo=memo,
+            legs=[
+                Leg(amount=-amount, currency=account.currency, system_account=external),
+                Leg(amount=amount, currency=account.currency, account=account),
+            ],
+        )
+        if entry is not None:
+            StatementEntry.objects.create(
+                program_id=account.program_id,
+                sandbox=account.sandbox,
+                account=account,
+                ledger_transaction=entry,
+                direction=StatementEntry.Direction.CREDIT,
+                amount=amount,
+                currency=account.currency,
+                reference=memo[:140],
+            )
 
 
 @dataclass

@@ -1,7 +1,28 @@
-"""`bootstrap_sandbox`, payments part: opening balances, posted through the ledger."""
+"""`bootstrap_sandbox`, payments part: opening balances, posted through the
+ledger, and a saved beneficiary for each sandbox customer."""
 
 from bankapi.sandbox import SandboxContext
 from payments.ledger import ledger_fund_account
+from payments.models import Beneficiary
+
+BENEFICIARY_NAME = "Sandbox Payee"
+BENEFICIARY_SORT_CODE = "040004"
+BENEFICIARY_ACCOUNT_NUMBER = "12345678"
+
+
+def _beneficiary(customer) -> Beneficiary:
+    beneficiary, _ = Beneficiary.objects.get_or_create(
+        customer=customer,
+        name=BENEFICIARY_NAME,
+        defaults={
+            "program_id": customer.program_id,
+            "sandbox": customer.sandbox,
+            "account_kind": Beneficiary.AccountKind.UK,
+            "sort_code": BENEFICIARY_SORT_CODE,
+            "account_number": BENEFICIARY_ACCOUNT_NUMBER,
+        },
+    )
+    return beneficiary
 
 
 def bootstrap(ctx: SandboxContext) -> None:
@@ -10,3 +31,5 @@ def bootstrap(ctx: SandboxContext) -> None:
         ledger_fund_account(
             account, balance, key=f"sandbox-opening:{account.id}", memo="Sandbox opening balance"
         )
+    for key in ("customer", "customer2", "business"):
+        ctx.output[key]["beneficiaryId"] = str(_beneficiary(ctx.objects[key]).id)

@@ -1,7 +1,27 @@
 from django.urls import path
 
+from payments.views import (
+    InternationalTransferCreateView,
+    PaymentCreateView,
+    PaymentRequestListView,
+    SandboxFailView,
+    SandboxSettleView,
+    ScheduledPaymentListView,
+    ScheduledPaymentView,
+    TransactionListView,
+)
 from payments.views_fx import FxQuoteView
 
-urlpatterns: list = [
+ACCOUNT = "customers/<str:customerId>/accounts/<str:accountId>"
+
+urlpatterns = [
+    path(f"{ACCOUNT}/payments", PaymentCreateView.as_view()),
+    path(f"{ACCOUNT}/international-transfers", InternationalTransferCreateView.as_view()),
+    path(f"{ACCOUNT}/payment-requests", PaymentRequestListView.as_view()),
+    path(f"{ACCOUNT}/transactions", TransactionListView.as_view()),
+    path(f"{ACCOUNT}/scheduled-payments", ScheduledPaymentListView.as_view()),
+    path(f"{ACCOUNT}/scheduled-payments/<str:scheduleId>", ScheduledPaymentView.as_view()),
+    path("sandbox/payment-requests/<str:requestId>/settle", SandboxSettleView.as_view()),
+    path("sandbox/payment-requests/<str:requestId>/fail", SandboxFailView.as_view()),
     path("accounts/<str:accountId>/fx/quote", FxQuoteView.as_view(), name="fx-quote"),
 ]

@@ -1,0 +1,103 @@
+"""Benchmark: one run of 10,000 due scheduled payments.
+
+    .venv/bin/python bench/scheduled_payments.py [--schedules 10000] [--accounts 1000] [--chunk 200]
+
+Builds a throwaway test database from the configured one (SQLite by default; set
+DATABASE_URL for PostgreSQL), creates the due schedules, times one
+`scheduled_payments_run` and prints schedules per second and database queries per
+schedule. The test database is dropped afterwards.
+"""
+
+import argparse
+import os
+import sys
+import time
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bankapi.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.db import connection  # noqa: E402
+
+from bankapi.models import Account, Customer, Program  # noqa: E402
+from payments.ledger import ledger_fund_account  # noqa: E402
+from payments.models import ScheduledPayment  # noqa: E402
+from payments.services.schedules import scheduled_payments_run  # noqa: E402
+
+DAY = date(2030, 1, 31)
+PAYEE = {"name": "Bench Payee", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
+
+
+class QueryCounter:
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, execute, sql, params, many, context):
+        self.count += 1
+        return execute(sql, params, many, context)
+
+
+def seed(schedules: int, accounts: int) -> None:
+    program = Program.objects.create(name="Bench Program", account_type=Program.AccountType.CONSUMER)
+    customer = Customer.objects.create(program=program, name="Bench Customer")
+    rows = Account.objects.bulk_create(
+        Account(program=program, customer=customer, name=f"Bench {n}", currency="GBP")
+        for n in range(accounts)
+    )
+    for account in rows:
+        ledger_fund_account(account, Decimal("1000.00"), key=f"bench:{account.id}")
+    ScheduledPayment.objects.bulk_create(
+        (
+            ScheduledPayment(
+                program=program,
+                customer=customer,
+                account=rows[n % accounts],
+                frequency=ScheduledPayment.Frequency.MONTHLY,
+                scheduled_date=DAY,
+                next_run_date=DAY,
+                amount=Decimal("1.00"),
+                currency="GBP",
+                reference=f"Standing order {n}",
+                details={"payee": PAYEE},
+            )
+            for n in range(schedules)
+        ),
+        batch_size=1000,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--schedules", type=int, default=10_000)
+    parser.add_argument("--accounts", type=int, default=1_000)
+    parser.add_argument("--chunk", type=int, default=200)
+    args = parser.parse_args()
+
+    original_name = connection.settings_dict["NAME"]
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+    try:
+        print(f"Seeding {args.schedules} due schedules on {args.accounts} accounts ({connection.vendor})...")
+        seed(args.schedules, args.accounts)
+        counter = QueryCounter()
+        with connection.execute_wrapper(counter):
+            started = time.perf_counter()
+            summary = scheduled_payments_run(DAY, chunk_size=args.chunk)
+            elapsed = time.perf_counter() - started
+        assert summary.paid == args.schedules, f"expected every schedule paid, got {summary}"
+        print(f"Ran {summary.runs} schedules in {elapsed:.2f} s")
+        print(f"  {summary.runs / elapsed:.0f} schedules/second")
+        print(f"  {counter.count / summary.runs:.1f} queries/schedule ({counter.count} queries)")
+    finally:
+        connection.creation.destroy_test_db(original_name, verbosity=0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from payments.ledger import ledger_check
+
+
+class Command(BaseCommand):
+    help = (
+        "Check the ledger invariant: every currency's postings sum to zero and every "
+        "account's balance equals the sum of its postings. Exits non-zero when broken."
+    )
+
+    def handle(self, *args, **options):
+        report = ledger_check()
+        if report.ok:
+            self.stdout.write(
+                self.style.SUCCESS("Ledger OK: every currency balances, every balance matches.")
+            )
+            return
+        for currency, total in report.unbalanced_currencies.items():
+            self.stderr.write(f"Currency {currency} does not balance: postings sum to {total}")
+        for account_id, (balance, posted) in report.mismatched_accounts.items():
+            self.stderr.write(f"Account {account_id}: balance {balance}, postings sum to {posted}")
+        raise CommandError("Ledger invariant broken")

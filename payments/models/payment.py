@@ -1,0 +1,151 @@
+"""Payment requests, idempotency records and the booked statement of an account."""
+
+import uuid
+
+from django.db import models
+from django.db.models import Q
+
+from bankapi.models import MONEY, Account, Customer, Program
+from payments.models.beneficiary import Beneficiary
+from payments.models.fx import FxQuote
+from payments.models.ledger import LedgerTransaction
+
+
+class PaymentRequest(models.Model):
+    """A payment accepted from a customer's account (spec 3.1).
+
+    Acceptance debits the account at once (amount plus fee, into clearing); the
+    request stays PENDING (or PENDING_TM while held for compliance review) until
+    settlement moves the money out, or a failure reverses the acceptance postings.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "PENDING", "Pending settlement"
+        PENDING_TM = "PENDING_TM", "Held for compliance review"
+        SETTLED = "SETTLED", "Settled"
+        FAILED = "FAILED", "Failed"
+
+    class ChargeBearer(models.TextChoices):
+        SHA = "SHA", "Shared"
+        OUR = "OUR", "Payer pays all charges"
+        BEN = "BEN", "Beneficiary pays all charges"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="+")
+    sandbox = models.BooleanField(default=True)
+    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="payment_requests")
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="payment_requests")
+    status = models.CharField(max_length=10, choices=Status.choices)
+    # What the payee receives, in the payment currency.
+    amount = models.DecimalField(**MONEY)
+    currency = models.CharField(max_length=3)
+    # What left the account for it (account currency, fee excluded): the amount
+    # itself, or the quote's sell amount when the payment was converted.
+    debit_amount = models.DecimalField(**MONEY)
+    fee = models.DecimalField(**MONEY)
+    fee_waived = models.BooleanField(default=False)
+    reference = models.CharField(max_length=140)
+    purpose = models.CharField(max_length=140, blank=True)
+    charge_bearer = models.CharField(max_length=3, choices=ChargeBearer.choices, blank=True)
+    beneficiary = models.ForeignKey(
+        Beneficiary, null=True, blank=True, on_delete=models.PROTECT, related_name="payment_requests"
+    )
+    # The payee as paid (`{name, account, accountType?}`), kept even if the
+    # beneficiary is edited later. Null for crypto-funded payments.
+    payee = models.JSONField(null=True, blank=True)
+    virtual_iban = models.CharField(max_length=34, blank=True)
+    schedule = models.ForeignKey(
+        "ScheduledPayment", null=True, blank=True, on_delete=models.PROTECT, related_name="payment_requests"
+    )
+    # The FX quote that converted the payment (international transfer, crypto-funded).
+    fx_quote = models.OneToOneField(
+        FxQuote, null=True, blank=True, on_delete=models.PROTECT, related_name="payment_request"
+    )
+    acceptance = models.OneToOneField(LedgerTransaction, on_delete=models.PROTECT, related_name="+")
+    failure_reason = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    settled_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["account", "created_at"]),
+            models.Index(fields=["status", "sandbox"]),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="payment_amount_positive"),
+            models.CheckConstraint(condition=Q(debit_amount__gt=0), name="payment_debit_positive"),
+            models.CheckConstraint(condition=Q(fee__gte=0), name="payment_fee_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.amount} {self.currency} {self.status} ({self.id})"
+
+
+class IdempotencyRecord(models.Model):
+    """One Idempotency-Key of one customer (DESIGN 7).
+
+    The unique constraint is what makes a key pay once: two requests racing with
+    the same key cannot both insert a claim.
+    """
+
+    class State(models.TextChoices):
+        CLAIMED = "CLAIMED", "Claimed (request in progress)"
+        COMPLETED = "COMPLETED", "Completed (response stored)"
+
+    id = models.BigAutoField(primary_key=True)
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="+")
+    key = models.UUIDField()
+    # What the key was first used for: amount, accountId and beneficiaryId.
+    fingerprint = models.JSONField()
+    state = models.CharField(max_length=10, choices=State.choices, default=State.CLAIMED)
+    # Fences a claim: a request whose claim was taken over cannot complete it.
+    claim_token = models.UUIDField(default=uuid.uuid4)
+    claimed_at = models.DateTimeField()
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["customer", "key"], name="idempotency_key_per_customer")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.state})"
+
+
+class StatementEntry(models.Model):
+    """A booked line of an account's statement (the transactions list).
+
+    Written in the same database transaction as the ledger movement that books
+    it (funding, settlement), and pointing at it: the ledger stays the source of
+    truth, this is its customer-facing view. Accepted payments are not booked
+    until they settle; a payment that fails before settling never is.
+    """
+
+    class Direction(models.TextChoices):
+        DEBIT = "DEBIT", "Debit"
+        CREDIT = "CREDIT", "Credit"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="+")
+    sandbox = models.BooleanField(default=True)
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="statement_entries")
+    ledger_transaction = models.ForeignKey(LedgerTransaction, on_delete=models.PROTECT, related_name="+")
+    payment_request = models.ForeignKey(
+        PaymentRequest, null=True, blank=True, on_delete=models.PROTECT, related_name="statement_entries"
+    )
+    direction = models.CharField(max_length=6, choices=Direction.choices)
+    amount = models.DecimalField(**MONEY)
+    currency = models.CharField(max_length=3)
+    reference = models.CharField(max_length=140, blank=True)
+    booked_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "statement entries"
+        indexes = [models.Index(fields=["account", "booked_at"])]
+        constraints = [models.CheckConstraint(condition=Q(amount__gt=0), name="statement_amount_positive")]
+
+    def __str__(self) -> str:
+        return f"{self.direction} {self.amount} {self.currency}"

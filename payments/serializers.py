@@ -1,0 +1,329 @@
+"""Request and response bodies of the payment routes."""
+
+import re
+import uuid
+from datetime import UTC, date
+from decimal import Decimal
+
+from django.utils.dateparse import parse_date, parse_datetime
+from rest_framework import serializers
+
+from bankapi.banking import PayeeSerializer, iban_is_valid, normalise_iban
+from bankapi.serializers import InputSerializer, StrictBooleanField, StrictCharField, StrictChoiceField
+
+AMOUNT = re.compile(r"^\d+(\.\d{1,2})?$")
+CURRENCY = re.compile(r"^[A-Z]{3}$")
+DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+MAX_AMOUNT = Decimal("9999999999999999.99")
+FREQUENCIES = ["NEVER", "DAILY", "WEEKLY", "FORTNIGHTLY", "MONTHLY"]
+CHARGE_BEARERS = ["SHA", "OUR", "BEN"]
+
+
+class AmountField(StrictCharField):
+    """A decimal string (`^\\d+(\\.\\d{1,2})?$`) above zero; a JSON number is refused."""
+
+    default_error_messages = {
+        "invalid": 'Must be a decimal string such as "10.50".',
+        "pattern": 'Must be a decimal string with at most 2 decimal places, e.g. "10.50".',
+        "positive": "Must be above zero.",
+        "too_large": "Too large.",
+    }
+
+    def __init__(self, **kwargs):
+        super().__init__(trim_whitespace=False, **kwargs)
+
+    def to_internal_value(self, data) -> Decimal:
+        text = super().to_internal_value(data)
+        if not AMOUNT.match(text):
+            self.fail("pattern")
+        value = Decimal(text)
+        if value <= 0:
+            self.fail("positive")
+        if value > MAX_AMOUNT:
+            self.fail("too_large")
+        return value.quantize(Decimal("0.01"))
+
+    def to_representation(self, value) -> str:
+        return f"{value:.2f}"
+
+
+class CurrencyField(StrictCharField):
+    default_error_messages = {"code": "Must be an ISO 4217 code of 3 capital letters."}
+
+    def to_internal_value(self, data) -> str:
+        text = super().to_internal_value(data)
+        if not CURRENCY.match(text):
+            self.fail("code")
+        return text
+
+
+class UuidStringField(StrictCharField):
+    default_error_messages = {"uuid": "Must be a UUID string."}
+
+    def to_internal_value(self, data) -> uuid.UUID:
+        text = super().to_internal_value(data)
+        try:
+            return uuid.UUID(text)
+        except ValueError:
+            self.fail("uuid")
+
+
+class UtcDayField(StrictCharField):
+    """`YYYY-MM-DD` or an ISO 8601 date-time; a date-time with an offset is turned
+    into UTC first (one without is read as UTC), then only the day counts."""
+
+    default_error_messages = {"date": "Must be a date (YYYY-MM-DD) or an ISO 8601 date-time."}
+
+    def to_internal_value(self, data) -> date:
+        text = super().to_internal_value(data)
+        try:
+            if DATE_ONLY.match(text):
+                day = parse_date(text)
+                if day is not None:
+                    return day
+            moment = parse_datetime(text)
+        except ValueError:
+            self.fail("date")
+        if moment is None:
+            self.fail("date")
+        if moment.tzinfo is None:
+            return moment.date()
+        return moment.astimezone(UTC).date()
+
+
+class IbanField(StrictCharField):
+    default_error_messages = {"iban": "Must be a valid IBAN."}
+
+    def to_internal_value(self, data) -> str:
+        text = super().to_internal_value(data)
+        if not iban_is_valid(text):
+            self.fail("iban")
+        return normalise_iban(text)
+
+
+def account_reference_error(account, reference: str) -> str | None:
+    """Why the account refuses this statement reference, if it does."""
+    if not account.reference_min <= len(reference) <= account.reference_max:
+        return f"Must be {account.reference_min} to {account.reference_max} characters for this account."
+    if not re.match(account.reference_pattern, reference):
+        return f"Contains characters this account does not accept ({account.reference_pattern})."
+    return None
+
+
+REFERENCE_HELP = (
+    "Statement reference. Its length and characters must fit the account's rules "
+    "(`accounts[].payments.reference` in GET /v1/capabilities: min, max, charset)."
+)
+
+
+class CryptoQuoteSerializer(serializers.Serializer):
+    quoteId = UuidStringField(help_text="A live quote from GET /v1/accounts/{accountId}/fx/quote.")
+
+
+class PaymentCreateSerializer(InputSerializer):
+    """Spec 2.1 and DESIGN 7. Needs the account in `context["account"]`: the
+    currency default and the reference rules are the account's."""
+
+    amount = AmountField(help_text='Decimal string, at most 2 decimal places, above zero: "10.50".')
+    currency = CurrencyField(required=False, help_text="ISO 4217; defaults to the account currency.")
+    reference = StrictCharField(max_length=140, trim_whitespace=False, help_text=REFERENCE_HELP)
+    purpose = StrictCharField(required=False, min_length=1, max_length=140, help_text="Purpose code.")
+    beneficiaryId = StrictCharField(
+        required=False, max_length=64, help_text="A saved beneficiary of the customer."
+    )
+    payee = PayeeSerializer(required=False, help_text="Inline payee details instead of beneficiaryId.")
+    cryptoQuote = CryptoQuoteSerializer(
+        required=False,
+        help_text=(
+            "A crypto-funded payment, instead of beneficiaryId or payee (exactly one of the three "
+            "is sent): `quoteId` names a live quote from GET /v1/accounts/{accountId}/fx/quote "
+            "that sells the account currency. The account pays the quote's sell amount (plus the "
+            "fee); the quote's provider delivers the bought amount to the customer's own wallet "
+            "registered with it, so no payee is sent. `amount` must equal the amount the quote "
+            "buys and `currency`, if sent, its buy currency. Paid at once: it cannot be scheduled."
+        ),
+    )
+    chargeBearer = StrictChoiceField(choices=CHARGE_BEARERS, required=False)
+    scheduledDate = UtcDayField(
+        required=False,
+        help_text=(
+            "Date or date-time; only its UTC day counts. A later day than today creates a "
+            "schedule (the answer carries scheduleId, no requestId); today or earlier pays at once."
+        ),
+    )
+    frequency = StrictChoiceField(
+        choices=FREQUENCIES, required=False, help_text="Omit or NEVER for a one-off."
+    )
+    idempotencyKey = UuidStringField(required=False, help_text="UUID; the Idempotency-Key header wins.")
+    virtualIban = IbanField(
+        required=False,
+        help_text="Source virtual IBAN; for a domestic GBP payment (UK payee) it must start with GB.",
+    )
+    feeWaived = StrictBooleanField(required=False, default=False, help_text="Send with the fee waived.")
+
+    def validate(self, data: dict) -> dict:
+        account = self.context["account"]
+        sources = [name for name in ("beneficiaryId", "payee", "cryptoQuote") if name in data]
+        if len(sources) != 1:
+            message = (
+                "Send exactly one of beneficiaryId, payee or cryptoQuote."
+                if sources
+                else "A payee is required: send beneficiaryId, payee or cryptoQuote."
+            )
+            raise serializers.ValidationError({"beneficiaryId": message})
+        errors: dict[str, str] = {}
+        if "cryptoQuote" in data and ("scheduledDate" in data or data.get("frequency", "NEVER") != "NEVER"):
+            errors["cryptoQuote"] = (
+                "A quote lives 30 seconds: a quote-funded payment is paid at once and cannot be scheduled."
+            )
+        if "cryptoQuote" not in data:
+            data.setdefault("currency", account.currency)
+            if data["currency"] != account.currency:
+                errors["currency"] = (
+                    f"Payments from this account are made in {account.currency}. To pay in "
+                    f"{data['currency']}, get a quote and use POST "
+                    "/v1/customers/{customerId}/accounts/{accountId}/international-transfers."
+                )
+        reference_error = account_reference_error(account, data["reference"])
+        if reference_error:
+            errors["reference"] = reference_error
+        payee = data.get("payee")
+        if (
+            "virtualIban" in data
+            and payee is not None
+            and payee["account"]["type"] == "uk"
+            and data["currency"] == "GBP"
+            and not data["virtualIban"].startswith("GB")
+        ):
+            errors["virtualIban"] = "A domestic GBP payment must come from a GB virtual IBAN."
+        if errors:
+            raise serializers.ValidationError(errors)
+        return data
+
+
+class BankTransferSerializer(serializers.Serializer):
+    status = serializers.CharField(help_text="Always `success`: accepted, not settled.")
+    requestId = serializers.UUIDField(
+        required=False, help_text="The payment request; absent when only a schedule was created."
+    )
+    scheduleId = serializers.UUIDField(
+        required=False, help_text="The schedule, when scheduledDate is a later day or a frequency is set."
+    )
+
+
+class PaymentCreatedSerializer(serializers.Serializer):
+    bankTransfer = BankTransferSerializer()
+
+
+class PaymentRequestSerializer(serializers.Serializer):
+    requestId = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=["PENDING", "PENDING_TM", "FAILED"])
+    amount = serializers.CharField(help_text="Decimal string, payment currency.")
+    currency = serializers.CharField()
+    reference = serializers.CharField()
+    beneficiaryId = serializers.UUIDField(allow_null=True)
+    scheduleId = serializers.UUIDField(allow_null=True, help_text="The schedule that made this payment.")
+    failureReason = serializers.CharField(allow_null=True)
+    createdDateTime = serializers.DateTimeField()
+    updatedAt = serializers.DateTimeField()
+
+
+class PaymentRequestListSerializer(serializers.Serializer):
+    paymentRequests = PaymentRequestSerializer(many=True)
+    nextToken = serializers.CharField(allow_null=True, help_text="Pass as `nextToken` for the next page.")
+
+
+class TransactionSerializer(serializers.Serializer):
+    transactionId = serializers.UUIDField()
+    requestId = serializers.UUIDField(allow_null=True, help_text="The payment booked, if any.")
+    amount = serializers.CharField(help_text="Decimal string, account currency, always positive.")
+    currency = serializers.CharField()
+    direction = serializers.ChoiceField(choices=["DEBIT", "CREDIT"])
+    reference = serializers.CharField()
+    bookedAt = serializers.DateTimeField()
+
+
+class TransactionListSerializer(serializers.Serializer):
+    transactions = TransactionSerializer(many=True)
+    nextToken = serializers.CharField(allow_null=True, help_text="Pass as `nextToken` for the next page.")
+
+
+class PaymentFailSerializer(InputSerializer):
+    reason = StrictCharField(
+        required=False, min_length=1, max_length=200, help_text="Shown as failureReason."
+    )
+
+
+class SandboxPaymentRequestSerializer(serializers.Serializer):
+    paymentRequest = PaymentRequestSerializer()
+
+
+class LastRunSerializer(serializers.Serializer):
+    date = serializers.DateField(help_text="The UTC day the run was for.")
+    outcome = serializers.ChoiceField(
+        choices=["PAID", "HELD", "FAILED"],
+        help_text="PAID: payment accepted; HELD: accepted, held for compliance review; FAILED: stopped "
+        "before acceptance (see reason).",
+    )
+    requestId = serializers.UUIDField(allow_null=True)
+    reason = serializers.CharField(allow_null=True, help_text="Why the run failed, e.g. INSUFFICIENT_FUNDS.")
+
+
+class ScheduledPaymentSerializer(serializers.Serializer):
+    scheduleId = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=["ACTIVE", "CANCELLED", "COMPLETED"])
+    frequency = serializers.ChoiceField(choices=FREQUENCIES)
+    scheduledDate = serializers.DateField(help_text="First day of the series (UTC).")
+    nextRunDate = serializers.DateField(allow_null=True, help_text="Null once the schedule has ended.")
+    amount = serializers.CharField(help_text="Decimal string.")
+    currency = serializers.CharField()
+    reference = serializers.CharField()
+    lastRun = LastRunSerializer(allow_null=True)
+
+
+class ScheduledPaymentListSerializer(serializers.Serializer):
+    scheduledPayments = ScheduledPaymentSerializer(many=True)
+    nextToken = serializers.CharField(allow_null=True, help_text="Pass as `nextToken` for the next page.")
+
+
+class ScheduledPaymentCancelledSerializer(serializers.Serializer):
+    scheduledPayment = ScheduledPaymentSerializer()
+
+
+class InternationalTransferCreateSerializer(InputSerializer):
+    """DESIGN 8. Needs the account in `context["account"]` for the reference rules."""
+
+    quoteId = UuidStringField(
+        help_text="A live quote from GET /v1/accounts/{accountId}/fx/quote selling the account currency."
+    )
+    beneficiaryId = StrictCharField(required=False, max_length=64, help_text="A saved beneficiary.")
+    payee = PayeeSerializer(required=False, help_text="Inline payee details instead of beneficiaryId.")
+    reference = StrictCharField(max_length=140, trim_whitespace=False, help_text=REFERENCE_HELP)
+    purpose = StrictCharField(required=False, min_length=1, max_length=140, help_text="Purpose code.")
+    chargeBearer = StrictChoiceField(choices=CHARGE_BEARERS, required=False)
+    idempotencyKey = UuidStringField(required=False, help_text="UUID; the Idempotency-Key header wins.")
+
+    def validate(self, data: dict) -> dict:
+        if ("beneficiaryId" in data) == ("payee" in data):
+            raise serializers.ValidationError(
+                {"beneficiaryId": "Send exactly one of beneficiaryId or payee."}
+            )
+        reference_error = account_reference_error(self.context["account"], data["reference"])
+        if reference_error:
+            raise serializers.ValidationError({"reference": reference_error})
+        return data
+
+
+class InternationalTransferSerializer(serializers.Serializer):
+    status = serializers.CharField(help_text="Always `success`: accepted, not settled.")
+    requestId = serializers.UUIDField(help_text="The payment request, listed on payment-requests.")
+    quoteId = serializers.UUIDField()
+    sellAmount = serializers.CharField(help_text="Debited from the account (fee excluded), account currency.")
+    sellCurrency = serializers.CharField()
+    buyAmount = serializers.CharField(help_text="Paid to the payee, in the quote's buy currency.")
+    buyCurrency = serializers.CharField()
+    rate = serializers.CharField(help_text="The quote's rate: price of 1 sellCurrency in buyCurrency.")
+
+
+class InternationalTransferCreatedSerializer(serializers.Serializer):
+    internationalTransfer = InternationalTransferSerializer()

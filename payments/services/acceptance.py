@@ -1,0 +1,201 @@
+"""Payment acceptance: the one place where a payment is checked and debited.
+
+Called by the payment route, the schedule runner and (later) admin and batches.
+"""
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, time
+from decimal import Decimal
+
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from bankapi.errors import ApiError, ErrorCode, validation_error
+from bankapi.models import ZERO, Account, Program
+from payments.fx import fx_quote_amounts, fx_quote_consume
+from payments.ledger import Leg, ledger_post, lock_accounts, system_account_for
+from payments.models import (
+    Beneficiary,
+    FxQuote,
+    LedgerTransaction,
+    PaymentRequest,
+    ScheduledPayment,
+    SystemAccount,
+)
+
+
+@dataclass(frozen=True)
+class PaymentInstruction:
+    """What to pay, already validated against the account (see payments.serializers).
+
+    `payee` is the payee as paid (`{name, account, accountType?}`): the beneficiary's
+    details when `beneficiary` is set, the inline payee otherwise, None for a
+    crypto-funded payment (the quote's provider delivers to the customer's wallet).
+
+    With `quote_id` the payment is converted through that FX quote: the account
+    pays the quote's sell amount and the payee receives its buy amount, in its buy
+    currency. `amount` and `currency`, when given, must then match what the quote
+    buys; an international transfer gives neither.
+    """
+
+    amount: Decimal | None
+    currency: str
+    reference: str
+    purpose: str = ""
+    charge_bearer: str = ""
+    beneficiary: Beneficiary | None = None
+    payee: dict | None = None
+    virtual_iban: str = ""
+    fee_waived: bool = False
+    quote_id: uuid.UUID | None = None
+
+
+def utc_day_start(moment: datetime) -> datetime:
+    return datetime.combine(moment.astimezone(UTC).date(), time.min, tzinfo=UTC)
+
+
+def _check_limits(program: Program, account: Account, debit: Decimal) -> None:
+    if debit > program.per_payment_limit:
+        raise ApiError(
+            ErrorCode.LIMIT_EXCEEDED,
+            f"The amount is above the per-payment limit of {program.per_payment_limit:.2f}.",
+        )
+    # Today's (UTC) accepted payments of this account that still stand. Read under
+    # the account lock taken by the caller, so two concurrent payments cannot both
+    # fit under the limit that only one of them fits under.
+    spent = (
+        PaymentRequest.objects.filter(account=account, created_at__gte=utc_day_start(timezone.now()))
+        .exclude(status=PaymentRequest.Status.FAILED)
+        .aggregate(total=Sum("debit_amount"))["total"]
+        or ZERO
+    )
+    if spent + debit > program.daily_outbound_limit:
+        raise ApiError(
+            ErrorCode.LIMIT_EXCEEDED,
+            f"The payment would exceed the account's daily outbound limit of "
+            f"{program.daily_outbound_limit:.2f} (already sent today: {spent:.2f}).",
+        )
+
+
+@dataclass(frozen=True)
+class Conversion:
+    quote: FxQuote
+    sell: Decimal
+    buy: Decimal
+
+
+def _conversion(program: Program, account: Account, instruction: PaymentInstruction) -> Conversion | None:
+    """Spend the instruction's FX quote, if any, inside the acceptance transaction:
+    the quote is used if and only if the payment is accepted."""
+    if instruction.quote_id is None:
+        return None
+    if not program.international_payments_enabled:
+        raise ApiError(ErrorCode.PROVIDER_ERROR, "FX is not available on this program.")
+    quote = fx_quote_consume(account=account, quote_id=str(instruction.quote_id))
+    sell, buy = fx_quote_amounts(quote, sell_currency=account.currency)
+    if instruction.currency and instruction.currency != quote.currency_two:
+        raise validation_error("currency", f"Must be {quote.currency_two}, the currency the quote buys.")
+    if instruction.amount is not None and instruction.amount != buy:
+        raise validation_error("amount", f"Must be {buy:.2f}, the amount the quote buys.")
+    return Conversion(quote=quote, sell=sell, buy=buy)
+
+
+def payment_fee(program: Program, *, fee_waived: bool) -> Decimal:
+    if fee_waived and not program.fee_waiver_allowed:
+        raise ApiError(ErrorCode.NOT_SUPPORTED, "This program does not allow waiving the payment fee.")
+    return ZERO if fee_waived else program.fee_per_payment
+
+
+def payment_accept(
+    *, account: Account, instruction: PaymentInstruction, schedule: ScheduledPayment | None = None
+) -> PaymentRequest:
+    """Check limits, then funds (amount plus fee), then debit the account into
+    clearing and create the request: PENDING, or PENDING_TM at the program's
+    review threshold. Raises ApiError (422) when the payment is stopped; nothing
+    is then written. `schedule` is the schedule the payment runs for, if any.
+    """
+    with transaction.atomic():
+        # The account row stays locked until this transaction ends: two payments
+        # from one account serialise here, so neither can pass the funds or
+        # daily-limit check against a balance the other is about to spend.
+        locked = lock_accounts([account.id])[account.id]
+        program = Program.objects.get(id=locked.program_id)
+        conversion = _conversion(program, locked, instruction)
+        debit, amount, currency = (
+            (conversion.sell, conversion.buy, conversion.quote.currency_two)
+            if conversion
+            else (instruction.amount, instruction.amount, instruction.currency)
+        )
+        _check_limits(program, locked, debit)
+        fee = payment_fee(program, fee_waived=instruction.fee_waived)
+        if locked.balance < debit + fee:
+            raise ApiError(
+                ErrorCode.INSUFFICIENT_FUNDS,
+                f"The account holds {locked.balance:.2f} {locked.currency}; "
+                f"this payment needs {debit + fee:.2f} (amount {debit:.2f} plus fee {fee:.2f}).",
+            )
+        legs = [
+            Leg(amount=-(debit + fee), currency=locked.currency, account=locked),
+            Leg(
+                amount=amount,
+                currency=currency,
+                system_account=_system(locked, SystemAccount.Kind.CLEARING, currency),
+            ),
+        ]
+        if conversion:
+            # The bank's FX position buys the account currency and sells the payee's.
+            legs += [
+                Leg(
+                    amount=debit,
+                    currency=locked.currency,
+                    system_account=_system(locked, SystemAccount.Kind.FX, locked.currency),
+                ),
+                Leg(
+                    amount=-amount,
+                    currency=currency,
+                    system_account=_system(locked, SystemAccount.Kind.FX, currency),
+                ),
+            ]
+        if fee:
+            legs.append(
+                Leg(
+                    amount=fee,
+                    currency=locked.currency,
+                    system_account=_system(locked, SystemAccount.Kind.FEES, locked.currency),
+                )
+            )
+        entry = ledger_post(
+            program_id=locked.program_id,
+            sandbox=locked.sandbox,
+            kind=LedgerTransaction.Kind.PAYMENT,
+            legs=legs,
+            memo=instruction.reference,
+        )
+        held = debit >= program.review_threshold
+        return PaymentRequest.objects.create(
+            program_id=locked.program_id,
+            sandbox=locked.sandbox,
+            customer_id=locked.customer_id,
+            account=locked,
+            status=PaymentRequest.Status.PENDING_TM if held else PaymentRequest.Status.PENDING,
+            amount=amount,
+            currency=currency,
+            debit_amount=debit,
+            fee=fee,
+            fee_waived=instruction.fee_waived,
+            reference=instruction.reference,
+            purpose=instruction.purpose,
+            charge_bearer=instruction.charge_bearer,
+            beneficiary=instruction.beneficiary,
+            payee=instruction.payee,
+            virtual_iban=instruction.virtual_iban,
+            schedule=schedule,
+            fx_quote=conversion.quote if conversion else None,
+            acceptance=entry,
+        )
+
+
+def _system(account: Account, kind: str, currency: str) -> SystemAccount:
+    return system_account_for(account.program_id, account.sandbox, kind, currency)

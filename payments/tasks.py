@@ -1,0 +1,33 @@
+"""Celery tasks: thin wrappers around the services, safe to run twice."""
+
+from datetime import date
+
+from celery import shared_task
+
+from payments.services.idempotency import idempotency_records_purge
+from payments.services.schedules import scheduled_payments_run, utc_today
+from payments.services.settlement import payments_settle_pending
+
+
+@shared_task
+def settle_pending_payments() -> int:
+    """Settle production PENDING requests. Sandbox requests never settle on their
+    own: integrators drive them with the sandbox routes or `manage.py settle_payments`."""
+    return payments_settle_pending(sandbox=False)
+
+
+@shared_task
+def purge_idempotency_records() -> int:
+    return idempotency_records_purge()
+
+
+@shared_task
+def run_scheduled_payments(day: str | None = None) -> dict:
+    """Run the schedules due on `day` (YYYY-MM-DD; default: today in UTC).
+
+    One task for the whole day, working through the due schedules in chunks; a
+    second worker running it at the same time takes the chunks the first has not
+    claimed, and a redelivery finds the day done.
+    """
+    summary = scheduled_payments_run(date.fromisoformat(day) if day else utc_today())
+    return {"paid": summary.paid, "held": summary.held, "failed": len(summary.failed)}

@@ -1,0 +1,302 @@
+"""Payment routes. Views parse and authorise; services decide."""
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.response import Response
+
+from bankapi.api import ScopedAPIView
+from bankapi.pagination import paginate
+from bankapi.responses import ok
+from bankapi.schema import envelope, error_responses
+from bankapi.scope import access_account
+from payments.presenters import payment_request_data, scheduled_payment_data, transaction_data
+from payments.selectors import (
+    payment_requests_of,
+    sandbox_payment_request,
+    scheduled_payment_of,
+    scheduled_payments_of,
+    statement_of,
+)
+from payments.serializers import (
+    InternationalTransferCreatedSerializer,
+    InternationalTransferCreateSerializer,
+    PaymentCreatedSerializer,
+    PaymentCreateSerializer,
+    PaymentFailSerializer,
+    PaymentRequestListSerializer,
+    SandboxPaymentRequestSerializer,
+    ScheduledPaymentCancelledSerializer,
+    ScheduledPaymentListSerializer,
+    TransactionListSerializer,
+)
+from payments.services.create import payment_submit
+from payments.services.idempotency import HEADER, StoredResponse, idempotency_key_resolve
+from payments.services.schedules import schedule_cancel
+from payments.services.settlement import payment_fail, payment_settle
+from payments.services.transfers import international_transfer_submit
+
+IDEMPOTENCY_KEY = OpenApiParameter(
+    HEADER,
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description=(
+        "UUID, scoped to the customer. A retry with the same key answers the first response "
+        "(header `Idempotent-Replayed: true`) instead of paying twice; 400 if it was used with "
+        "another amount, accountId or beneficiaryId; 409 while its first request is still running. "
+        "Wins over the body's idempotencyKey. Required on programs with requireIdempotencyKey."
+    ),
+)
+PAGE_PARAMETERS = [
+    OpenApiParameter(
+        "limit", int, OpenApiParameter.QUERY, required=False, description="1 to 200 (default 50)."
+    ),
+    OpenApiParameter(
+        "nextToken", str, OpenApiParameter.QUERY, required=False, description="From the last page."
+    ),
+]
+
+
+def replayable(response: StoredResponse) -> Response:
+    headers = {"Idempotent-Replayed": "true"} if response.replayed else None
+    return Response(response.body, status=response.status, headers=headers)
+
+
+class PaymentCreateView(ScopedAPIView):
+    @extend_schema(
+        tags=["payments"],
+        summary="Send a payment (or schedule one)",
+        description=(
+            "Accepts a payment from the account to a saved beneficiary (`beneficiaryId`), to "
+            "inline payee details (`payee`), or funded through a quote (`cryptoQuote`): exactly "
+            "one of the three. Checks, in order: the per-payment limit and the account's daily "
+            "outbound limit (UTC day) -> 422 LIMIT_EXCEEDED; the balance for amount plus fee -> "
+            "422 INSUFFICIENT_FUNDS. An accepted payment answers 200 with status `success` "
+            "(accepted, not settled) and appears as PENDING, or PENDING_TM when held for "
+            "compliance review at the program's review threshold, on the payment-requests list."
+        ),
+        parameters=[IDEMPOTENCY_KEY],
+        request=PaymentCreateSerializer,
+        responses={
+            200: OpenApiResponse(
+                envelope("PaymentCreatedResponse", PaymentCreatedSerializer()),
+                description="Accepted. `Idempotent-Replayed: true` on a replay of an earlier answer.",
+            ),
+            **error_responses(
+                400,
+                401,
+                403,
+                404,
+                409,
+                422,
+                s400="VALIDATION_ERROR (field errors in `errors`), or IDEMPOTENCY_KEY_MISMATCH.",
+                s404="RESOURCE_NOT_FOUND: customer, account or beneficiary (another customer's included).",
+                s409="IDEMPOTENCY_KEY_IN_PROGRESS: the key's first request is still running.",
+                s422="LIMIT_EXCEEDED, INSUFFICIENT_FUNDS, NOT_SUPPORTED (fee waiver off), QUOTE_EXPIRED, "
+                "QUOTE_ALREADY_USED: stopped before acceptance, nothing was paid.",
+            ),
+        },
+    )
+    def post(self, request, customerId: str, accountId: str):
+        account = access_account(self.scope, customerId, accountId)
+        body = PaymentCreateSerializer(data=request.data, context={"account": account})
+        body.is_valid(raise_exception=True)
+        key = idempotency_key_resolve(
+            program=account.program,
+            header=request.headers.get(HEADER),
+            body_key=body.validated_data.get("idempotencyKey"),
+        )
+        return replayable(payment_submit(account=account, data=body.validated_data, idempotency_key=key))
+
+
+class InternationalTransferCreateView(ScopedAPIView):
+    @extend_schema(
+        tags=["payments"],
+        summary="Send an international transfer using an FX quote",
+        description=(
+            "Pays a beneficiary (`beneficiaryId`) or inline payee (`payee`) in another currency, "
+            "converted at a live quote from GET /v1/accounts/{accountId}/fx/quote that sells the "
+            "account currency. The account is debited the quote's sell amount plus the fee; the "
+            "payee is paid the quote's buy amount. The quote is spent only if the transfer is "
+            "accepted. Same checks and lifecycle as a payment: limits apply to the sell amount, "
+            "then funds; the request appears on payment-requests in the buy currency."
+        ),
+        parameters=[IDEMPOTENCY_KEY],
+        request=InternationalTransferCreateSerializer,
+        responses={
+            200: OpenApiResponse(
+                envelope("InternationalTransferCreatedResponse", InternationalTransferCreatedSerializer()),
+                description="Accepted. `Idempotent-Replayed: true` on a replay of an earlier answer.",
+            ),
+            **error_responses(
+                400,
+                401,
+                403,
+                404,
+                409,
+                422,
+                s400="VALIDATION_ERROR (e.g. a quote that does not sell the account currency), or "
+                "IDEMPOTENCY_KEY_MISMATCH.",
+                s404="RESOURCE_NOT_FOUND: customer, account, beneficiary or quote.",
+                s409="IDEMPOTENCY_KEY_IN_PROGRESS: the key's first request is still running.",
+                s422="QUOTE_EXPIRED, QUOTE_ALREADY_USED, PROVIDER_ERROR (FX off), LIMIT_EXCEEDED, "
+                "INSUFFICIENT_FUNDS: stopped before acceptance, nothing was paid.",
+            ),
+        },
+    )
+    def post(self, request, customerId: str, accountId: str):
+        account = access_account(self.scope, customerId, accountId)
+        body = InternationalTransferCreateSerializer(data=request.data, context={"account": account})
+        body.is_valid(raise_exception=True)
+        key = idempotency_key_resolve(
+            program=account.program,
+            header=request.headers.get(HEADER),
+            body_key=body.validated_data.get("idempotencyKey"),
+        )
+        return replayable(
+            international_transfer_submit(account=account, data=body.validated_data, idempotency_key=key)
+        )
+
+
+class PaymentRequestListView(ScopedAPIView):
+    @extend_schema(
+        tags=["payments"],
+        summary="Payment requests of an account",
+        description=(
+            "Accepted payments not yet settled (PENDING, PENDING_TM) and failed ones (FAILED, "
+            "with failureReason), newest first. A settled payment leaves this list and appears "
+            "on the transactions list."
+        ),
+        parameters=PAGE_PARAMETERS,
+        responses={
+            200: envelope("PaymentRequestListResponse", PaymentRequestListSerializer()),
+            **error_responses(400, 401, 403, 404),
+        },
+    )
+    def get(self, request, customerId: str, accountId: str):
+        account = access_account(self.scope, customerId, accountId)
+        page = paginate(payment_requests_of(account), request.query_params)
+        return ok(
+            {
+                "paymentRequests": [payment_request_data(item) for item in page.items],
+                "nextToken": page.next_token,
+            }
+        )
+
+
+class TransactionListView(ScopedAPIView):
+    @extend_schema(
+        tags=["payments"],
+        summary="Booked transactions of an account",
+        description=(
+            "The account's statement, newest first: settled payments (and their fees) as DEBIT, "
+            "funding such as the opening balance as CREDIT. Amounts are in the account currency."
+        ),
+        parameters=PAGE_PARAMETERS,
+        responses={
+            200: envelope("TransactionListResponse", TransactionListSerializer()),
+            **error_responses(400, 401, 403, 404),
+        },
+    )
+    def get(self, request, customerId: str, accountId: str):
+        account = access_account(self.scope, customerId, accountId)
+        page = paginate(statement_of(account), request.query_params, created_field="booked_at")
+        return ok(
+            {"transactions": [transaction_data(item) for item in page.items], "nextToken": page.next_token}
+        )
+
+
+class ScheduledPaymentListView(ScopedAPIView):
+    @extend_schema(
+        tags=["payments"],
+        summary="Scheduled payments of an account",
+        description=(
+            "Every schedule of the account, newest first, cancelled and completed ones included: "
+            "its next run date (UTC day; runs happen at about 02:00 UTC), frequency, status and "
+            "the outcome of its last run."
+        ),
+        parameters=PAGE_PARAMETERS,
+        responses={
+            200: envelope("ScheduledPaymentListResponse", ScheduledPaymentListSerializer()),
+            **error_responses(400, 401, 403, 404),
+        },
+    )
+    def get(self, request, customerId: str, accountId: str):
+        account = access_account(self.scope, customerId, accountId)
+        page = paginate(scheduled_payments_of(account), request.query_params)
+        return ok(
+            {
+                "scheduledPayments": [scheduled_payment_data(item) for item in page.items],
+                "nextToken": page.next_token,
+            }
+        )
+
+
+class ScheduledPaymentView(ScopedAPIView):
+    @extend_schema(
+        tags=["payments"],
+        summary="Cancel a scheduled payment",
+        description=(
+            "Stops every later run. The schedule stays listed with status CANCELLED; payments "
+            "it already made are not affected."
+        ),
+        responses={
+            200: envelope("ScheduledPaymentCancelledResponse", ScheduledPaymentCancelledSerializer()),
+            **error_responses(
+                401,
+                403,
+                404,
+                409,
+                s409="INVALID_STATE: the schedule is already cancelled or completed.",
+            ),
+        },
+    )
+    def delete(self, request, customerId: str, accountId: str, scheduleId: str):
+        account = access_account(self.scope, customerId, accountId)
+        schedule = schedule_cancel(scheduled_payment_of(account, scheduleId))
+        return ok({"scheduledPayment": scheduled_payment_data(schedule)})
+
+
+SANDBOX_ERRORS = error_responses(
+    400,
+    401,
+    403,
+    404,
+    409,
+    s404="RESOURCE_NOT_FOUND: no such request for this caller; always for production tokens.",
+    s409="INVALID_STATE: the request is not in a state that allows this.",
+)
+
+
+class SandboxSettleView(ScopedAPIView):
+    @extend_schema(
+        tags=["sandbox"],
+        summary="Sandbox: settle a PENDING payment request",
+        description="Sandbox tokens only. Nothing settles on its own in the sandbox.",
+        request=None,
+        responses={
+            200: envelope("SandboxSettleResponse", SandboxPaymentRequestSerializer()),
+            **SANDBOX_ERRORS,
+        },
+    )
+    def post(self, request, requestId: str):
+        payment = payment_settle(sandbox_payment_request(self.scope, requestId))
+        return ok({"paymentRequest": payment_request_data(payment)})
+
+
+class SandboxFailView(ScopedAPIView):
+    @extend_schema(
+        tags=["sandbox"],
+        summary="Sandbox: fail a PENDING or PENDING_TM payment request",
+        description=(
+            "Sandbox tokens only. The acceptance is reversed (amount and fee back on the account) "
+            "and the request stays listed as FAILED with `failureReason`."
+        ),
+        request=PaymentFailSerializer,
+        responses={200: envelope("SandboxFailResponse", SandboxPaymentRequestSerializer()), **SANDBOX_ERRORS},
+    )
+    def post(self, request, requestId: str):
+        payment_request = sandbox_payment_request(self.scope, requestId)
+        body = PaymentFailSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        reason = body.validated_data.get("reason", "Failed in the sandbox")
+        return ok({"paymentRequest": payment_request_data(payment_fail(payment_request, reason))})

@@ -1,0 +1,188 @@
+"""Idempotency-Key on payment creation (spec 4.1, 9; DESIGN 7)."""
+
+import uuid
+from datetime import timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.utils import timezone
+
+from bankapi.models import Account
+from payments.models import IdempotencyRecord, PaymentRequest
+from payments.tasks import purge_idempotency_records
+from tests.payments.conftest import balance, payments_url
+
+
+def pay(api, auth, account, body, key=None):
+    headers = {"HTTP_IDEMPOTENCY_KEY": str(key)} if key else {}
+    return api.post(payments_url(account.customer_id, account.id), body, format="json", **headers, **auth)
+
+
+def body_for(sandbox, **overrides):
+    return {
+        "amount": "10.00",
+        "reference": "Invoice 7",
+        "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+    } | overrides
+
+
+def test_a_retry_with_the_same_key_replays_the_first_answer_and_pays_once(
+    api, sandbox, customer_auth, account
+):
+    key = uuid.uuid4()
+
+    first = pay(api, customer_auth, account, body_for(sandbox), key)
+    retry = pay(api, customer_auth, account, body_for(sandbox), key)
+
+    assert first.status_code == retry.status_code == 200
+    assert retry.json() == first.json()
+    assert retry["Idempotent-Replayed"] == "true"
+    assert "Idempotent-Replayed" not in first
+    assert PaymentRequest.objects.count() == 1
+    assert balance(account) == Decimal("99990.00")
+
+
+def test_the_amount_is_compared_as_money_not_as_text(api, sandbox, customer_auth, account):
+    key = uuid.uuid4()
+
+    pay(api, customer_auth, account, body_for(sandbox, amount="10"), key)
+    retry = pay(api, customer_auth, account, body_for(sandbox, amount="10.00"), key)
+
+    assert retry.status_code == 200 and retry["Idempotent-Replayed"] == "true"
+    assert PaymentRequest.objects.count() == 1
+
+
+def test_the_body_key_is_honoured_and_the_header_wins_over_it(api, sandbox, customer_auth, account):
+    header_key, body_key = uuid.uuid4(), uuid.uuid4()
+
+    first = pay(api, customer_auth, account, body_for(sandbox, idempotencyKey=str(body_key)), header_key)
+    replay_by_body = pay(api, customer_auth, account, body_for(sandbox, idempotencyKey=str(header_key)))
+    fresh = pay(api, customer_auth, account, body_for(sandbox), body_key)
+
+    assert replay_by_body.json() == first.json() and replay_by_body["Idempotent-Replayed"] == "true"
+    assert fresh.status_code == 200 and "Idempotent-Replayed" not in fresh
+    assert PaymentRequest.objects.count() == 2
+    assert set(IdempotencyRecord.objects.values_list("key", flat=True)) == {header_key, body_key}
+
+
+def test_a_key_reused_for_another_payment_is_a_400_mismatch(
+    api, sandbox, customer, customer_auth, account, snapshot
+):
+    from tests.payments.factories import BeneficiaryFactory
+
+    key = uuid.uuid4()
+    pay(api, customer_auth, account, body_for(sandbox), key)
+    other_account = Account.objects.get(id=sandbox["customer"]["shortRefAccountId"])
+    other_beneficiary = BeneficiaryFactory(customer=customer)
+    before = snapshot()
+
+    responses = [
+        pay(api, customer_auth, account, body_for(sandbox, amount="10.01"), key),
+        pay(api, customer_auth, other_account, body_for(sandbox), key),
+        pay(api, customer_auth, account, body_for(sandbox, beneficiaryId=str(other_beneficiary.id)), key),
+    ]
+
+    assert [r.status_code for r in responses] == [400, 400, 400]
+    assert {r.json()["code"] for r in responses} == {"IDEMPOTENCY_KEY_MISMATCH"}
+    assert before.unchanged()
+
+
+def test_a_key_whose_first_request_is_still_running_is_a_409(
+    api, sandbox, customer, customer_auth, account, snapshot
+):
+    key = uuid.uuid4()
+    IdempotencyRecord.objects.create(
+        customer=customer,
+        key=key,
+        fingerprint={
+            "amount": "10.00",
+            "accountId": str(account.id),
+            "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+        },
+        claimed_at=timezone.now() - timedelta(seconds=50),
+    )
+    before = snapshot()
+
+    response = pay(api, customer_auth, account, body_for(sandbox), key)
+
+    assert (response.status_code, response.json()["code"]) == (409, "IDEMPOTENCY_KEY_IN_PROGRESS")
+    assert before.unchanged()
+
+
+def test_a_claim_left_for_over_a_minute_is_taken_over(api, sandbox, customer, customer_auth, account):
+    key = uuid.uuid4()
+    IdempotencyRecord.objects.create(
+        customer=customer,
+        key=key,
+        fingerprint={
+            "amount": "10.00",
+            "accountId": str(account.id),
+            "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+        },
+        claimed_at=timezone.now() - timedelta(seconds=61),
+    )
+
+    response = pay(api, customer_auth, account, body_for(sandbox), key)
+
+    assert response.status_code == 200 and "Idempotent-Replayed" not in response
+    assert PaymentRequest.objects.count() == 1
+    record = IdempotencyRecord.objects.get(key=key)
+    assert record.state == IdempotencyRecord.State.COMPLETED
+    assert record.response_body == response.json()
+
+
+def test_a_request_stopped_before_acceptance_releases_its_key(api, sandbox, customer_auth):
+    low = Account.objects.get(id=sandbox["customer"]["lowBalanceAccountId"])
+    key = uuid.uuid4()
+
+    refused = pay(api, customer_auth, low, body_for(sandbox, amount="6.00"), key)
+    assert IdempotencyRecord.objects.count() == 0
+    retried = pay(api, customer_auth, low, body_for(sandbox, amount="5.00"), key)
+
+    assert refused.status_code == 422
+    assert retried.status_code == 200 and "Idempotent-Replayed" not in retried
+    assert balance(low) == Decimal("0.00")
+
+
+def test_a_not_found_beneficiary_leaves_no_claim(api, sandbox, customer_auth, account):
+    response = pay(
+        api, customer_auth, account, body_for(sandbox, beneficiaryId=str(uuid.uuid4())), uuid.uuid4()
+    )
+
+    assert response.status_code == 404
+    assert IdempotencyRecord.objects.count() == 0
+
+
+def test_keys_are_scoped_to_the_customer(api, sandbox, customer_auth, customer2_auth, account):
+    key = uuid.uuid4()
+    other = sandbox["customer2"]
+    other_account = Account.objects.get(id=other["accountId"])
+
+    mine = pay(api, customer_auth, account, body_for(sandbox), key)
+    theirs = pay(
+        api, customer2_auth, other_account, body_for(sandbox, beneficiaryId=other["beneficiaryId"]), key
+    )
+
+    assert mine.status_code == theirs.status_code == 200
+    assert "Idempotent-Replayed" not in theirs
+    assert PaymentRequest.objects.count() == 2
+
+
+def test_keys_older_than_seven_days_are_purged_by_the_beat_task(customer):
+    old = IdempotencyRecord.objects.create(
+        customer=customer, key=uuid.uuid4(), fingerprint={}, claimed_at=timezone.now()
+    )
+    IdempotencyRecord.objects.filter(id=old.id).update(
+        created_at=timezone.now() - timedelta(days=7, seconds=1)
+    )
+    recent = IdempotencyRecord.objects.create(
+        customer=customer, key=uuid.uuid4(), fingerprint={}, claimed_at=timezone.now()
+    )
+    IdempotencyRecord.objects.filter(id=recent.id).update(created_at=timezone.now() - timedelta(days=6))
+
+    purged = purge_idempotency_records.delay().get()
+
+    assert purged == 1
+    assert list(IdempotencyRecord.objects.values_list("id", flat=True)) == [recent.id]
+    tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert "payments.tasks.purge_idempotency_records" in tasks

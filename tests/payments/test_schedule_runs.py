@@ -1,0 +1,188 @@
+"""Running scheduled payments: the service, the command and the beat task (spec 3.2; DESIGN 7)."""
+
+import io
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from celery.schedules import crontab
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from payments.ledger import ledger_fund_account
+from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
+from payments.services.acceptance import PaymentInstruction
+from payments.services.schedules import schedule_create, scheduled_payments_run
+from payments.tasks import run_scheduled_payments
+from tests.payments.conftest import balance
+from tests.payments.factories import funded_account
+
+DAY = date(2026, 3, 10)
+
+
+def make_schedule(account, anchor=DAY, frequency="NEVER", amount="3.00") -> ScheduledPayment:
+    instruction = PaymentInstruction(
+        amount=Decimal(amount),
+        currency=account.currency,
+        reference="Standing order",
+        payee={"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}},
+    )
+    return schedule_create(account=account, instruction=instruction, anchor=anchor, frequency=frequency)
+
+
+def runs_of(schedule) -> list[tuple[date, str, str]]:
+    return list(
+        ScheduleRun.objects.filter(schedule=schedule)
+        .order_by("run_date")
+        .values_list("run_date", "outcome", "reason")
+    )
+
+
+def test_a_due_one_off_pays_once_and_completes(customer):
+    account = funded_account(customer, "10.00")
+    schedule = make_schedule(account)
+
+    summary = scheduled_payments_run(DAY)
+
+    schedule.refresh_from_db()
+    assert (summary.paid, summary.held, summary.failed) == (1, 0, [])
+    assert (schedule.status, schedule.next_run_date) == ("COMPLETED", None)
+    request = PaymentRequest.objects.get(schedule=schedule)
+    assert (request.status, request.amount, request.payee["name"]) == ("PENDING", Decimal("3.00"), "Jane")
+    assert schedule.last_run.payment_request == request
+    assert balance(account) == Decimal("7.00")
+
+
+def test_a_schedule_not_yet_due_is_left_alone(customer):
+    account = funded_account(customer, "10.00")
+    schedule = make_schedule(account, anchor=date(2026, 3, 11))
+
+    summary = scheduled_payments_run(DAY)
+
+    assert summary.runs == 0
+    assert ScheduledPayment.objects.get(id=schedule.id).next_run_date == date(2026, 3, 11)
+
+
+def test_running_the_same_day_twice_pays_nothing_the_second_time(customer):
+    account = funded_account(customer, "100.00")
+    schedules = [make_schedule(account, frequency="DAILY") for _ in range(3)]
+
+    first = scheduled_payments_run(DAY)
+    second = scheduled_payments_run(DAY)
+
+    assert (first.paid, second.runs) == (3, 0)
+    assert PaymentRequest.objects.filter(account=account).count() == 3
+    for schedule in schedules:
+        assert runs_of(schedule) == [(DAY, "PAID", "")]
+    assert balance(account) == Decimal("91.00")
+
+
+def test_a_run_record_for_the_day_stops_a_second_payment_whatever_the_schedule_says(customer):
+    account = funded_account(customer, "100.00")
+    schedule = make_schedule(account, frequency="DAILY")
+    scheduled_payments_run(DAY)
+    # A stale copy of the schedule (a second runner's view) still thinks the day is due.
+    ScheduledPayment.objects.filter(id=schedule.id).update(next_run_date=DAY, occurrence=0)
+
+    summary = scheduled_payments_run(DAY)
+
+    assert summary.runs == 0
+    assert PaymentRequest.objects.filter(schedule=schedule).count() == 1
+    assert ScheduledPayment.objects.get(id=schedule.id).next_run_date == date(2026, 3, 11)
+
+
+def test_a_failing_run_is_recorded_with_its_reason_and_the_next_one_runs(customer):
+    account = funded_account(customer, "5.00")
+    schedule = make_schedule(account, frequency="DAILY")
+
+    scheduled_payments_run(DAY)
+    failed = scheduled_payments_run(date(2026, 3, 11))
+    ledger_fund_account(account, Decimal("10.00"), key="top-up")
+    scheduled_payments_run(date(2026, 3, 12))
+
+    assert [reason for _, _, reason in failed.failed] == [runs_of(schedule)[1][2]]
+    outcomes = runs_of(schedule)
+    assert [(d, o) for d, o, _ in outcomes] == [
+        (date(2026, 3, 10), "PAID"),
+        (date(2026, 3, 11), "FAILED"),
+        (date(2026, 3, 12), "PAID"),
+    ]
+    assert outcomes[1][2].startswith("INSUFFICIENT_FUNDS")
+    assert ScheduledPayment.objects.get(id=schedule.id).status == "ACTIVE"
+    assert balance(account) == Decimal("9.00")
+
+
+def test_a_run_over_the_limit_is_recorded_as_failed(customer):
+    account = funded_account(customer, "30000.00")
+    schedule = make_schedule(account, amount="25000.01")
+
+    summary = scheduled_payments_run(DAY)
+
+    assert summary.failed[0][2].startswith("LIMIT_EXCEEDED")
+    assert ScheduledPayment.objects.get(id=schedule.id).status == "COMPLETED"
+    assert balance(account) == Decimal("30000.00")
+
+
+def test_a_large_run_is_held_for_review(customer):
+    account = funded_account(customer, "20000.00")
+    schedule = make_schedule(account, amount="10000.00")
+
+    summary = scheduled_payments_run(DAY)
+
+    assert (summary.paid, summary.held) == (0, 1)
+    assert runs_of(schedule) == [(DAY, "HELD", "")]
+    assert PaymentRequest.objects.get(schedule=schedule).status == "PENDING_TM"
+
+
+def test_missed_days_are_caught_up_one_payment_per_run_date(customer):
+    account = funded_account(customer, "100.00")
+    schedule = make_schedule(account, frequency="DAILY")
+
+    scheduled_payments_run(date(2026, 3, 12))
+
+    assert [d for d, _, _ in runs_of(schedule)] == [date(2026, 3, 10), date(2026, 3, 11), date(2026, 3, 12)]
+    assert ScheduledPayment.objects.get(id=schedule.id).next_run_date == date(2026, 3, 13)
+
+
+def test_work_is_done_in_chunks(customer):
+    account = funded_account(customer, "100.00")
+    for _ in range(7):
+        make_schedule(account)
+    chunks = []
+
+    summary = scheduled_payments_run(DAY, chunk_size=3, on_progress=chunks.append)
+
+    assert summary.paid == 7
+    assert chunks == [3, 3, 1]
+
+
+def test_the_command_runs_a_given_day_and_prints_a_summary(customer):
+    account = funded_account(customer, "5.00")
+    make_schedule(account, amount="3.00")
+    make_schedule(account, amount="3.00")
+    out = io.StringIO()
+
+    call_command("run_scheduled_payments", "--date", "2026-03-10", stdout=out, stderr=io.StringIO())
+
+    text = out.getvalue()
+    assert "Scheduled payments for 2026-03-10: 1 paid, 0 held for review, 1 failed." in text
+    assert "INSUFFICIENT_FUNDS" in text
+
+
+def test_the_command_refuses_a_bad_date(db):
+    with pytest.raises(CommandError):
+        call_command("run_scheduled_payments", "--date", "10/03/2026")
+
+
+def test_the_beat_task_runs_the_day_given_and_beat_calls_it_at_two_utc(customer):
+    account = funded_account(customer, "10.00")
+    make_schedule(account)
+
+    outcome = run_scheduled_payments.delay("2026-03-10").get()
+
+    assert outcome == {"paid": 1, "held": 0, "failed": 0}
+    entry = settings.CELERY_BEAT_SCHEDULE["run-scheduled-payments"]
+    assert entry["task"] == "payments.tasks.run_scheduled_payments"
+    assert entry["schedule"] == crontab(hour=2, minute=0)
+    assert settings.CELERY_TIMEZONE == "UTC"

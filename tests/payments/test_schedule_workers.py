@@ -1,0 +1,128 @@
+"""Scheduled payments run by several workers at once, and by a real Celery worker
+(PostgreSQL, and Redis for the worker; skipped otherwise)."""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from bankapi.celery import app
+from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
+from payments.services.acceptance import PaymentInstruction
+from payments.services.schedules import schedule_create, scheduled_payments_run, utc_today
+from tests.conftest import requires_postgres, requires_redis
+from tests.payments.factories import funded_account
+
+DAY = date(2026, 3, 10)
+PAYEE = {"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
+
+
+def make_schedule(account, anchor=DAY) -> ScheduledPayment:
+    instruction = PaymentInstruction(
+        amount=Decimal("1.00"), currency=account.currency, reference="Standing order", payee=PAYEE
+    )
+    return schedule_create(account=account, instruction=instruction, anchor=anchor, frequency="WEEKLY")
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_runners_at_once_pay_each_schedule_exactly_once(transactional_db, customer):
+    accounts = [funded_account(customer, "100.00") for _ in range(6)]
+    schedules = [make_schedule(accounts[n % 6]) for n in range(60)]
+    start = threading.Barrier(2)
+    summaries = []
+
+    def runner():
+        try:
+            start.wait()
+            summaries.append(scheduled_payments_run(DAY, chunk_size=5))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=runner) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sum(summary.paid for summary in summaries) == 60
+    assert ScheduleRun.objects.count() == 60
+    for schedule in schedules:
+        assert PaymentRequest.objects.filter(schedule=schedule).count() == 1
+        assert ScheduledPayment.objects.get(id=schedule.id).next_run_date == date(2026, 3, 17)
+    assert (
+        sorted(a.balance for a in type(accounts[0]).objects.filter(id__in=[a.id for a in accounts]))
+        == [Decimal("90.00")] * 6
+    )
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@pytest.fixture
+def celery_worker():
+    """A real `celery -A bankapi worker` on its own queue, against the test database."""
+    queue = f"test-{uuid.uuid4().hex}"
+    env = {**os.environ, "DATABASE_URL": _database_url(), "REDIS_URL": os.environ["REDIS_URL"]}
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "bankapi",
+            "worker",
+            "--pool=solo",
+            "--loglevel=WARNING",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "-Q",
+            queue,
+            "-n",
+            f"{queue}@%h",
+        ],
+        cwd=settings.BASE_DIR,
+        env=env,
+    )
+    try:
+        yield queue
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+
+
+@requires_redis
+@pytest.mark.django_db(transaction=True)
+def test_a_celery_worker_runs_the_beat_task_against_redis(transactional_db, customer, celery_worker):
+    account = funded_account(customer, "10.00")
+    schedule = make_schedule(account, anchor=utc_today())
+    entry = settings.CELERY_BEAT_SCHEDULE["run-scheduled-payments"]
+
+    # What beat does at 02:00 UTC: send the task by name, with the entry's arguments.
+    app.send_task(
+        entry["task"], args=entry.get("args", ()), kwargs=entry.get("kwargs", {}), queue=celery_worker
+    )
+
+    deadline = time.monotonic() + 60
+    while not ScheduleRun.objects.filter(schedule=schedule).exists() and time.monotonic() < deadline:
+        time.sleep(0.25)
+    run = ScheduleRun.objects.get(schedule=schedule)
+    assert (run.run_date, run.outcome) == (utc_today(), "PAID")
+    assert PaymentRequest.objects.get(schedule=schedule).amount == Decimal("1.00")
+    assert type(account).objects.get(id=account.id).balance == Decimal("9.00")
