@@ -96,6 +96,8 @@ def celery_worker():
         cwd=settings.BASE_DIR,
         env=env,
     )
+    # Tasks go to the broker, not in-process, while the real worker runs.
+    app.conf.task_always_eager = False
     try:
         yield queue
     finally:
