@@ -181,7 +181,7 @@ CELERY_ENABLE_UTC = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
-# Periodic work (run `celery -A bankapi beat`; see docs/scheduling.md).
+# Periodic work (run `celery -A bankapi beat`; see the README, "Background work").
 CELERY_BEAT_SCHEDULE: dict = {
     # Production payment requests only: sandbox ones settle when integrators say so.
     "settle-pending-payments": {"task": "payments.tasks.settle_pending_payments", "schedule": 60.0},

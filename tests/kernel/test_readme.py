@@ -33,8 +33,15 @@ def test_readme_walkthrough_runs_end_to_end(transactional_db, live_server, sandb
     )
 
     assert result.returncode == 0, result.stdout + result.stderr
-    outputs = [json.loads(chunk) for chunk in re.findall(r"^\{\n.*?^\}$", result.stdout, re.S | re.M)]
-    assert outputs, result.stdout
-    capabilities = outputs[0]
-    assert capabilities["success"] is True
+    out = result.stdout
+    documents = [json.loads(chunk) for chunk in re.findall(r"^\{\n.*?^\}$", out, re.S | re.M)]
+    capabilities, requests_list, transactions = documents
     assert sandbox["customer"]["accountId"] in {a["accountId"] for a in capabilities["data"]["accounts"]}
+
+    request_id = re.search(r"^payment request (\S+)$", out, re.M).group(1)
+    # The replay: the header, then the first payment's body with the same requestId.
+    assert re.search(rf"^Idempotent-Replayed: true.*?{request_id}", out, re.M | re.I | re.S)
+    pending = [r for r in requests_list["data"]["paymentRequests"] if r["requestId"] == request_id]
+    assert [r["status"] for r in pending] == ["PENDING"]
+    booked = [t for t in transactions["data"]["transactions"] if t.get("requestId") == request_id]
+    assert [(t["direction"], t["amount"]) for t in booked][0] == ("DEBIT", "25.00")
