@@ -6,6 +6,7 @@ big tables and never repeats or skips a row when new rows arrive between pages.
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -68,3 +69,8 @@ def paginate(
             {"c": getattr(last, created_field).isoformat(), "i": str(last.pk)}, salt=_SALT
         )
     return Page(items=rows, next_token=next_token)
+
+
+def page_body(page: Page, key: str, present: Callable[[Any], dict]) -> dict:
+    """A list response's data: `{<key>: [...], "nextToken": ...}`."""
+    return {key: [present(item) for item in page.items], "nextToken": page.next_token}

@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from bankapi.admin_base import ReadOnlyModelAdmin
 from payments import admin_fx  # noqa: F401 - registers the FX admin
 from payments.models import Beneficiary, PaymentRequest, ScheduledPayment, ScheduleRun
 
@@ -16,23 +17,13 @@ class BeneficiaryAdmin(admin.ModelAdmin):
 
 
 @admin.register(PaymentRequest)
-class PaymentRequestAdmin(admin.ModelAdmin):
+class PaymentRequestAdmin(ReadOnlyModelAdmin):
     """Read-only: a payment changes only through the payment services."""
 
     list_display = ("id", "status", "amount", "currency", "account", "created_at")
     list_filter = ("status", "sandbox", "program")
     search_fields = ("id", "reference")
     list_select_related = ("account",)
-    show_full_result_count = False
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 class ScheduleRunInline(admin.TabularInline):
@@ -48,7 +39,7 @@ class ScheduleRunInline(admin.TabularInline):
 
 
 @admin.register(ScheduledPayment)
-class ScheduledPaymentAdmin(admin.ModelAdmin):
+class ScheduledPaymentAdmin(ReadOnlyModelAdmin):
     """Read-only: schedules are made and cancelled through the API."""
 
     list_display = ("id", "status", "frequency", "next_run_date", "amount", "currency", "account")
@@ -56,13 +47,3 @@ class ScheduledPaymentAdmin(admin.ModelAdmin):
     search_fields = ("id", "reference")
     list_select_related = ("account",)
     inlines = [ScheduleRunInline]
-    show_full_result_count = False
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False

@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 
+from bankapi.admin_base import ReadOnlyModelAdmin
 from payments.models import FxQuote, FxRate
 
 
@@ -15,7 +16,7 @@ class FxRateAdmin(admin.ModelAdmin):
 
 
 @admin.register(FxQuote)
-class FxQuoteAdmin(admin.ModelAdmin):
+class FxQuoteAdmin(ReadOnlyModelAdmin):
     """A quote is a price already given to a customer: it is looked at, never edited."""
 
     list_display = (
@@ -39,13 +40,3 @@ class FxQuoteAdmin(admin.ModelAdmin):
     search_fields = ("=id", "=account__id")
     list_select_related = ("account",)
     ordering = ("-created_at",)
-    show_full_result_count = False
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False

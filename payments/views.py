@@ -4,7 +4,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.response import Response
 
 from bankapi.api import ScopedAPIView
-from bankapi.pagination import paginate
+from bankapi.pagination import page_body, paginate
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
 from bankapi.scope import access_account
@@ -175,12 +175,7 @@ class PaymentRequestListView(ScopedAPIView):
     def get(self, request, customerId: str, accountId: str):
         account = access_account(self.scope, customerId, accountId)
         page = paginate(payment_requests_of(account), request.query_params)
-        return ok(
-            {
-                "paymentRequests": [payment_request_data(item) for item in page.items],
-                "nextToken": page.next_token,
-            }
-        )
+        return ok(page_body(page, "paymentRequests", payment_request_data))
 
 
 class TransactionListView(ScopedAPIView):
@@ -200,9 +195,7 @@ class TransactionListView(ScopedAPIView):
     def get(self, request, customerId: str, accountId: str):
         account = access_account(self.scope, customerId, accountId)
         page = paginate(statement_of(account), request.query_params, created_field="booked_at")
-        return ok(
-            {"transactions": [transaction_data(item) for item in page.items], "nextToken": page.next_token}
-        )
+        return ok(page_body(page, "transactions", transaction_data))
 
 
 class ScheduledPaymentListView(ScopedAPIView):
@@ -223,12 +216,7 @@ class ScheduledPaymentListView(ScopedAPIView):
     def get(self, request, customerId: str, accountId: str):
         account = access_account(self.scope, customerId, accountId)
         page = paginate(scheduled_payments_of(account), request.query_params)
-        return ok(
-            {
-                "scheduledPayments": [scheduled_payment_data(item) for item in page.items],
-                "nextToken": page.next_token,
-            }
-        )
+        return ok(page_body(page, "scheduledPayments", scheduled_payment_data))
 
 
 class ScheduledPaymentView(ScopedAPIView):
