@@ -1,6 +1,7 @@
 """The envelope, errors and service routes every client relies on."""
 
 import json
+import re
 import uuid
 
 import pytest
@@ -110,3 +111,51 @@ def test_malformed_bearer_is_unauthorized(api, db, header):
 
 def test_missing_bearer_is_unauthorized(api, db):
     assert_error(api.get("/v1/capabilities"), 401, "UNAUTHORIZED")
+
+
+def test_an_unexpected_failure_is_an_enveloped_500_without_internals(api, customer_auth, monkeypatch):
+    def explode(scope):
+        raise RuntimeError("database password is hunter2")
+
+    monkeypatch.setattr("bankapi.views.capabilities_get", explode)
+    response = api.get("/v1/capabilities", HTTP_X_REQUEST_ID="trace-500", **customer_auth)
+
+    body = assert_error(response, 500, "INTERNAL_SERVER_ERROR")
+    assert body["requestId"] == "trace-500"
+    assert "hunter2" not in response.content.decode()
+
+
+def test_a_non_json_body_is_a_400_not_a_415(api, sandbox):
+    response = api.generic(
+        "POST",
+        "/v1/auth/login",
+        "email=a&password=b",
+        content_type="application/x-www-form-urlencoded",
+        HTTP_X_PROGRAM_ID=sandbox["consumerProgramId"],
+    )
+    assert_error(response, 400, "VALIDATION_ERROR")
+
+
+def _api_routes(patterns, prefix: str = "") -> set[str]:
+    routes = set()
+    for pattern in patterns:
+        route = prefix + str(pattern.pattern)
+        if hasattr(pattern, "url_patterns"):
+            routes |= _api_routes(pattern.url_patterns, route)
+        elif route.startswith("v1/") and route not in {"v1/openapi.json", "v1/docs"}:
+            routes.add("/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route))
+    return routes
+
+
+def test_every_api_route_is_in_the_openapi_document_with_its_errors(api, db):
+    from django.urls import get_resolver
+
+    document = json.loads(api.get("/v1/openapi.json").content)
+    routes = _api_routes(get_resolver().url_patterns)
+
+    assert routes - set(document["paths"]) == set()
+    for path in routes:
+        for method, operation in document["paths"][path].items():
+            statuses = set(operation["responses"])
+            assert "200" in statuses, (method, path)
+            assert statuses & {"400", "401"}, f"{method} {path} documents no error response"
