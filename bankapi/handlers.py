@@ -62,6 +62,9 @@ def _render(error: ApiError, request_id: str | None = None) -> Response:
     if error.status >= 500 and request_id:
         body["requestId"] = request_id
     response = Response(body, status=error.status)
+    if error.status == 401:
+        # RFC 9110: a 401 names the scheme the client should authenticate with.
+        response["WWW-Authenticate"] = 'Bearer realm="bankapi"'
     for name, value in error.headers.items():
         response[name] = value
     return response

@@ -110,7 +110,9 @@ def test_malformed_bearer_is_unauthorized(api, db, header):
 
 
 def test_missing_bearer_is_unauthorized(api, db):
-    assert_error(api.get("/v1/capabilities"), 401, "UNAUTHORIZED")
+    response = api.get("/v1/capabilities")
+    assert_error(response, 401, "UNAUTHORIZED")
+    assert response["WWW-Authenticate"].startswith("Bearer")
 
 
 def test_an_unexpected_failure_is_an_enveloped_500_without_internals(api, customer_auth, monkeypatch):
