@@ -11,20 +11,22 @@ from rest_framework import serializers
 
 from bankapi.serializers import StrictCharField, StrictChoiceField
 
-SORT_CODE = re.compile(r"^\d{6}$")
-ACCOUNT_NUMBER = re.compile(r"^\d{8}$")
-IBAN_SHAPE = re.compile(r"^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$")
-BIC_SHAPE = re.compile(r"^[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$")
+# ASCII digits only, matched whole (`fullmatch`): `\d` would admit other scripts'
+# digits and `$` a trailing newline.
+SORT_CODE = re.compile(r"[0-9]{6}")
+ACCOUNT_NUMBER = re.compile(r"[0-9]{8}")
+IBAN_SHAPE = re.compile(r"[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}")
+BIC_SHAPE = re.compile(r"[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?")
 
 
 def normalise_iban(value: str) -> str:
-    return re.sub(r"\s+", "", value).upper()
+    return re.sub(r"[ \t]+", "", value).upper()
 
 
 def iban_is_valid(value: str) -> bool:
     """ISO 13616 mod-97 check on a normalised IBAN."""
     iban = normalise_iban(value)
-    if not IBAN_SHAPE.match(iban):
+    if not IBAN_SHAPE.fullmatch(iban):
         return False
     rearranged = iban[4:] + iban[:4]
     digits = "".join(str(string.ascii_uppercase.index(ch) + 10) if ch.isalpha() else ch for ch in rearranged)
@@ -44,9 +46,9 @@ class AccountObjectSerializer(serializers.Serializer):
         errors: dict[str, str] = {}
         if data["type"] == "uk":
             sort_code = data.get("sortCode", "").replace("-", "")
-            if not SORT_CODE.match(sort_code):
+            if not SORT_CODE.fullmatch(sort_code):
                 errors["sortCode"] = "Must be 6 digits."
-            if not ACCOUNT_NUMBER.match(data.get("accountNumber", "")):
+            if not ACCOUNT_NUMBER.fullmatch(data.get("accountNumber", "")):
                 errors["accountNumber"] = "Must be 8 digits."
             for name in ("iban", "bic"):
                 if name in data:
@@ -58,7 +60,7 @@ class AccountObjectSerializer(serializers.Serializer):
         if not iban_is_valid(iban):
             errors["iban"] = "Must be a valid IBAN."
         bic = data.get("bic", "").upper()
-        if bic and not BIC_SHAPE.match(bic):
+        if bic and not BIC_SHAPE.fullmatch(bic):
             errors["bic"] = "Must be a valid BIC (8 or 11 characters)."
         for name in ("sortCode", "accountNumber"):
             if name in data:

@@ -19,7 +19,9 @@ from bankapi.errors import validation_error
 MAX_LIMIT = 200
 DEFAULT_LIMIT = 50
 _SALT = "bankapi.pagination.cursor"
-_INTEGER = re.compile(r"^\d+$")
+_INTEGER = re.compile(r"[0-9]+")
+# More digits than this is far above the maximum however it is written.
+_MAX_DIGITS = 6
 
 
 def parse_limit(raw: str | None, default: int = DEFAULT_LIMIT) -> int:
@@ -27,9 +29,11 @@ def parse_limit(raw: str | None, default: int = DEFAULT_LIMIT) -> int:
     and mixed strings such as `10abc` are invalid."""
     if raw is None:
         return default
-    if not _INTEGER.match(raw) or int(raw) < 1:
+    if not _INTEGER.fullmatch(raw) or not raw.strip("0"):
         raise validation_error("limit", "limit must be an integer from 1 to 200.")
-    return min(int(raw), MAX_LIMIT)
+    significant = raw.lstrip("0")
+    # int() of thousands of digits is slow (and refused by Python): clamp first.
+    return MAX_LIMIT if len(significant) > _MAX_DIGITS else min(int(significant), MAX_LIMIT)
 
 
 @dataclass

@@ -21,6 +21,9 @@ class JSONParser(parsers.JSONParser):
             return json.loads(raw, parse_float=Decimal, parse_constant=self._reject_constant)
         except (ValueError, UnicodeDecodeError) as exc:
             raise ParseError(f"JSON parse error - {exc}") from exc
+        except RecursionError as exc:
+            # No route takes more than a few levels; thousands would exhaust the stack.
+            raise ParseError("JSON parse error - nested too deeply") from exc
 
     @staticmethod
     def _reject_constant(name: str):

@@ -69,11 +69,15 @@ def program_for(scope: Scope) -> Program:
 def customers_of(scope: Scope):
     """The customers this caller may act for, inside its program and environment."""
     customers = Customer.objects.filter(**scope.tenant_filter())
-    if scope.role == Role.CUSTOMER:
+    if scope.role == Role.MANAGEMENT:
+        return customers
+    # A user missing its customer (or custodian) acts for nobody: filtering on a
+    # null id would read as IS NULL and match every customer without one.
+    if scope.role == Role.CUSTOMER and scope.customer_id is not None:
         return customers.filter(id=scope.customer_id)
-    if scope.role == Role.CUSTODIAN:
+    if scope.role == Role.CUSTODIAN and scope.custodian_id is not None:
         return customers.filter(custodian_id=scope.custodian_id)
-    return customers
+    return customers.none()
 
 
 def access_customer(scope: Scope, customer_id: str) -> Customer:

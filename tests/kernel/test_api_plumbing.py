@@ -161,3 +161,15 @@ def test_every_api_route_is_in_the_openapi_document_with_its_errors(api, db):
             statuses = set(operation["responses"])
             assert "200" in statuses, (method, path)
             assert statuses & {"400", "401"}, f"{method} {path} documents no error response"
+
+
+def test_deeply_nested_json_is_a_400(api, sandbox):
+    body = "[" * 100_000 + "]" * 100_000
+    response = api.generic(
+        "POST",
+        "/v1/auth/login",
+        body,
+        content_type="application/json",
+        HTTP_X_PROGRAM_ID=sandbox["consumerProgramId"],
+    )
+    assert_error(response, 400, "VALIDATION_ERROR")

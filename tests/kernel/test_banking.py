@@ -32,3 +32,25 @@ def test_iban_account_is_normalised_and_bic_checked():
     assert good.validated_data == {"type": "iban", "iban": "GB82WEST12345698765432", "bic": "WESTGB2L"}
     bad = AccountObjectSerializer(data={"type": "iban", "iban": "GB82WEST12345698765432", "bic": "W"})
     assert not bad.is_valid() and "bic" in bad.errors
+
+
+@pytest.mark.parametrize(
+    "account",
+    [
+        {"type": "uk", "sortCode": "٠٤٠٠٠٤", "accountNumber": "12345678"},
+        {"type": "uk", "sortCode": "040004", "accountNumber": "١٢٣٤٥٦٧٨"},
+        {"type": "uk", "sortCode": "04\n0004", "accountNumber": "12345678"},
+        {"type": "iban", "iban": "GB٨٢WEST12345698765432"},
+        {"type": "iban", "iban": "GB82WEST1234\n5698765432"},
+    ],
+)
+def test_only_ascii_digits_and_no_line_breaks(account):
+    assert not AccountObjectSerializer(data=account).is_valid()
+
+
+def test_surrounding_whitespace_is_trimmed_so_what_is_stored_is_clean():
+    account = AccountObjectSerializer(
+        data={"type": "uk", "sortCode": " 040004\n", "accountNumber": "12345678\n"}
+    )
+    assert account.is_valid(), account.errors
+    assert account.validated_data == {"type": "uk", "sortCode": "040004", "accountNumber": "12345678"}

@@ -50,3 +50,19 @@ def test_forged_or_garbled_token_is_refused(db):
     with pytest.raises(ApiError) as caught:
         paginate(Customer.objects.all(), params)
     assert caught.value.extra["errors"][0]["field"] == "nextToken"
+
+
+@pytest.mark.parametrize("raw", ["9" * 5000, "0" * 4999 + "7" * 8, "1" + "0" * 40])
+def test_enormous_limits_are_clamped_not_a_crash(raw):
+    assert parse_limit(raw) == 200
+
+
+@pytest.mark.parametrize("raw, expected", [("007", 7), ("0" * 5000 + "12", 12)])
+def test_leading_zeros_are_read_as_the_number(raw, expected):
+    assert parse_limit(raw) == expected
+
+
+@pytest.mark.parametrize("raw", ["٥", "١٠", "10\n", "0" * 5000])
+def test_non_ascii_digits_newlines_and_zero_are_refused(raw):
+    with pytest.raises(ApiError):
+        parse_limit(raw)
