@@ -27,7 +27,8 @@ def run_scheduled_payments(day: str | None = None) -> dict:
 
     One task for the whole day, working through the due schedules in chunks; a
     second worker running it at the same time takes the chunks the first has not
-    claimed, and a redelivery finds the day done.
+    claimed, and a redelivery finds the day done. A day after today (UTC) is
+    refused with RunDateInFuture: nothing is paid ahead of its date.
     """
     summary = scheduled_payments_run(date.fromisoformat(day) if day else utc_today())
     return {"paid": summary.paid, "held": summary.held, "failed": len(summary.failed)}
