@@ -176,9 +176,32 @@ def test_the_command_runs_a_given_day_and_prints_a_summary(customer):
     assert "INSUFFICIENT_FUNDS" in text
 
 
-def test_the_command_refuses_a_bad_date(db):
-    with pytest.raises(CommandError):
-        call_command("run_scheduled_payments", "--date", "10/03/2026")
+@pytest.mark.parametrize(
+    "day",
+    [
+        "10/03/2026",
+        "20260310",
+        "2026-W11-2",
+        "2026-03-10\n",
+        "\u0662\u0660\u0662\u0666-\u0660\u0663-\u0661\u0660",  # ٢٠٢٦-٠٣-١٠
+        "2026-02-30",
+    ],
+)
+def test_the_command_refuses_a_bad_date(db, day):
+    with pytest.raises(CommandError, match="--date must be YYYY-MM-DD"):
+        call_command("run_scheduled_payments", "--date", day)
+
+
+@pytest.mark.parametrize(
+    "day", ["20260310", "2026-03-10\n", "\u0662\u0660\u0662\u0666-\u0660\u0663-\u0661\u0660"]
+)
+def test_the_beat_task_refuses_a_bad_date(customer, day):
+    make_schedule(funded_account(customer, "10.00"))
+
+    with pytest.raises(ValueError, match="Not a YYYY-MM-DD date"):
+        run_scheduled_payments.delay(day).get()
+
+    assert ScheduleRun.objects.count() == 0
 
 
 def test_the_beat_task_runs_the_day_given_and_beat_calls_it_at_two_utc(customer):

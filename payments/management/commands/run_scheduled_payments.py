@@ -4,6 +4,7 @@ from datetime import date
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from payments.formats import iso_date_parse
 from payments.services.schedules import (
     RunDateInFuture,
     run_date_check,
@@ -15,7 +16,7 @@ from payments.services.schedules import (
 
 def _day(value: str) -> date:
     try:
-        return date.fromisoformat(value)
+        return iso_date_parse(value)
     except ValueError as exc:
         raise CommandError(f"--date must be YYYY-MM-DD, got {value!r}") from exc
 
