@@ -77,7 +77,8 @@ class UtcDayField(ExactCharField):
     into UTC first (one without is read as UTC), then only the day counts."""
 
     default_error_messages = {
-        "date": "Must be a date (YYYY-MM-DD) or an ISO 8601 date-time (YYYY-MM-DDThh:mm:ssZ)."
+        "date": "Must be a date (YYYY-MM-DD) or an ISO 8601 date-time (YYYY-MM-DDThh:mm:ssZ).",
+        "range": "Its UTC day must be between 0001-01-01 and 9999-12-31.",
     }
 
     def to_internal_value(self, data) -> date:
@@ -93,7 +94,12 @@ class UtcDayField(ExactCharField):
             self.fail("date")
         if moment.tzinfo is None:
             return moment.date()
-        return moment.astimezone(UTC).date()
+        try:
+            return moment.astimezone(UTC).date()
+        except OverflowError:
+            # 9999-12-31T23:00:00-05:00 is in year 10000 in UTC, 0001-01-01T00:00:00+05:00
+            # in year 0: neither is a date Python (or the database) can hold.
+            self.fail("range")
 
 
 class IbanField(StrictCharField):

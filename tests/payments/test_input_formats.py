@@ -252,3 +252,45 @@ def test_a_bic_with_a_trailing_newline_is_invalid(customer):
         beneficiary.full_clean()
 
     assert "bic" in invalid.value.message_dict
+
+
+@pytest.mark.parametrize(
+    "scheduled_date",
+    [
+        "9999-12-31T23:00:00-05:00",
+        "9999-12-31T23:59:59.999999-00:01",
+        "0001-01-01T00:00:00+05:00",
+        "0001-01-01T00:00+00:01",
+    ],
+)
+def test_a_date_time_whose_utc_day_is_off_the_calendar_is_a_400_not_a_500(
+    api, sandbox, customer_auth, account, snapshot, scheduled_date
+):
+    before = snapshot()
+
+    response = pay(api, customer_auth, account, **body_for(sandbox, scheduledDate=scheduled_date))
+
+    assert_refused(response, "scheduledDate")
+    assert "between 0001-01-01 and 9999-12-31" in response.json()["errors"][0]["message"]
+    assert before.unchanged() and ScheduledPayment.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "scheduled_date", ["9999-12-31", "9999-12-31T23:59:59Z", "9999-12-31T23:00:00+05:00"]
+)
+def test_the_calendars_last_day_can_be_scheduled(api, sandbox, customer_auth, account, scheduled_date):
+    response = pay(api, customer_auth, account, **body_for(sandbox, scheduledDate=scheduled_date))
+
+    assert response.status_code == 200, response.json()
+    schedule_id = response.json()["data"]["bankTransfer"]["scheduleId"]
+    assert ScheduledPayment.objects.get(id=schedule_id).scheduled_date == date(9999, 12, 31)
+
+
+@pytest.mark.parametrize("scheduled_date", ["0001-01-01", "0001-01-02T03:00:00+05:00"])
+def test_the_calendars_first_day_is_long_past_and_pays_at_once(
+    api, sandbox, customer_auth, account, scheduled_date
+):
+    response = pay(api, customer_auth, account, **body_for(sandbox, scheduledDate=scheduled_date))
+
+    assert response.status_code == 200, response.json()
+    assert set(response.json()["data"]["bankTransfer"]) == {"status", "requestId"}
