@@ -3,9 +3,11 @@
     .venv/bin/python bench/scheduled_payments.py [--schedules 10000] [--accounts 1000] [--chunk 200]
 
 Builds a throwaway test database from the configured one (SQLite by default; set
-DATABASE_URL for PostgreSQL), creates the due schedules, times one
-`scheduled_payments_run` and prints schedules per second and database queries per
-schedule. The test database is dropped afterwards.
+DATABASE_URL for PostgreSQL), creates schedules due today (UTC), times one
+`scheduled_payments_run` for today, as the 02:00 UTC beat does, and prints
+schedules per second and database queries per schedule. The test database is
+dropped afterwards. (A run refuses a day after today, so the bench cannot run a
+fixed future day.)
 """
 
 import argparse
@@ -28,9 +30,8 @@ from django.db import connection  # noqa: E402
 from bankapi.models import Account, Customer, Program  # noqa: E402
 from payments.ledger import ledger_fund_account  # noqa: E402
 from payments.models import ScheduledPayment  # noqa: E402
-from payments.services.schedules import scheduled_payments_run  # noqa: E402
+from payments.services.schedules import scheduled_payments_run, utc_today  # noqa: E402
 
-DAY = date(2030, 1, 31)
 PAYEE = {"name": "Bench Payee", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
 
 
@@ -43,7 +44,7 @@ class QueryCounter:
         return execute(sql, params, many, context)
 
 
-def seed(schedules: int, accounts: int) -> None:
+def seed(schedules: int, accounts: int, day: date) -> None:
     program = Program.objects.create(name="Bench Program", account_type=Program.AccountType.CONSUMER)
     customer = Customer.objects.create(program=program, name="Bench Customer")
     rows = Account.objects.bulk_create(
@@ -59,8 +60,8 @@ def seed(schedules: int, accounts: int) -> None:
                 customer=customer,
                 account=rows[n % accounts],
                 frequency=ScheduledPayment.Frequency.MONTHLY,
-                scheduled_date=DAY,
-                next_run_date=DAY,
+                scheduled_date=day,
+                next_run_date=day,
                 amount=Decimal("1.00"),
                 currency="GBP",
                 reference=f"Standing order {n}",
@@ -85,11 +86,12 @@ def main() -> None:
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     try:
         print(f"Seeding {args.schedules} due schedules on {args.accounts} accounts ({connection.vendor})...")
-        seed(args.schedules, args.accounts)
+        day = utc_today()
+        seed(args.schedules, args.accounts, day)
         counter = QueryCounter()
         with connection.execute_wrapper(counter):
             started = time.perf_counter()
-            summary = scheduled_payments_run(DAY, chunk_size=args.chunk)
+            summary = scheduled_payments_run(day, chunk_size=args.chunk)
             elapsed = time.perf_counter() - started
         assert summary.paid == args.schedules, f"expected every schedule paid, got {summary}"
         print(f"Ran {summary.runs} schedules in {elapsed:.2f} s")

@@ -2,25 +2,31 @@
 
 import re
 import uuid
-from datetime import UTC, date
+from datetime import UTC, date, datetime
 from decimal import Decimal
 
-from django.utils.dateparse import parse_date, parse_datetime
 from rest_framework import serializers
 
 from bankapi.banking import PayeeSerializer, iban_is_valid, normalise_iban
 from bankapi.serializers import InputSerializer, StrictBooleanField, StrictCharField, StrictChoiceField
+from payments.formats import AMOUNT, CURRENCY, ISO_DATE, ISO_DATE_TIME, uuid_parse
 
-AMOUNT = re.compile(r"^\d+(\.\d{1,2})?$")
-CURRENCY = re.compile(r"^[A-Z]{3}$")
-DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MAX_AMOUNT = Decimal("9999999999999999.99")
 FREQUENCIES = ["NEVER", "DAILY", "WEEKLY", "FORTNIGHTLY", "MONTHLY"]
 CHARGE_BEARERS = ["SHA", "OUR", "BEN"]
 
 
-class AmountField(StrictCharField):
-    """A decimal string (`^\\d+(\\.\\d{1,2})?$`) above zero; a JSON number is refused."""
+class ExactCharField(StrictCharField):
+    """A string checked as sent: whitespace around it fails its format rather than
+    being trimmed off first."""
+
+    def __init__(self, **kwargs):
+        super().__init__(trim_whitespace=False, **kwargs)
+
+
+class AmountField(ExactCharField):
+    """A decimal string of ASCII digits (`[0-9]+(\\.[0-9]{1,2})?`) above zero; a JSON
+    number is refused."""
 
     default_error_messages = {
         "invalid": 'Must be a decimal string such as "10.50".',
@@ -29,12 +35,9 @@ class AmountField(StrictCharField):
         "too_large": "Too large.",
     }
 
-    def __init__(self, **kwargs):
-        super().__init__(trim_whitespace=False, **kwargs)
-
     def to_internal_value(self, data) -> Decimal:
         text = super().to_internal_value(data)
-        if not AMOUNT.match(text):
+        if not AMOUNT.fullmatch(text):
             self.fail("pattern")
         value = Decimal(text)
         if value <= 0:
@@ -47,48 +50,56 @@ class AmountField(StrictCharField):
         return f"{value:.2f}"
 
 
-class CurrencyField(StrictCharField):
+class CurrencyField(ExactCharField):
     default_error_messages = {"code": "Must be an ISO 4217 code of 3 capital letters."}
 
     def to_internal_value(self, data) -> str:
         text = super().to_internal_value(data)
-        if not CURRENCY.match(text):
+        if not CURRENCY.fullmatch(text):
             self.fail("code")
         return text
 
 
-class UuidStringField(StrictCharField):
-    default_error_messages = {"uuid": "Must be a UUID string."}
+class UuidStringField(ExactCharField):
+    default_error_messages = {"uuid": "Must be a UUID string (8-4-4-4-12 hex digits)."}
 
     def to_internal_value(self, data) -> uuid.UUID:
         text = super().to_internal_value(data)
         try:
-            return uuid.UUID(text)
+            return uuid_parse(text)
         except ValueError:
             self.fail("uuid")
 
 
-class UtcDayField(StrictCharField):
-    """`YYYY-MM-DD` or an ISO 8601 date-time; a date-time with an offset is turned
+class UtcDayField(ExactCharField):
+    """`YYYY-MM-DD` or an ISO 8601 date-time (`YYYY-MM-DDThh:mm[:ss[.fff]]`, then `Z`,
+    an offset such as `+02:00`, or nothing); a date-time with an offset is turned
     into UTC first (one without is read as UTC), then only the day counts."""
 
-    default_error_messages = {"date": "Must be a date (YYYY-MM-DD) or an ISO 8601 date-time."}
+    default_error_messages = {
+        "date": "Must be a date (YYYY-MM-DD) or an ISO 8601 date-time (YYYY-MM-DDThh:mm:ssZ).",
+        "range": "Its UTC day must be between 0001-01-01 and 9999-12-31.",
+    }
 
     def to_internal_value(self, data) -> date:
         text = super().to_internal_value(data)
         try:
-            if DATE_ONLY.match(text):
-                day = parse_date(text)
-                if day is not None:
-                    return day
-            moment = parse_datetime(text)
+            if ISO_DATE.fullmatch(text):
+                return date.fromisoformat(text)
+            moment = datetime.fromisoformat(text) if ISO_DATE_TIME.fullmatch(text) else None
         except ValueError:
-            self.fail("date")
+            # The right shape but not in the calendar: 30 February, hour 24, ...
+            moment = None
         if moment is None:
             self.fail("date")
         if moment.tzinfo is None:
             return moment.date()
-        return moment.astimezone(UTC).date()
+        try:
+            return moment.astimezone(UTC).date()
+        except OverflowError:
+            # 9999-12-31T23:00:00-05:00 is in year 10000 in UTC, 0001-01-01T00:00:00+05:00
+            # in year 0: neither is a date Python (or the database) can hold.
+            self.fail("range")
 
 
 class IbanField(StrictCharField):
@@ -105,7 +116,9 @@ def account_reference_error(account, reference: str) -> str | None:
     """Why the account refuses this statement reference, if it does."""
     if not account.reference_min <= len(reference) <= account.reference_max:
         return f"Must be {account.reference_min} to {account.reference_max} characters for this account."
-    if not re.match(account.reference_pattern, reference):
+    # fullmatch: the pattern is written `^...$` for clients, and `$` alone would let
+    # a trailing newline through.
+    if not re.fullmatch(account.reference_pattern, reference):
         return f"Contains characters this account does not accept ({account.reference_pattern})."
     return None
 

@@ -1,9 +1,8 @@
 """Celery tasks: thin wrappers around the services, safe to run twice."""
 
-from datetime import date
-
 from celery import shared_task
 
+from payments.formats import iso_date_parse
 from payments.services.idempotency import idempotency_records_purge
 from payments.services.schedules import scheduled_payments_run, utc_today
 from payments.services.settlement import payments_settle_pending
@@ -27,7 +26,8 @@ def run_scheduled_payments(day: str | None = None) -> dict:
 
     One task for the whole day, working through the due schedules in chunks; a
     second worker running it at the same time takes the chunks the first has not
-    claimed, and a redelivery finds the day done.
+    claimed, and a redelivery finds the day done. A day after today (UTC) is
+    refused with RunDateInFuture: nothing is paid ahead of its date.
     """
-    summary = scheduled_payments_run(date.fromisoformat(day) if day else utc_today())
+    summary = scheduled_payments_run(iso_date_parse(day) if day else utc_today())
     return {"paid": summary.paid, "held": summary.held, "failed": len(summary.failed)}

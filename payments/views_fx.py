@@ -13,19 +13,17 @@ from bankapi.api import ScopedAPIView
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
 from bankapi.serializers import StrictChoiceField
+from payments.formats import AMOUNT, CURRENCY, ISO_DATE, iso_date_parse
 from payments.fx import fx_quote_create
 from payments.fx.services import MONEY_CEILING, access_fx_account
 from payments.models import FxQuote
 
-CURRENCY_PATTERN = r"\A[A-Z]{3}\Z"
-AMOUNT_PATTERN = r"\A[0-9]+(\.[0-9]{1,2})?\Z"
-DATE_PATTERN = r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z"
 CURRENCY_MESSAGE = "Must be an ISO 4217 code: three capital letters."
 
 
 def _currency_field(help_text: str) -> serializers.RegexField:
     return serializers.RegexField(
-        CURRENCY_PATTERN,
+        CURRENCY,
         trim_whitespace=False,
         help_text=help_text,
         error_messages={"invalid": CURRENCY_MESSAGE},
@@ -37,7 +35,7 @@ class FxQuoteQuerySerializer(serializers.Serializer):
     currencyTwo = _currency_field("The currency the customer buys (ISO 4217); differs from currencyOne.")
     amountCurrency = _currency_field("The side `amount` is in: currencyOne or currencyTwo.")
     amount = serializers.RegexField(
-        AMOUNT_PATTERN,
+        AMOUNT,
         trim_whitespace=False,
         help_text="Plain decimal string above zero, at most 2 decimal places.",
         error_messages={"invalid": "Must be a plain decimal string with at most 2 decimal places."},
@@ -49,7 +47,7 @@ class FxQuoteQuerySerializer(serializers.Serializer):
         help_text="ON: today; TN: next business day; SPOT (default): two business days.",
     )
     valueDate = serializers.RegexField(
-        DATE_PATTERN,
+        ISO_DATE,
         trim_whitespace=False,
         required=False,
         help_text=(
@@ -80,7 +78,7 @@ class FxQuoteQuerySerializer(serializers.Serializer):
 
     def validate_valueDate(self, value: str) -> date:
         try:
-            return date.fromisoformat(value)
+            return iso_date_parse(value)
         except ValueError:
             raise serializers.ValidationError("Not a calendar date.")
 

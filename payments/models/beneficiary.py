@@ -58,9 +58,9 @@ class Beneficiary(models.Model):
             self.sandbox = self.customer.sandbox
         if self.account_kind == self.AccountKind.UK:
             self.sort_code = self.sort_code.replace("-", "")
-            if not SORT_CODE.match(self.sort_code):
+            if not SORT_CODE.fullmatch(self.sort_code):
                 errors["sort_code"] = "Must be 6 digits."
-            if not ACCOUNT_NUMBER.match(self.account_number):
+            if not ACCOUNT_NUMBER.fullmatch(self.account_number):
                 errors["account_number"] = "Must be 8 digits."
             if self.iban or self.bic:
                 errors["iban"] = "IBAN and BIC are not used with a UK account."
@@ -69,7 +69,7 @@ class Beneficiary(models.Model):
             self.bic = self.bic.upper()
             if not iban_is_valid(self.iban):
                 errors["iban"] = "Must be a valid IBAN (mod-97)."
-            if self.bic and not BIC_SHAPE.match(self.bic):
+            if self.bic and not BIC_SHAPE.fullmatch(self.bic):
                 errors["bic"] = "Must be a valid BIC (8 or 11 characters)."
             if self.sort_code or self.account_number:
                 errors["sort_code"] = "Sort code and account number are not used with an IBAN account."

@@ -17,8 +17,12 @@ from django.db.models.functions import Greatest, Least
 from django.utils import timezone
 
 from bankapi.models import MONEY, Account, Program
+from payments.formats import CURRENCY
 
-CURRENCY_PATTERN = r"^[A-Z]{3}$"
+# `\A...\Z` means the same in Python (validators, SQLite's REGEXP) and in
+# PostgreSQL; `$` would let "GBP\n" through Python's re and SQLite, which does not
+# enforce max_length.
+CURRENCY_PATTERN = CURRENCY.pattern
 # A rate is the price of one unit of a currency in another, to 8 decimal places.
 RATE = {"max_digits": 20, "decimal_places": 8}
 MAX_SPREAD_BPS = 9999

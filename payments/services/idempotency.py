@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import Customer, Program
+from payments.formats import uuid_parse
 from payments.models import IdempotencyRecord
 
 STALE_CLAIM = timedelta(seconds=60)
@@ -39,7 +40,7 @@ def idempotency_key_resolve(
     """The request's key: the header wins over the body field; both must be UUIDs."""
     if header is not None:
         try:
-            return uuid.UUID(header.strip())
+            return uuid_parse(header.strip())
         except ValueError:
             raise validation_error(HEADER, "The Idempotency-Key header must be a UUID.")
     if body_key is None and program.require_idempotency_key:

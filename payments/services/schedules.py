@@ -37,6 +37,19 @@ def utc_today() -> date:
     return timezone.now().astimezone(UTC).date()
 
 
+class RunDateInFuture(Exception):
+    """A run was asked for a UTC day that has not come yet."""
+
+    def __init__(self, day: date, today: date) -> None:
+        super().__init__(
+            f"Cannot run scheduled payments for {day}: it is after today ({today}, UTC). "
+            "A run pays the schedules due on or before its day, so it may run today or "
+            "catch up a past day, never pay ahead."
+        )
+        self.day = day
+        self.today = today
+
+
 def add_months(anchor: date, months: int) -> date:
     """The anchor's day of month, `months` later; the month's last day where
     that day does not exist (31 January + 1 month = 28 or 29 February)."""
@@ -198,6 +211,13 @@ def _run_due(schedule: ScheduledPayment, day: date, summary: RunSummary) -> None
     schedule.save(update_fields=["occurrence", "next_run_date", "status", "last_run", "updated_at"])
 
 
+def run_date_check(day: date) -> None:
+    """Refuse a run day after today's UTC date (RunDateInFuture)."""
+    today = utc_today()
+    if day > today:
+        raise RunDateInFuture(day, today)
+
+
 def scheduled_payments_due(day: date):
     return ScheduledPayment.objects.filter(status=ScheduledPayment.Status.ACTIVE, next_run_date__lte=day)
 
@@ -209,7 +229,12 @@ def scheduled_payments_run(
     on_progress: Callable[[int], None] | None = None,
 ) -> RunSummary:
     """Run every schedule due on or before the UTC day `day`, one chunk per
-    transaction. Safe to call twice, or from two workers at once."""
+    transaction. Safe to call twice, or from two workers at once.
+
+    `day` may be today or a past day (a missed run caught up), never a later day:
+    that would debit today every run dated up to it (RunDateInFuture).
+    """
+    run_date_check(day)
     summary = RunSummary()
     while True:
         with transaction.atomic():

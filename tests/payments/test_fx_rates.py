@@ -5,7 +5,7 @@ from decimal import Decimal
 
 import pytest
 from django.core.management import call_command
-from django.db import IntegrityError, transaction
+from django.db import DataError, IntegrityError, transaction
 from django.test import Client
 
 from authn.models import User
@@ -58,6 +58,14 @@ def test_the_database_refuses_a_rate_that_could_misprice(sandbox, base, quote, m
         FxRate.objects.create(
             base_currency=base, quote_currency=quote, mid_rate=Decimal(mid), spread_bps=spread
         )
+
+
+@pytest.mark.parametrize(("base", "quote"), [("GBP\n", "JPY"), ("GBP", "JPY\n")])
+def test_the_database_refuses_a_currency_code_with_a_trailing_newline(sandbox, base, quote):
+    # PostgreSQL's varchar(3) stops it first; SQLite enforces no length, only the
+    # check constraint, which Django runs through Python's re.search there.
+    with pytest.raises((IntegrityError, DataError)), transaction.atomic():
+        FxRate.objects.create(base_currency=base, quote_currency=quote, mid_rate=Decimal("190"))
 
 
 def test_an_operator_lists_and_edits_rates_in_admin(operator):

@@ -1,21 +1,27 @@
 """Running scheduled payments: the service, the command and the beat task (spec 3.2; DESIGN 7)."""
 
 import io
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+import time_machine
 from celery.schedules import crontab
 from django.conf import settings
-from django.core.management import call_command
+from django.core.management import ManagementUtility, call_command
 from django.core.management.base import CommandError
 
 from payments.ledger import ledger_fund_account
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
 from payments.services.acceptance import PaymentInstruction
-from payments.services.schedules import schedule_create, scheduled_payments_run
+from payments.services.schedules import (
+    RunDateInFuture,
+    schedule_create,
+    scheduled_payments_run,
+    utc_today,
+)
 from payments.tasks import run_scheduled_payments
-from tests.payments.conftest import balance
+from tests.payments.conftest import balance, payments_url
 from tests.payments.factories import funded_account
 
 DAY = date(2026, 3, 10)
@@ -170,9 +176,32 @@ def test_the_command_runs_a_given_day_and_prints_a_summary(customer):
     assert "INSUFFICIENT_FUNDS" in text
 
 
-def test_the_command_refuses_a_bad_date(db):
-    with pytest.raises(CommandError):
-        call_command("run_scheduled_payments", "--date", "10/03/2026")
+@pytest.mark.parametrize(
+    "day",
+    [
+        "10/03/2026",
+        "20260310",
+        "2026-W11-2",
+        "2026-03-10\n",
+        "\u0662\u0660\u0662\u0666-\u0660\u0663-\u0661\u0660",  # ٢٠٢٦-٠٣-١٠
+        "2026-02-30",
+    ],
+)
+def test_the_command_refuses_a_bad_date(db, day):
+    with pytest.raises(CommandError, match="--date must be YYYY-MM-DD"):
+        call_command("run_scheduled_payments", "--date", day)
+
+
+@pytest.mark.parametrize(
+    "day", ["20260310", "2026-03-10\n", "\u0662\u0660\u0662\u0666-\u0660\u0663-\u0661\u0660"]
+)
+def test_the_beat_task_refuses_a_bad_date(customer, day):
+    make_schedule(funded_account(customer, "10.00"))
+
+    with pytest.raises(ValueError, match="Not a YYYY-MM-DD date"):
+        run_scheduled_payments.delay(day).get()
+
+    assert ScheduleRun.objects.count() == 0
 
 
 def test_the_beat_task_runs_the_day_given_and_beat_calls_it_at_two_utc(customer):
@@ -186,3 +215,109 @@ def test_the_beat_task_runs_the_day_given_and_beat_calls_it_at_two_utc(customer)
     assert entry["task"] == "payments.tasks.run_scheduled_payments"
     assert entry["schedule"] == crontab(hour=2, minute=0)
     assert settings.CELERY_TIMEZONE == "UTC"
+
+
+# A run pays what is due on or before its day, so running a later day would debit
+# today every run dated up to it: 30 daily payments for a day 30 days out.
+
+
+@pytest.fixture
+def late_on_the_10th():
+    """23:59:59 UTC on DAY: the 11th has begun east of UTC, not yet in UTC."""
+    with time_machine.travel(datetime(2026, 3, 10, 23, 59, 59, tzinfo=UTC), tick=False):
+        yield
+
+
+def test_a_run_for_a_day_after_today_utc_is_refused_and_pays_nothing(customer, late_on_the_10th):
+    account = funded_account(customer, "100.00")
+    due_today = make_schedule(account, frequency="DAILY")
+    due_tomorrow = make_schedule(account, anchor=date(2026, 3, 11))
+
+    with pytest.raises(RunDateInFuture, match=r"2026-03-11.*after today \(2026-03-10, UTC\)"):
+        scheduled_payments_run(date(2026, 3, 11))
+    with pytest.raises(RunDateInFuture):
+        scheduled_payments_run(date(2026, 4, 9))
+
+    assert ScheduleRun.objects.count() == 0 and PaymentRequest.objects.count() == 0
+    assert ScheduledPayment.objects.get(id=due_today.id).next_run_date == DAY
+    assert ScheduledPayment.objects.get(id=due_tomorrow.id).next_run_date == date(2026, 3, 11)
+    assert balance(account) == Decimal("100.00")
+
+
+def test_today_is_run_and_past_days_are_caught_up_under_a_frozen_clock(customer, late_on_the_10th):
+    account = funded_account(customer, "100.00")
+    schedule = make_schedule(account, anchor=date(2026, 3, 8), frequency="DAILY")
+
+    caught_up = scheduled_payments_run(date(2026, 3, 9))
+    today = scheduled_payments_run(DAY)
+
+    assert (caught_up.paid, today.paid) == (2, 1)
+    assert [d for d, _, _ in runs_of(schedule)] == [date(2026, 3, 8), date(2026, 3, 9), DAY]
+    assert ScheduledPayment.objects.get(id=schedule.id).next_run_date == date(2026, 3, 11)
+
+
+def test_the_command_refuses_a_later_day_with_a_readable_error(customer, late_on_the_10th):
+    account = funded_account(customer, "100.00")
+    make_schedule(account, frequency="DAILY")
+
+    with pytest.raises(CommandError, match=r"2026-04-09.*after today \(2026-03-10, UTC\)") as refused:
+        call_command("run_scheduled_payments", "--date", "2026-04-09", stdout=io.StringIO())
+
+    assert refused.value.returncode != 0
+    assert ScheduleRun.objects.count() == 0 and balance(account) == Decimal("100.00")
+
+
+def test_the_command_line_exits_non_zero_on_a_later_day(customer, late_on_the_10th, capsys, monkeypatch):
+    account = funded_account(customer, "100.00")
+    make_schedule(account)
+    # run_from_argv closes every connection on its way out, the test's own included.
+    monkeypatch.setattr("django.core.management.base.connections.close_all", lambda: None)
+
+    with pytest.raises(SystemExit) as exited:
+        ManagementUtility(["manage.py", "run_scheduled_payments", "--date", "2026-03-11"]).execute()
+
+    assert exited.value.code == 1
+    assert "CommandError: Cannot run scheduled payments for 2026-03-11" in capsys.readouterr().err
+    assert ScheduleRun.objects.count() == 0 and balance(account) == Decimal("100.00")
+
+
+def test_the_beat_task_refuses_a_later_day(customer, late_on_the_10th):
+    account = funded_account(customer, "100.00")
+    make_schedule(account)
+
+    with pytest.raises(RunDateInFuture):
+        run_scheduled_payments.delay("2026-03-11").get()
+
+    assert ScheduleRun.objects.count() == 0 and balance(account) == Decimal("100.00")
+
+
+def test_a_daily_schedule_made_through_the_api_is_not_paid_ahead_by_a_run_30_days_out(
+    api, sandbox, customer_auth, account
+):
+    """The audit's scenario, on the real clock."""
+    tomorrow = utc_today() + timedelta(days=1)
+    created = api.post(
+        payments_url(account.customer_id, account.id),
+        {
+            "amount": "1.00",
+            "reference": "Daily",
+            "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+            "scheduledDate": tomorrow.isoformat(),
+            "frequency": "DAILY",
+        },
+        format="json",
+        **customer_auth,
+    )
+    assert created.status_code == 200, created.json()
+    before = balance(account)
+
+    with pytest.raises(CommandError):
+        call_command(
+            "run_scheduled_payments",
+            "--date",
+            (utc_today() + timedelta(days=30)).isoformat(),
+            stdout=io.StringIO(),
+        )
+
+    assert PaymentRequest.objects.count() == 0 and ScheduleRun.objects.count() == 0
+    assert balance(account) == before

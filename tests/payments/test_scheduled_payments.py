@@ -148,9 +148,11 @@ def test_monthly_from_31_january_in_a_leap_year_runs_on_month_ends(api, sandbox,
         response = create(api, auth, account, sandbox, scheduledDate="2028-01-31", frequency="MONTHLY")
     schedule_id = response.json()["data"]["bankTransfer"]["scheduleId"]
 
+    # The 02:00 UTC beat, every day from the 20th of January to the end of June.
     day = date(2028, 1, 20)
     while day <= date(2028, 6, 30):
-        scheduled_payments_run(day)
+        with time_machine.travel(datetime(day.year, day.month, day.day, 2, 0, tzinfo=UTC), tick=False):
+            scheduled_payments_run(day)
         day = date.fromordinal(day.toordinal() + 1)
 
     run_dates = list(
@@ -243,7 +245,9 @@ def test_schedules_are_listed_newest_first_across_pages(api, sandbox, auth, acco
     }
 
 
-def test_cancelling_keeps_the_schedule_listed_as_cancelled_and_it_pays_nothing(api, sandbox, auth, account):
+def test_cancelling_keeps_the_schedule_listed_as_cancelled_and_it_pays_nothing(
+    api, sandbox, auth, account, frozen
+):
     schedule_id = create(api, auth, account, sandbox, scheduledDate="2026-03-11", frequency="DAILY").json()[
         "data"
     ]["bankTransfer"]["scheduleId"]
@@ -251,13 +255,16 @@ def test_cancelling_keeps_the_schedule_listed_as_cancelled_and_it_pays_nothing(a
 
     response = api.delete(url, **auth)
     again = api.delete(url, **auth)
+    listed_status = listed(api, auth, account)["scheduledPayments"][0]["status"]
+    # Ten days on, the 02:00 UTC run.
+    frozen.move_to(datetime(2026, 3, 20, 2, 0, tzinfo=UTC))
     scheduled_payments_run(date(2026, 3, 20))
 
     assert response.status_code == 200
     assert response.json()["data"]["scheduledPayment"]["status"] == "CANCELLED"
     assert response.json()["data"]["scheduledPayment"]["nextRunDate"] is None
     assert (again.status_code, again.json()["code"]) == (409, "INVALID_STATE")
-    assert listed(api, auth, account)["scheduledPayments"][0]["status"] == "CANCELLED"
+    assert listed_status == "CANCELLED"
     assert PaymentRequest.objects.count() == 0 and ScheduleRun.objects.count() == 0
     assert balance(account) == Decimal("100000.00")
 

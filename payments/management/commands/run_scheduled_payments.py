@@ -4,12 +4,19 @@ from datetime import date
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from payments.services.schedules import scheduled_payments_due, scheduled_payments_run, utc_today
+from payments.formats import iso_date_parse
+from payments.services.schedules import (
+    RunDateInFuture,
+    run_date_check,
+    scheduled_payments_due,
+    scheduled_payments_run,
+    utc_today,
+)
 
 
 def _day(value: str) -> date:
     try:
-        return date.fromisoformat(value)
+        return iso_date_parse(value)
     except ValueError as exc:
         raise CommandError(f"--date must be YYYY-MM-DD, got {value!r}") from exc
 
@@ -17,14 +24,21 @@ def _day(value: str) -> date:
 class Command(BaseCommand):
     help = (
         "Run every scheduled payment due on a UTC day (default: today), as the 02:00 UTC beat "
-        "task does. Safe to rerun: a day already run pays nothing again."
+        "task does. Safe to rerun: a day already run pays nothing again. A past day catches up "
+        "missed runs; a day after today is refused."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--date", help="The UTC day to run, YYYY-MM-DD (default: today).")
+        parser.add_argument(
+            "--date", help="The UTC day to run, YYYY-MM-DD, today or earlier (default: today)."
+        )
 
     def handle(self, *args, **options):
         day = _day(options["date"]) if options["date"] else utc_today()
+        try:
+            run_date_check(day)
+        except RunDateInFuture as exc:
+            raise CommandError(str(exc)) from exc
         with tqdm(
             total=scheduled_payments_due(day).count(), unit="schedule", file=sys.stderr, disable=None
         ) as bar:
