@@ -19,7 +19,8 @@ class JSONParser(parsers.JSONParser):
             if not raw.strip():
                 return {}
             return json.loads(raw, parse_float=Decimal, parse_constant=self._reject_constant)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, LookupError) as exc:
+            # LookupError: a charset that names no text codec (e.g. charset=base64).
             raise ParseError(f"JSON parse error - {exc}") from exc
         except RecursionError as exc:
             # No route takes more than a few levels; thousands would exhaust the stack.

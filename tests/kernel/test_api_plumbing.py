@@ -173,3 +173,15 @@ def test_deeply_nested_json_is_a_400(api, sandbox):
         HTTP_X_PROGRAM_ID=sandbox["consumerProgramId"],
     )
     assert_error(response, 400, "VALIDATION_ERROR")
+
+
+@pytest.mark.parametrize("charset", ["base64", "rot13"])
+def test_a_body_in_a_non_text_charset_is_a_400(api, sandbox, charset):
+    response = api.generic(
+        "POST",
+        "/v1/auth/login",
+        b'{"email": "a@b.c", "password": "x"}',
+        content_type=f"application/json; charset={charset}",
+        HTTP_X_PROGRAM_ID=sandbox["consumerProgramId"],
+    )
+    assert_error(response, 400, "VALIDATION_ERROR")
