@@ -1,8 +1,12 @@
+from collections.abc import Callable
+
 from django.contrib import admin
 
 from bankapi.admin_base import ReadOnlyModelAdmin
+from bankapi.errors import ApiError
 from payments import admin_fx  # noqa: F401 - registers the FX admin
 from payments.models import Beneficiary, PaymentRequest, ScheduledPayment, ScheduleRun
+from payments.services.settlement import payment_review_approve, payment_review_reject
 
 
 @admin.register(Beneficiary)
@@ -18,12 +22,40 @@ class BeneficiaryAdmin(admin.ModelAdmin):
 
 @admin.register(PaymentRequest)
 class PaymentRequestAdmin(ReadOnlyModelAdmin):
-    """Read-only: a payment changes only through the payment services."""
+    """Read-only but for compliance review: a payment changes only through the
+    payment services, which these actions call (DESIGN 6)."""
 
     list_display = ("id", "status", "amount", "currency", "account", "created_at")
     list_filter = ("status", "sandbox", "program")
     search_fields = ("id", "reference")
     list_select_related = ("account",)
+    actions = ["approve_held", "reject_held"]
+
+    def has_review_permission(self, request) -> bool:
+        return request.user.has_perm("payments.review_paymentrequest")
+
+    @admin.action(description="Approve selected held payments (they may then settle)", permissions=["review"])
+    def approve_held(self, request, queryset) -> None:
+        self._review(request, queryset, payment_review_approve)
+
+    @admin.action(
+        description="Reject selected held payments (amount and fee go back to the account)",
+        permissions=["review"],
+    )
+    def reject_held(self, request, queryset) -> None:
+        reason = f"Rejected in compliance review by {request.user.email}"
+        self._review(request, queryset, lambda payment: payment_review_reject(payment, reason))
+
+    def _review(self, request, queryset, review: Callable[[PaymentRequest], PaymentRequest]) -> None:
+        reviewed = skipped = 0
+        for payment in queryset:
+            try:
+                review(payment)
+                reviewed += 1
+            except ApiError:
+                # No longer held (reviewed meanwhile by someone else): left as it is.
+                skipped += 1
+        self.message_user(request, f"{reviewed} reviewed; {skipped} no longer held, left unchanged.")
 
 
 class ScheduleRunInline(admin.TabularInline):

@@ -68,6 +68,7 @@ class PaymentRequest(models.Model):
     settled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        permissions = [("review_paymentrequest", "Can approve or reject payments held for review")]
         indexes = [
             models.Index(fields=["account", "created_at"]),
             models.Index(fields=["status", "sandbox"]),
