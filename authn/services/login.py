@@ -26,7 +26,7 @@ from authn.services.challenges import (
     program_resolve,
 )
 from authn.services.passkeys import passkey_assertion_options
-from authn.services.throttle import throttle_check, throttle_clear, throttle_record_failure
+from authn.services.throttle import throttle_attempt, throttle_clear
 from authn.tokens import tokens_revoke_all
 from bankapi.errors import ApiError, ErrorCode
 
@@ -42,7 +42,9 @@ def credentials_check(*, program: str | None, email: str, password: str, tempora
 
     Unknown program, unknown e-mail, inactive user and wrong password answer the
     same body after the same work (one password hash), and count towards the
-    lockout alike. `temporary` accepts only a temporary password an admin issued.
+    lockout alike. The attempt is counted before the hash (see `throttle_attempt`),
+    so parallel guesses cannot outrun the lockout. `temporary` accepts only a
+    temporary password an admin issued.
     """
     email = email.strip().lower()
     try:
@@ -51,7 +53,7 @@ def credentials_check(*, program: str | None, email: str, password: str, tempora
         User().set_password(password)
         raise _bad_credentials() from None
     now = timezone.now()
-    throttle_check(program_id, email, now)
+    throttle_attempt(program_id, email, now)
     user = User.objects.filter(program_id=program_id, email=email).first()
     if user is None:
         User().set_password(password)
@@ -60,7 +62,6 @@ def credentials_check(*, program: str | None, email: str, password: str, tempora
         valid = user.check_password(password) and user.is_active
         valid = valid and (user.must_change_password or not temporary)
     if not valid:
-        throttle_record_failure(program_id, email, now)
         raise _bad_credentials()
     throttle_clear(program_id, email)
     return user

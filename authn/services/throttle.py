@@ -3,6 +3,13 @@
 
 Keyed by the e-mail as typed, known or not, so a lockout says nothing about
 which addresses exist.
+
+Every attempt is counted up front, under the row lock and before the password
+hash is computed, and a success then forgets the count. Counting only after
+the (slow) hash would let requests sent in parallel all pass a "not locked yet"
+check before any of them recorded its failure: 30 parallel guesses would all
+be evaluated. Counted first, at most MAX_FAILURES passwords are evaluated per
+window whatever the concurrency.
 """
 
 import uuid
@@ -19,29 +26,27 @@ FAILURE_WINDOW = timedelta(minutes=15)
 LOCKOUT = timedelta(minutes=15)
 
 
-def throttle_check(program_id: uuid.UUID | None, email: str, now: datetime) -> None:
-    """Refuse, before any password is checked, while the pair is locked."""
-    locked_until = (
-        LoginThrottle.objects.filter(program_id=program_id, email=email, locked_until__gt=now)
-        .values_list("locked_until", flat=True)
-        .first()
-    )
-    if locked_until is not None:
-        raise too_many_requests(
-            "Too many failed sign-in attempts; try again later.", (locked_until - now).total_seconds()
-        )
+def throttle_attempt(program_id: uuid.UUID | None, email: str, now: datetime) -> None:
+    """Count one password attempt of the pair, or refuse it (429) while the pair is locked.
 
-
-def throttle_record_failure(program_id: uuid.UUID | None, email: str, now: datetime) -> None:
+    Call before checking the password and outside `transaction.atomic`: the count
+    must stay when the attempt then fails and its error rolls the request back.
+    The attempt that reaches MAX_FAILURES sets the lock yet is still evaluated (a
+    wrong password answers 401, a right one clears the pair); the next one is 429.
+    """
     with transaction.atomic():
-        # The row lock serialises concurrent failures of one pair: without it two
-        # requests could both read 4 failures, both write 5, and the sixth guess
-        # would slip through before the lock.
+        # The row lock serialises concurrent attempts of one pair: each sees the
+        # count the previous one left, so no more than MAX_FAILURES get through.
         throttle, _ = LoginThrottle.objects.select_for_update().get_or_create(
             program_id=program_id, email=email, defaults={"window_started_at": now}
         )
+        if throttle.locked_until is not None and throttle.locked_until > now:
+            raise too_many_requests(
+                "Too many failed sign-in attempts; try again later.",
+                (throttle.locked_until - now).total_seconds(),
+            )
         window_over = throttle.window_started_at <= now - FAILURE_WINDOW
-        lock_over = throttle.locked_until is not None and throttle.locked_until <= now
+        lock_over = throttle.locked_until is not None
         if window_over or lock_over:
             throttle.window_started_at, throttle.failures, throttle.locked_until = now, 0, None
         throttle.failures += 1
