@@ -35,6 +35,12 @@ S401_CREDENTIALS = (
     "invalid, expired, spent or wrong-kind session_token. `retryable` is true while the same "
     "session_token (or, on login, another password) may be tried again."
 )
+S429_SECOND_FACTOR = (
+    "Wrong codes also count per user, across sessions (TOTP codes here and in step-up confirmations, "
+    "e-mailed codes at verify-email): five wrong codes within 15 minutes lock the user's codes for "
+    "15 minutes, 429 with `Retry-After`, even for the right code. A right code clears the count; "
+    "a right password does not."
+)
 
 
 def _program_raw(request) -> str | None:
@@ -112,13 +118,13 @@ class Verify2faView(AuthView):
         description=(
             "RFC 6238 codes of 6 digits and 30 seconds, one step of clock drift either way; a code "
             "is accepted once. A wrong code answers 401 with `retryable: true`: the session_token "
-            "stays usable until it expires or five codes have been tried."
+            "stays usable until it expires or five codes have been tried.\n\n" + S429_SECOND_FACTOR
         ),
         parameters=PROGRAM_PARAMETERS,
         request=io.Verify2faInputSerializer,
         responses={
             200: envelope("AuthTokensResponse", io.TokensSerializer()),
-            **error_responses(400, 401, s401=S401_CREDENTIALS),
+            **error_responses(400, 401, 429, s401=S401_CREDENTIALS),
         },
     )
     def post(self, request):
@@ -180,13 +186,14 @@ class VerifyEmailView(AuthView):
         summary="Complete EMAIL_VERIFICATION_REQUIRED with the e-mailed code",
         description=(
             "Marks the e-mail verified and answers the next challenge as login would (typically "
-            "SECURITY_SETUP_REQUIRED). A wrong code: 401 with `retryable` while attempts remain."
+            "SECURITY_SETUP_REQUIRED). A wrong code: 401 with `retryable` while attempts remain.\n\n"
+            + S429_SECOND_FACTOR
         ),
         parameters=PROGRAM_PARAMETERS,
         request=io.VerifyEmailInputSerializer,
         responses={
             200: envelope("VerifyEmailResponse", io.ChallengeSerializer()),
-            **error_responses(400, 401, s401=S401_CREDENTIALS),
+            **error_responses(400, 401, 429, s401=S401_CREDENTIALS),
         },
     )
     def post(self, request):

@@ -26,7 +26,12 @@ from authn.services.challenges import (
     program_resolve,
 )
 from authn.services.passkeys import passkey_assertion_options
-from authn.services.throttle import throttle_attempt, throttle_clear
+from authn.services.throttle import (
+    second_factor_attempt,
+    second_factor_clear,
+    throttle_attempt,
+    throttle_clear,
+)
 from authn.tokens import tokens_revoke_all
 from bankapi.errors import ApiError, ErrorCode
 
@@ -146,11 +151,17 @@ def password_change(
 
 
 def email_verify(*, program_id: uuid.UUID | None, session_token: str, code: str) -> dict:
-    """POST verify-email: the e-mailed code marks the address verified; next challenge."""
+    """POST verify-email: the e-mailed code marks the address verified; next challenge.
+
+    Wrong codes count per session and per user across sessions (the second-factor
+    lockout, shared with TOTP): every login mails a new code, but not new guesses.
+    """
     challenge = challenge_attempt(session_token, [Kind.EMAIL_VERIFICATION_REQUIRED], program_id)
     user = challenge.user
+    second_factor_attempt(user)
     if not constant_time_compare(bytes(challenge.secret), _email_code_digest(user, code)):
         raise challenge_refusal(challenge, "Invalid code")
+    second_factor_clear(user)
     challenge_consume(challenge)
     User.objects.filter(id=user.id).update(email_verified=True)
     user.email_verified = True

@@ -188,3 +188,29 @@ def test_parallel_wrong_passwords_cannot_outrun_the_lockout(sandbox):
     assert statuses.count(401) <= 5, f"{statuses.count(401)} passwords were checked despite the lockout"
     assert statuses.count(429) >= count - 5
     assert_error(login(APIClient(), spare["email"], spare["password"], program), 429, "TOO_MANY_REQUESTS")
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_parallel_right_and_wrong_passwords_never_fail_the_server(sandbox):
+    """A right password clears the counter while wrong ones are creating it: no 500."""
+    spare, program = sandbox["spareUser"], sandbox["consumerProgramId"]
+    passwords = [spare["password"] if index % 2 else f"wrong-{index}" for index in range(12)]
+    barrier = threading.Barrier(len(passwords))
+    statuses: list[int] = []
+
+    def attempt(password: str) -> None:
+        try:
+            barrier.wait()
+            statuses.append(login(APIClient(), spare["email"], password, program).status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=attempt, args=(password,)) for password in passwords]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    # (More than five wrong ones may be checked here: each right password clears the count.)
+    assert len(statuses) == len(passwords) and set(statuses) <= {200, 401, 429}
