@@ -144,7 +144,7 @@ class ChangePasswordView(OptionalBearerView):
             "For users whose password an admin reset. A wrong temporary password answers 401 and "
             "counts towards the login lockout. The new password needs 12 characters and must not "
             "be common, numeric or like the e-mail: otherwise 400 with the reasons. Every earlier "
-            "token of the user is revoked.\n\n"
+            "token and unused session_token of the user is revoked.\n\n"
             "The answer is a challenge, never tokens: SECURITY_SETUP_REQUIRED for a user without a "
             "second factor (the usual case). The spec is split for a user who already has one "
             "(3.6: always SECURITY_SETUP_REQUIRED; 4.17: tokens). Tokens are never handed out on a "
@@ -387,7 +387,8 @@ class LogoutView(APIView):
         summary="Sign out everywhere",
         description=(
             "`access_token` must be the bearer. Every access, id and refresh token the user holds, "
-            "on every device, stops working."
+            "on every device, stops working, and so does every session_token of a sign-in not yet "
+            "finished."
         ),
         parameters=PROGRAM_PARAMETERS,
         request=io.LogoutInputSerializer,

@@ -125,7 +125,8 @@ def password_change(
 ) -> dict:
     """POST change-password: replace a temporary password, answer the next challenge.
 
-    Every earlier token of the user is revoked: a password reset ends old sessions.
+    Every earlier token and unused sign-in session of the user is revoked: a
+    password reset ends old sessions.
     """
     user = credentials_check(program=program, email=email, password=temporary_password, temporary=True)
     if bearer_user is not None and bearer_user.id != user.id:
@@ -146,6 +147,8 @@ def password_change(
     user.set_password(new_password)
     user.must_change_password = False
     user.save(update_fields=["password", "must_change_password"])
+    # Revoke first: it also expires every open session, which must not include
+    # the one answered now.
     tokens_revoke_all(user)
     return challenge_next(user)
 
