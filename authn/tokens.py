@@ -84,7 +84,8 @@ def decode_token(token: str) -> dict:
 
 
 def user_for_claims(claims: dict) -> User:
-    """The live user a verified token names; revoked or deactivated users fail."""
+    """The live user a verified token names; revoked or deactivated users fail, and so
+    do tokens whose program, role or sandbox claim no longer matches the user."""
     try:
         user = User.objects.get(id=claims["sub"], is_active=True)
     except (User.DoesNotExist, ValueError, TypeError) as exc:
@@ -93,6 +94,10 @@ def user_for_claims(claims: dict) -> User:
         raise _unauthorized("Token has been revoked")
     if program_claim(user) != claims.get("program"):
         raise _unauthorized()
+    if claims.get("role") != user.role or claims.get("sandbox") is not user.sandbox:
+        # An admin changed what the user acts as, or in which environment: a token
+        # issued before would keep the old scope until it expires.
+        raise _unauthorized("Token no longer matches the user's role or environment; sign in again")
     return user
 
 

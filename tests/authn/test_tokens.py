@@ -14,7 +14,8 @@ from cryptography.hazmat.primitives import serialization
 from django.utils import timezone
 
 from authn.keys import signing_key
-from authn.models import RefreshToken
+from authn.models import RefreshToken, User
+from bankapi.roles import Role
 from tests.authn.helpers import (
     assert_error,
     auth_post,
@@ -266,3 +267,23 @@ def test_logout_ends_a_pending_security_setup_session(api, sandbox):
         api, "passkey/register/start", {"session_token": pending, "friendly_name": "Key"}, program=program
     )
     assert_error(refused, 401, "INVALID_CREDENTIALS")
+
+
+@pytest.mark.parametrize(("field", "value"), [("role", Role.CUSTODIAN), ("sandbox", False)])
+def test_tokens_issued_before_an_admin_changed_role_or_environment_are_refused(api, sandbox, field, value):
+    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+    before = tokens_for(customer["email"], program)
+    bystander = tokens_for(sandbox["customer2"]["email"], program)
+
+    User.objects.filter(email=customer["email"], program_id=program).update(**{field: value})
+
+    body = assert_error(api.get(CAPABILITIES, **bearer(before.access_token)), 401, "UNAUTHORIZED")
+    assert "access_token" not in body
+    start = auth_post(
+        api, "passkey/register/start", {"friendly_name": "Key"}, program=program, **bearer(before.id_token)
+    )
+    assert_error(start, 401, "UNAUTHORIZED")
+    assert api.get(CAPABILITIES, **bearer(bystander.access_token)).status_code == 200
+    after = tokens_for(customer["email"], program)
+    assert claims_of(after.access_token)[field] == value
+    assert api.get(CAPABILITIES, **bearer(after.access_token)).status_code != 401
