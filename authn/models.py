@@ -164,12 +164,27 @@ class RefreshToken(models.Model):
 
 
 class LoginThrottle(models.Model):
-    """Failed password attempts for one (program, e-mail), known user or not.
+    """Recent attempts of one factor for one (program, e-mail): the lockout counter.
 
-    Keyed by the e-mail as typed so that an unknown address locks exactly like a
-    known one: the lockout reveals nothing about which addresses exist.
+    `password` rows count password attempts and are keyed by the e-mail as typed,
+    known user or not, so that an unknown address locks exactly like a known one:
+    the lockout reveals nothing about which addresses exist.
+
+    `second_factor` rows count the codes a user has tried after the password (TOTP
+    at verify-2fa and in step-up confirmations, the e-mailed verification code),
+    across all of the user's sign-in sessions. They are keyed by the user's own
+    (program, e-mail), which names exactly one user. Keeping them in this table
+    rather than in fields on User gives both lockouts one implementation (count up
+    front under the row lock), one purge, and no row lock on the busy User row; a
+    correct password clears only the `password` row, so it cannot buy an attacker
+    fresh code guesses.
     """
 
+    class Factor(models.TextChoices):
+        PASSWORD = "password"
+        SECOND_FACTOR = "second_factor"
+
+    factor = models.CharField(max_length=16, choices=Factor.choices, default=Factor.PASSWORD)
     program = models.ForeignKey(Program, null=True, blank=True, on_delete=models.CASCADE)
     email = models.CharField(max_length=254)
     window_started_at = models.DateTimeField()
@@ -179,12 +194,12 @@ class LoginThrottle(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["program", "email"],
+                fields=["factor", "program", "email"],
                 condition=Q(program__isnull=False),
                 name="login_throttle_unique_per_program",
             ),
             models.UniqueConstraint(
-                fields=["email"],
+                fields=["factor", "email"],
                 condition=Q(program__isnull=True),
                 name="login_throttle_unique_without_program",
             ),

@@ -3,7 +3,8 @@
 import pyotp
 from django.contrib.auth.models import Group, Permission
 
-from authn.models import User
+from authn.models import PasskeyCredential, User
+from authn.tokens import tokens_revoke_all
 from bankapi.models import Customer, Program
 from bankapi.roles import Role
 from bankapi.sandbox import SandboxContext, new_password
@@ -20,8 +21,18 @@ def _user(
     program: Program | None,
     password_key: str = "password",
     totp: bool = False,
+    fresh: bool = False,
     **fields,
 ) -> dict:
+    """The sandbox user at `path`, made once and put back as DESIGN 13 promises.
+
+    On a rerun the contract wins over what clients did since: the printed password
+    works again, `must_change_password` is what the contract says (newUser: True,
+    so it is NEW_PASSWORD_REQUIRED again), the e-mail is verified, and a `fresh`
+    user (newUser, passkeyUser: no second factor promised) loses any TOTP or
+    passkey enrolled since. Anything restored ends the user's earlier tokens and
+    sessions, as a password change does.
+    """
     password = ctx.remembered(f"{path}.{password_key}", new_password)
     user = User.objects.filter(email=email, program=program).first()
     if user is None:
@@ -31,14 +42,34 @@ def _user(
             user.totp_secret = ctx.remembered(f"{path}.totpSecret", pyotp.random_base32)
             user.totp_confirmed = True
         user.save()
-    elif not user.check_password(password):
-        # The manifest was lost but the user kept: print a password that works.
-        user.set_password(password)
-        user.save(update_fields=["password"])
+    else:
+        _restore(user, password, must_change_password=fields.get("must_change_password", False), fresh=fresh)
     out = {"email": email, password_key: password}
     if totp:
         out["totpSecret"] = user.totp_secret
     return out
+
+
+def _restore(user: User, password: str, *, must_change_password: bool, fresh: bool) -> None:
+    changed = []
+    if not user.check_password(password):
+        # Changed through the API since, or the manifest was lost but the user
+        # kept: print a password that works.
+        user.set_password(password)
+        changed.append("password")
+    if user.must_change_password != must_change_password:
+        user.must_change_password = must_change_password
+        changed.append("must_change_password")
+    if not user.email_verified:
+        user.email_verified = True
+        changed.append("email_verified")
+    if fresh and (user.totp_secret or user.totp_confirmed or user.has_passkey):
+        PasskeyCredential.objects.filter(user=user).delete()
+        user.totp_secret, user.totp_confirmed, user.totp_last_step = "", False, 0
+        changed += ["totp_secret", "totp_confirmed", "totp_last_step"]
+    if changed:
+        user.save(update_fields=changed)
+        tokens_revoke_all(user)
 
 
 def _own_customer(program: Program, name: str) -> Customer:
@@ -88,6 +119,7 @@ def bootstrap(ctx: SandboxContext) -> None:
         f"new.user@{DOMAIN}",
         program=consumer,
         password_key="temporaryPassword",
+        fresh=True,
         role=Role.CUSTOMER,
         must_change_password=True,
         customer=_own_customer(consumer, "Sandbox New User"),
@@ -98,6 +130,7 @@ def bootstrap(ctx: SandboxContext) -> None:
         "passkeyUser",
         f"passkey.user@{DOMAIN}",
         program=consumer,
+        fresh=True,
         role=Role.CUSTOMER,
         customer=_own_customer(consumer, "Sandbox Passkey User"),
     )

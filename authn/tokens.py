@@ -3,7 +3,8 @@
 Verification pins the algorithm to RS256 and looks the key up by `kid`, so a
 token signed with `none` or HS256 (for instance with the public key as an HMAC
 secret) is refused. A token is also refused once its `ver` is older than the
-user's token generation: that is how global logout ends every session at once.
+user's token generation: that is how global logout ends every session at once
+(`tokens_revoke_all`, which also expires the user's unused sign-in sessions).
 """
 
 import hashlib
@@ -19,7 +20,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from authn.keys import signing_key, verification_keys
-from authn.models import RefreshToken, User
+from authn.models import AuthChallenge, RefreshToken, User
 from bankapi.errors import ApiError, ErrorCode
 
 ACCESS = "access"
@@ -83,7 +84,8 @@ def decode_token(token: str) -> dict:
 
 
 def user_for_claims(claims: dict) -> User:
-    """The live user a verified token names; revoked or deactivated users fail."""
+    """The live user a verified token names; revoked or deactivated users fail, and so
+    do tokens whose program, role or sandbox claim no longer matches the user."""
     try:
         user = User.objects.get(id=claims["sub"], is_active=True)
     except (User.DoesNotExist, ValueError, TypeError) as exc:
@@ -92,6 +94,10 @@ def user_for_claims(claims: dict) -> User:
         raise _unauthorized("Token has been revoked")
     if program_claim(user) != claims.get("program"):
         raise _unauthorized()
+    if claims.get("role") != user.role or claims.get("sandbox") is not user.sandbox:
+        # An admin changed what the user acts as, or in which environment: a token
+        # issued before would keep the old scope until it expires.
+        raise _unauthorized("Token no longer matches the user's role or environment; sign in again")
     return user
 
 
@@ -166,7 +172,17 @@ def tokens_refresh(refresh_token: str, *, program_id: str | None) -> tuple[User,
 
 
 def tokens_revoke_all(user: User) -> None:
-    """Global logout: every token issued so far, on every device, stops working."""
+    """Global logout: every token issued so far, on every device, stops working.
+
+    So does every sign-in session (challenge) not yet used: a session opened with
+    the old password, or before the logout, would otherwise still lead to tokens
+    for its five minutes. Callers that answer a new challenge (password change)
+    must create it after calling this.
+    """
+    now = timezone.now()
     with transaction.atomic():
         User.objects.filter(id=user.id).update(token_version=F("token_version") + 1)
-        RefreshToken.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        RefreshToken.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=now)
+        AuthChallenge.objects.filter(user=user, used_at__isnull=True, expires_at__gt=now).update(
+            expires_at=now
+        )

@@ -35,6 +35,12 @@ S401_CREDENTIALS = (
     "invalid, expired, spent or wrong-kind session_token. `retryable` is true while the same "
     "session_token (or, on login, another password) may be tried again."
 )
+S429_SECOND_FACTOR = (
+    "Wrong codes also count per user, across sessions (TOTP codes here and in step-up confirmations, "
+    "e-mailed codes at verify-email): five wrong codes within 15 minutes lock the user's codes for "
+    "15 minutes, 429 with `Retry-After`, even for the right code. A right code clears the count; "
+    "a right password does not."
+)
 
 
 def _program_raw(request) -> str | None:
@@ -112,13 +118,13 @@ class Verify2faView(AuthView):
         description=(
             "RFC 6238 codes of 6 digits and 30 seconds, one step of clock drift either way; a code "
             "is accepted once. A wrong code answers 401 with `retryable: true`: the session_token "
-            "stays usable until it expires or five codes have been tried."
+            "stays usable until it expires or five codes have been tried.\n\n" + S429_SECOND_FACTOR
         ),
         parameters=PROGRAM_PARAMETERS,
         request=io.Verify2faInputSerializer,
         responses={
             200: envelope("AuthTokensResponse", io.TokensSerializer()),
-            **error_responses(400, 401, s401=S401_CREDENTIALS),
+            **error_responses(400, 401, 429, s401=S401_CREDENTIALS),
         },
     )
     def post(self, request):
@@ -138,7 +144,7 @@ class ChangePasswordView(OptionalBearerView):
             "For users whose password an admin reset. A wrong temporary password answers 401 and "
             "counts towards the login lockout. The new password needs 12 characters and must not "
             "be common, numeric or like the e-mail: otherwise 400 with the reasons. Every earlier "
-            "token of the user is revoked.\n\n"
+            "token and unused session_token of the user is revoked.\n\n"
             "The answer is a challenge, never tokens: SECURITY_SETUP_REQUIRED for a user without a "
             "second factor (the usual case). The spec is split for a user who already has one "
             "(3.6: always SECURITY_SETUP_REQUIRED; 4.17: tokens). Tokens are never handed out on a "
@@ -180,13 +186,14 @@ class VerifyEmailView(AuthView):
         summary="Complete EMAIL_VERIFICATION_REQUIRED with the e-mailed code",
         description=(
             "Marks the e-mail verified and answers the next challenge as login would (typically "
-            "SECURITY_SETUP_REQUIRED). A wrong code: 401 with `retryable` while attempts remain."
+            "SECURITY_SETUP_REQUIRED). A wrong code: 401 with `retryable` while attempts remain.\n\n"
+            + S429_SECOND_FACTOR
         ),
         parameters=PROGRAM_PARAMETERS,
         request=io.VerifyEmailInputSerializer,
         responses={
             200: envelope("VerifyEmailResponse", io.ChallengeSerializer()),
-            **error_responses(400, 401, s401=S401_CREDENTIALS),
+            **error_responses(400, 401, 429, s401=S401_CREDENTIALS),
         },
     )
     def post(self, request):
@@ -380,7 +387,8 @@ class LogoutView(APIView):
         summary="Sign out everywhere",
         description=(
             "`access_token` must be the bearer. Every access, id and refresh token the user holds, "
-            "on every device, stops working."
+            "on every device, stops working, and so does every session_token of a sign-in not yet "
+            "finished."
         ),
         parameters=PROGRAM_PARAMETERS,
         request=io.LogoutInputSerializer,

@@ -26,7 +26,12 @@ from authn.services.challenges import (
     program_resolve,
 )
 from authn.services.passkeys import passkey_assertion_options
-from authn.services.throttle import throttle_check, throttle_clear, throttle_record_failure
+from authn.services.throttle import (
+    second_factor_attempt,
+    second_factor_clear,
+    throttle_attempt,
+    throttle_clear,
+)
 from authn.tokens import tokens_revoke_all
 from bankapi.errors import ApiError, ErrorCode
 
@@ -42,7 +47,9 @@ def credentials_check(*, program: str | None, email: str, password: str, tempora
 
     Unknown program, unknown e-mail, inactive user and wrong password answer the
     same body after the same work (one password hash), and count towards the
-    lockout alike. `temporary` accepts only a temporary password an admin issued.
+    lockout alike. The attempt is counted before the hash (see `throttle_attempt`),
+    so parallel guesses cannot outrun the lockout. `temporary` accepts only a
+    temporary password an admin issued.
     """
     email = email.strip().lower()
     try:
@@ -51,7 +58,7 @@ def credentials_check(*, program: str | None, email: str, password: str, tempora
         User().set_password(password)
         raise _bad_credentials() from None
     now = timezone.now()
-    throttle_check(program_id, email, now)
+    throttle_attempt(program_id, email, now)
     user = User.objects.filter(program_id=program_id, email=email).first()
     if user is None:
         User().set_password(password)
@@ -60,7 +67,6 @@ def credentials_check(*, program: str | None, email: str, password: str, tempora
         valid = user.check_password(password) and user.is_active
         valid = valid and (user.must_change_password or not temporary)
     if not valid:
-        throttle_record_failure(program_id, email, now)
         raise _bad_credentials()
     throttle_clear(program_id, email)
     return user
@@ -119,7 +125,8 @@ def password_change(
 ) -> dict:
     """POST change-password: replace a temporary password, answer the next challenge.
 
-    Every earlier token of the user is revoked: a password reset ends old sessions.
+    Every earlier token and unused sign-in session of the user is revoked: a
+    password reset ends old sessions.
     """
     user = credentials_check(program=program, email=email, password=temporary_password, temporary=True)
     if bearer_user is not None and bearer_user.id != user.id:
@@ -140,16 +147,24 @@ def password_change(
     user.set_password(new_password)
     user.must_change_password = False
     user.save(update_fields=["password", "must_change_password"])
+    # Revoke first: it also expires every open session, which must not include
+    # the one answered now.
     tokens_revoke_all(user)
     return challenge_next(user)
 
 
 def email_verify(*, program_id: uuid.UUID | None, session_token: str, code: str) -> dict:
-    """POST verify-email: the e-mailed code marks the address verified; next challenge."""
+    """POST verify-email: the e-mailed code marks the address verified; next challenge.
+
+    Wrong codes count per session and per user across sessions (the second-factor
+    lockout, shared with TOTP): every login mails a new code, but not new guesses.
+    """
     challenge = challenge_attempt(session_token, [Kind.EMAIL_VERIFICATION_REQUIRED], program_id)
     user = challenge.user
+    second_factor_attempt(user)
     if not constant_time_compare(bytes(challenge.secret), _email_code_digest(user, code)):
         raise challenge_refusal(challenge, "Invalid code")
+    second_factor_clear(user)
     challenge_consume(challenge)
     User.objects.filter(id=user.id).update(email_verified=True)
     user.email_verified = True

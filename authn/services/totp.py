@@ -1,6 +1,7 @@
 """TOTP (RFC 6238, pyotp): 6 digits, 30-second steps, one step of drift either
 way, every code accepted once. Used to sign in, to enrol, and for step-up
-confirmations (`totp_verify`)."""
+confirmations (`totp_verify`, which also applies the per-user second-factor
+lockout)."""
 
 import uuid
 
@@ -18,6 +19,7 @@ from authn.services.challenges import (
     enrolling_user,
     sign_in_complete,
 )
+from authn.services.throttle import second_factor_attempt, second_factor_clear
 from bankapi.errors import ApiError, ErrorCode
 
 DRIFT_STEPS = 1
@@ -42,14 +44,28 @@ def _accept_code(user: User, code: str) -> bool:
 def totp_verify(user: User, code: str) -> bool:
     """Whether `code` is a current code of the user's enrolled TOTP, never seen before.
 
+    The one TOTP check for sign-in and step-up confirmations (batch submit, card
+    details) alike. Every call counts against the user's second-factor lockout
+    before the code is checked: while locked it raises 429 TOO_MANY_REQUESTS, even
+    for a right code; a right code clears the count. Call it outside
+    `transaction.atomic`, so a wrong code stays counted when the request fails.
+
     A true answer spends the code: the same code (or an older one) is refused from
     then on, for sign-in and step-up alike.
     """
-    return user.totp_confirmed and _accept_code(user, code)
+    second_factor_attempt(user)
+    if not (user.totp_confirmed and _accept_code(user, code)):
+        return False
+    second_factor_clear(user)
+    return True
 
 
 def totp_sign_in(*, program_id: uuid.UUID | None, session_token: str, code: str) -> dict:
-    """POST verify-2fa: complete SOFTWARE_TOKEN_MFA; answers tokens."""
+    """POST verify-2fa: complete SOFTWARE_TOKEN_MFA; answers tokens.
+
+    Wrong codes count per session (MAX_ATTEMPTS) and per user across sessions
+    (the second-factor lockout of `totp_verify`).
+    """
     challenge = challenge_attempt(session_token, [Kind.SOFTWARE_TOKEN_MFA], program_id)
     if not totp_verify(challenge.user, code):
         raise challenge_refusal(challenge, "Invalid code")

@@ -164,3 +164,24 @@ def test_new_user_journey_from_temporary_password_to_tokens(api, sandbox):
 
     assert tokens_of(confirmed)["hasMfa"] is True
     challenge_of(login(api, email, NEW_PASSWORD, program), "SOFTWARE_TOKEN_MFA")
+
+
+def test_sessions_opened_before_the_change_die_and_the_answered_one_works(api, sandbox):
+    """Someone who signed in with the old password cannot finish that sign-in afterwards."""
+    program = sandbox["consumerProgramId"]
+    person = UserFactory(program_id=program)
+    earlier = challenge_of(login(api, person.email, PASSWORD, program), "SECURITY_SETUP_REQUIRED")
+    person.set_password("Admin-Issued-Temporary-1")  # an admin resets the password
+    person.must_change_password = True
+    person.save()
+
+    answered = challenge_of(
+        change(api, person.email, "Admin-Issued-Temporary-1", NEW_PASSWORD, program),
+        "SECURITY_SETUP_REQUIRED",
+    )
+
+    assert_error(
+        auth_post(api, "mfa/setup", {"session_token": earlier}, program=program), 401, "INVALID_CREDENTIALS"
+    )
+    started = auth_post(api, "mfa/setup", {"session_token": answered}, program=program)
+    assert started.status_code == 200 and started.json()["data"]["secret"]

@@ -3,6 +3,7 @@
 
 import threading
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 import time_machine
@@ -10,7 +11,7 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from authn.models import LoginThrottle
+from authn.models import LoginThrottle, User
 from tests.authn.helpers import assert_error, auth_post, challenge_of, login
 from tests.conftest import requires_postgres
 
@@ -109,6 +110,31 @@ def test_wrong_temporary_passwords_on_change_password_count_too(api, sandbox):
     )
 
 
+def test_attempts_arriving_while_a_password_is_checked_count_against_the_same_five(api, sandbox):
+    """The attempt is counted before the slow hash: four more guesses sent while the
+    first password is still being checked, and a fifth, find the pair already counting."""
+    spare, program = sandbox["spareUser"], sandbox["consumerProgramId"]
+    check_password = User.check_password
+    meanwhile: list = []
+    calls = 0
+
+    def slow_check(self, raw_password):
+        nonlocal calls
+        calls += 1
+        if calls == 1:  # other clients' guesses land while the first password is being hashed
+            meanwhile.extend(login(APIClient(), spare["email"], f"wrong-{i}", program) for i in range(5))
+        return check_password(self, raw_password)
+
+    with mock.patch.object(User, "check_password", slow_check):
+        first = login(api, spare["email"], "wrong-first", program)
+
+    assert_error(first, 401, "INVALID_CREDENTIALS")
+    for response in meanwhile[:4]:
+        assert_error(response, 401, "INVALID_CREDENTIALS")
+    assert_error(meanwhile[4], 429, "TOO_MANY_REQUESTS")
+    assert_error(login(api, spare["email"], spare["password"], program), 429, "TOO_MANY_REQUESTS")
+
+
 @requires_postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_failures_all_count(sandbox):
@@ -134,3 +160,57 @@ def test_concurrent_failures_all_count(sandbox):
     assert sorted(set(statuses)) <= [401, 429] and len(statuses) == 8
     assert throttle.failures == statuses.count(401) >= 5, "every refused password was counted"
     assert throttle.locked_until is not None
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_parallel_wrong_passwords_cannot_outrun_the_lockout(sandbox):
+    """20 wrong passwords released at once: at most five are checked, the rest are 429."""
+    spare, program = sandbox["spareUser"], sandbox["consumerProgramId"]
+    count = 20
+    barrier = threading.Barrier(count)
+    statuses: list[int] = []
+
+    def attempt(index: int) -> None:
+        try:
+            barrier.wait()
+            statuses.append(login(APIClient(), spare["email"], f"wrong-{index}", program).status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=attempt, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert len(statuses) == count and set(statuses) <= {401, 429}
+    assert statuses.count(401) <= 5, f"{statuses.count(401)} passwords were checked despite the lockout"
+    assert statuses.count(429) >= count - 5
+    assert_error(login(APIClient(), spare["email"], spare["password"], program), 429, "TOO_MANY_REQUESTS")
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_parallel_right_and_wrong_passwords_never_fail_the_server(sandbox):
+    """A right password clears the counter while wrong ones are creating it: no 500."""
+    spare, program = sandbox["spareUser"], sandbox["consumerProgramId"]
+    passwords = [spare["password"] if index % 2 else f"wrong-{index}" for index in range(12)]
+    barrier = threading.Barrier(len(passwords))
+    statuses: list[int] = []
+
+    def attempt(password: str) -> None:
+        try:
+            barrier.wait()
+            statuses.append(login(APIClient(), spare["email"], password, program).status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=attempt, args=(password,)) for password in passwords]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    # (More than five wrong ones may be checked here: each right password clears the count.)
+    assert len(statuses) == len(passwords) and set(statuses) <= {200, 401, 429}

@@ -14,8 +14,20 @@ from cryptography.hazmat.primitives import serialization
 from django.utils import timezone
 
 from authn.keys import signing_key
-from authn.models import RefreshToken
-from tests.authn.helpers import assert_error, auth_post, bearer, sign_in_with_totp, tokens_of, user
+from authn.models import RefreshToken, User
+from bankapi.roles import Role
+from tests.authn.helpers import (
+    assert_error,
+    auth_post,
+    bearer,
+    challenge_of,
+    login,
+    next_totp_step,
+    sign_in_with_totp,
+    tokens_of,
+    totp_now,
+    user,
+)
 from tests.support.auth import tokens_for
 from tests.support.webauthn import b64url
 
@@ -212,3 +224,66 @@ def test_management_logs_out_without_a_program(api, sandbox):
 
     assert response.status_code == 200
     assert_error(auth_post(api, "refresh", {"refresh_token": mine.refresh_token}), 401, "INVALID_CREDENTIALS")
+
+
+def test_logout_also_ends_sign_ins_still_in_progress(api, sandbox):
+    """A session opened before a global logout (here: an unused SOFTWARE_TOKEN_MFA one)
+    no longer leads to tokens, even with the right code."""
+    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+    pending = challenge_of(login(api, customer["email"], customer["password"], program), "SOFTWARE_TOKEN_MFA")
+    mine = tokens_for(customer["email"], program)
+
+    logout = auth_post(
+        api, "logout", {"access_token": mine.access_token}, program=program, **bearer(mine.access_token)
+    )
+
+    assert logout.status_code == 200
+    finish = auth_post(
+        api,
+        "verify-2fa",
+        {"session_token": pending, "totp_code": totp_now(customer["totpSecret"])},
+        program=program,
+    )
+    assert_error(finish, 401, "INVALID_CREDENTIALS")
+    fresh = challenge_of(login(api, customer["email"], customer["password"], program), "SOFTWARE_TOKEN_MFA")
+    with next_totp_step():
+        code = totp_now(customer["totpSecret"])
+        tokens_of(auth_post(api, "verify-2fa", {"session_token": fresh, "totp_code": code}, program=program))
+
+
+def test_logout_ends_a_pending_security_setup_session(api, sandbox):
+    passkey_user = sandbox["passkeyUser"]
+    program = passkey_user["programId"]
+    pending = challenge_of(
+        login(api, passkey_user["email"], passkey_user["password"], program), "SECURITY_SETUP_REQUIRED"
+    )
+    mine = tokens_for(passkey_user["email"], program)
+
+    auth_post(
+        api, "logout", {"access_token": mine.access_token}, program=program, **bearer(mine.access_token)
+    )
+
+    refused = auth_post(
+        api, "passkey/register/start", {"session_token": pending, "friendly_name": "Key"}, program=program
+    )
+    assert_error(refused, 401, "INVALID_CREDENTIALS")
+
+
+@pytest.mark.parametrize(("field", "value"), [("role", Role.CUSTODIAN), ("sandbox", False)])
+def test_tokens_issued_before_an_admin_changed_role_or_environment_are_refused(api, sandbox, field, value):
+    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+    before = tokens_for(customer["email"], program)
+    bystander = tokens_for(sandbox["customer2"]["email"], program)
+
+    User.objects.filter(email=customer["email"], program_id=program).update(**{field: value})
+
+    body = assert_error(api.get(CAPABILITIES, **bearer(before.access_token)), 401, "UNAUTHORIZED")
+    assert "access_token" not in body
+    start = auth_post(
+        api, "passkey/register/start", {"friendly_name": "Key"}, program=program, **bearer(before.id_token)
+    )
+    assert_error(start, 401, "UNAUTHORIZED")
+    assert api.get(CAPABILITIES, **bearer(bystander.access_token)).status_code == 200
+    after = tokens_for(customer["email"], program)
+    assert claims_of(after.access_token)[field] == value
+    assert api.get(CAPABILITIES, **bearer(after.access_token)).status_code != 401

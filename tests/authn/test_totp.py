@@ -273,9 +273,11 @@ def test_step_up_totp_verify_spends_the_code(sandbox):
 def test_two_requests_racing_with_one_code_cannot_both_pass(sandbox):
     customer, program = sandbox["customer"], sandbox["consumerProgramId"]
     client = APIClient()
+    # Five contenders: a sixth would meet the per-user second-factor lockout (429)
+    # rather than the spent code this test is about.
     sessions = [
         challenge_of(login(client, customer["email"], customer["password"], program), "SOFTWARE_TOKEN_MFA")
-        for _ in range(6)
+        for _ in range(5)
     ]
     code = totp_now(customer["totpSecret"])
     barrier = threading.Barrier(len(sessions))
@@ -295,4 +297,4 @@ def test_two_requests_racing_with_one_code_cannot_both_pass(sandbox):
     for thread in threads:
         thread.join()
 
-    assert sorted(statuses) == [200] + [401] * 5
+    assert sorted(statuses) == [200] + [401] * 4
