@@ -3,6 +3,7 @@
 import uuid
 
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
@@ -81,10 +82,42 @@ class User(AbstractBaseUser, PermissionsMixin):
                 condition=Q(role=Role.MANAGEMENT) | Q(program__isnull=False),
                 name="user_program_required_unless_management",
             ),
+            # A role without the party it acts for would scope to nobody at best,
+            # and to everybody at worst (a null custodian id matching every
+            # customer without a custodian).
+            models.CheckConstraint(
+                condition=~Q(role=Role.CUSTOMER) | Q(customer__isnull=False),
+                name="user_customer_role_has_customer",
+            ),
+            models.CheckConstraint(
+                condition=~Q(role=Role.CUSTODIAN) | Q(custodian__isnull=False),
+                name="user_custodian_role_has_custodian",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.email
+
+    def clean(self) -> None:
+        """What admin checks before saving: the role's party, in the user's tenant."""
+        errors: dict[str, str] = {}
+        if self.role == Role.MANAGEMENT:
+            if self.program_id or self.customer_id or self.custodian_id:
+                errors["role"] = "Management users belong to no program, customer or custodian."
+        elif self.program_id is None:
+            errors["program"] = "Customer and custodian users belong to a program."
+        party = {Role.CUSTOMER: ("customer", self.customer), Role.CUSTODIAN: ("custodian", self.custodian)}
+        if self.role in party:
+            name, value = party[self.role]
+            if value is None:
+                errors[name] = f"A {self.role} user needs its {name}."
+            elif (value.program_id, value.sandbox) != (self.program_id, self.sandbox):
+                errors[name] = f"The {name} must be in the user's program and environment."
+            other = "custodian" if name == "customer" else "customer"
+            if getattr(self, f"{other}_id"):
+                errors[other] = f"A {self.role} user has no {other}."
+        if errors:
+            raise ValidationError(errors)
 
     @property
     def has_mfa(self) -> bool:

@@ -2,6 +2,7 @@ import factory
 from factory.django import DjangoModelFactory, Password
 
 from authn.models import User
+from bankapi.models import Customer
 from bankapi.roles import Role
 
 PASSWORD = "Quiet-Harbour-Lantern-42"
@@ -17,3 +18,11 @@ class UserFactory(DjangoModelFactory):
     password = Password(PASSWORD)
     role = Role.CUSTOMER
     sandbox = True
+    # A customer user acts for a customer of its own program.
+    customer = factory.LazyAttribute(
+        lambda user: (
+            Customer.objects.create(program_id=user.program_id, sandbox=user.sandbox, name=user.email)
+            if user.role == Role.CUSTOMER
+            else None
+        )
+    )

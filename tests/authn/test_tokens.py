@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from authn.keys import signing_key
 from authn.models import RefreshToken, User
+from bankapi.models import Custodian
 from bankapi.roles import Role
 from tests.authn.helpers import (
     assert_error,
@@ -275,7 +276,9 @@ def test_tokens_issued_before_an_admin_changed_role_or_environment_are_refused(a
     before = tokens_for(customer["email"], program)
     bystander = tokens_for(sandbox["customer2"]["email"], program)
 
-    User.objects.filter(email=customer["email"], program_id=program).update(**{field: value})
+    # A custodian user needs its custodian (a database constraint).
+    party = {"custodian": Custodian.objects.filter(program_id=program).first()} if field == "role" else {}
+    User.objects.filter(email=customer["email"], program_id=program).update(**{field: value}, **party)
 
     body = assert_error(api.get(CAPABILITIES, **bearer(before.access_token)), 401, "UNAUTHORIZED")
     assert "access_token" not in body

@@ -1,38 +1,65 @@
+import uuid
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
 from authn.models import User
-from bankapi.models import Custodian
-from tests.support.auth import access_header
+from bankapi.models import Custodian, Customer, Program
+from bankapi.roles import Role
+from bankapi.scope import Scope, customers_of
 
 
-def test_a_custodian_user_without_a_custodian_acts_for_nobody(api, sandbox):
-    # An admin saved a custodian user but forgot its custodian.
-    user = User.objects.create_user(
-        "orphan.custodian@sandbox.example",
-        "Orphan-Password-42",
-        program_id=sandbox["consumerProgramId"],
-        role="custodian",
+def scope(sandbox: dict, role: str, **party) -> Scope:
+    return Scope(
+        program_id=uuid.UUID(sandbox["consumerProgramId"]),
+        sandbox=True,
+        role=role,
+        user_id=uuid.uuid4(),
+        customer_id=party.get("customer_id"),
+        custodian_id=party.get("custodian_id"),
     )
-    assert user.custodian_id is None and Custodian.objects.exists()
 
-    data = api.get("/v1/capabilities", **access_header(user.email, sandbox["consumerProgramId"])).json()[
-        "data"
+
+def test_a_custodian_acts_for_its_own_customers_only(sandbox):
+    custodian = Custodian.objects.get(
+        id=Customer.objects.get(id=sandbox["custodian"]["customerIds"][0]).custodian_id
+    )
+    ids = {str(c.id) for c in customers_of(scope(sandbox, Role.CUSTODIAN, custodian_id=custodian.id))}
+    assert ids == set(sandbox["custodian"]["customerIds"])
+
+
+@pytest.mark.parametrize("role", [Role.CUSTOMER, Role.CUSTODIAN])
+def test_a_scope_missing_its_party_acts_for_nobody(sandbox, role):
+    # Not "every customer without a custodian", which a null filter would match.
+    assert Customer.objects.filter(program_id=sandbox["consumerProgramId"], custodian=None).exists()
+    assert list(customers_of(scope(sandbox, role))) == []
+
+
+@pytest.mark.parametrize("role", [Role.CUSTOMER, Role.CUSTODIAN])
+def test_the_database_refuses_a_user_without_the_party_its_role_acts_for(sandbox, role):
+    with pytest.raises(IntegrityError), transaction.atomic():
+        User.objects.create_user(
+            f"orphan.{role}@sandbox.example",
+            "Orphan-Password-42",
+            program_id=sandbox["consumerProgramId"],
+            role=role,
+        )
+
+
+def test_admin_validation_explains_an_inconsistent_user(sandbox):
+    consumer = Program.objects.get(id=sandbox["consumerProgramId"])
+    elsewhere = Customer.objects.get(id=sandbox["business"]["customerId"])
+    cases = [
+        (User(email="a@x.test", program=consumer, role=Role.CUSTOMER), "customer"),
+        (User(email="b@x.test", program=consumer, role=Role.CUSTODIAN), "custodian"),
+        (
+            User(email="c@x.test", program=consumer, role=Role.CUSTOMER, customer=elsewhere),
+            "customer",
+        ),
+        (User(email="d@x.test", program=consumer, role=Role.MANAGEMENT), "role"),
     ]
-    assert data["accounts"] == []
-
-    customer = sandbox["customer"]
-    response = api.get(
-        f"/v1/customers/{customer['customerId']}/accounts/{customer['accountId']}/payment-requests",
-        **access_header(user.email, sandbox["consumerProgramId"]),
-    )
-    assert response.status_code == 404
-
-
-def test_a_customer_user_without_a_customer_acts_for_nobody(api, sandbox):
-    user = User.objects.create_user(
-        "orphan.customer@sandbox.example",
-        "Orphan-Password-42",
-        program_id=sandbox["consumerProgramId"],
-    )
-    data = api.get("/v1/capabilities", **access_header(user.email, sandbox["consumerProgramId"])).json()[
-        "data"
-    ]
-    assert data["accounts"] == []
+    for user, field in cases:
+        with pytest.raises(ValidationError) as caught:
+            user.clean()
+        assert field in caught.value.message_dict
