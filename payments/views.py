@@ -1,5 +1,7 @@
 """Payment routes. Views parse and authorise; services decide."""
 
+from collections.abc import Callable
+
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
@@ -61,7 +63,28 @@ def replayable(response: StoredResponse) -> Response:
     return Response(response.body, status=response.status, headers=headers)
 
 
-class PaymentCreateView(ScopedAPIView):
+class AccountCreateView(ScopedAPIView):
+    """A create from an account, made at most once per Idempotency-Key."""
+
+    input_serializer: type
+    submit: Callable[..., StoredResponse]
+
+    def post(self, request, customerId: str, accountId: str):
+        account = access_account(self.scope, customerId, accountId)
+        body = self.input_serializer(data=request.data, context={"account": account})
+        body.is_valid(raise_exception=True)
+        key = idempotency_key_resolve(
+            program=account.program,
+            header=request.headers.get(HEADER),
+            body_key=body.validated_data.get("idempotencyKey"),
+        )
+        return replayable(self.submit(account=account, data=body.validated_data, idempotency_key=key))
+
+
+class PaymentCreateView(AccountCreateView):
+    input_serializer = PaymentCreateSerializer
+    submit = staticmethod(payment_submit)
+
     @extend_schema(
         tags=["payments"],
         summary="Send a payment (or schedule one)",
@@ -97,18 +120,13 @@ class PaymentCreateView(ScopedAPIView):
         },
     )
     def post(self, request, customerId: str, accountId: str):
-        account = access_account(self.scope, customerId, accountId)
-        body = PaymentCreateSerializer(data=request.data, context={"account": account})
-        body.is_valid(raise_exception=True)
-        key = idempotency_key_resolve(
-            program=account.program,
-            header=request.headers.get(HEADER),
-            body_key=body.validated_data.get("idempotencyKey"),
-        )
-        return replayable(payment_submit(account=account, data=body.validated_data, idempotency_key=key))
+        return super().post(request, customerId, accountId)
 
 
-class InternationalTransferCreateView(ScopedAPIView):
+class InternationalTransferCreateView(AccountCreateView):
+    input_serializer = InternationalTransferCreateSerializer
+    submit = staticmethod(international_transfer_submit)
+
     @extend_schema(
         tags=["payments"],
         summary="Send an international transfer using an FX quote",
@@ -144,17 +162,7 @@ class InternationalTransferCreateView(ScopedAPIView):
         },
     )
     def post(self, request, customerId: str, accountId: str):
-        account = access_account(self.scope, customerId, accountId)
-        body = InternationalTransferCreateSerializer(data=request.data, context={"account": account})
-        body.is_valid(raise_exception=True)
-        key = idempotency_key_resolve(
-            program=account.program,
-            header=request.headers.get(HEADER),
-            body_key=body.validated_data.get("idempotencyKey"),
-        )
-        return replayable(
-            international_transfer_submit(account=account, data=body.validated_data, idempotency_key=key)
-        )
+        return super().post(request, customerId, accountId)
 
 
 class PaymentRequestListView(ScopedAPIView):
