@@ -7,12 +7,25 @@ and name one with the `programId` query parameter.
 
 import uuid
 from dataclasses import dataclass
+from typing import TypeVar
+
+from django.db.models import Model, QuerySet
 
 from bankapi.errors import not_found, validation_error
 from bankapi.models import Account, Customer, Program
 from bankapi.roles import Role
 
-__all__ = ["Role", "Scope", "access_account", "access_customer", "scope_from_request"]
+RowT = TypeVar("RowT", bound=Model)
+
+__all__ = [
+    "Role",
+    "Scope",
+    "access_account",
+    "access_any_account",
+    "access_customer",
+    "get_or_not_found",
+    "scope_from_request",
+]
 
 
 @dataclass(frozen=True)
@@ -80,13 +93,22 @@ def customers_of(scope: Scope):
     return customers.none()
 
 
+def get_or_not_found(rows: QuerySet[RowT], raw_id: str | None, what: str) -> RowT:
+    """The row of `rows` (already narrowed to what the caller may see) with this id.
+
+    A malformed id names nothing, so it is not found like another tenant's id:
+    the answer never tells which ids exist.
+    """
+    parsed = parse_uuid(raw_id)
+    row = rows.filter(pk=parsed).first() if parsed else None
+    if row is None:
+        raise not_found(what)
+    return row
+
+
 def access_customer(scope: Scope, customer_id: str) -> Customer:
     """The customer named in the path, or not-found if the caller may not see it."""
-    parsed = parse_uuid(customer_id)
-    customer = customers_of(scope).filter(id=parsed).first() if parsed else None
-    if customer is None:
-        raise not_found("Customer")
-    return customer
+    return get_or_not_found(customers_of(scope), customer_id, "Customer")
 
 
 def accounts_of(scope: Scope):
@@ -96,12 +118,11 @@ def accounts_of(scope: Scope):
 def access_account(scope: Scope, customer_id: str, account_id: str) -> Account:
     """The account named in the path, owned by the customer named in the path."""
     customer = access_customer(scope, customer_id)
-    parsed = parse_uuid(account_id)
-    account = (
-        Account.objects.filter(**scope.tenant_filter(), customer=customer, id=parsed).first()
-        if parsed
-        else None
+    return get_or_not_found(
+        Account.objects.filter(**scope.tenant_filter(), customer=customer), account_id, "Account"
     )
-    if account is None:
-        raise not_found("Account")
-    return account
+
+
+def access_any_account(scope: Scope, account_id: str) -> Account:
+    """An account of any customer the caller may act for (routes without a customer in the path)."""
+    return get_or_not_found(accounts_of(scope).select_related("program"), account_id, "Account")

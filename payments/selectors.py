@@ -1,12 +1,9 @@
 """Reads for the payment routes, always inside the caller's tenant."""
 
-import uuid
-
 from django.db.models import QuerySet
 
-from bankapi.errors import not_found
 from bankapi.models import Account, Customer
-from bankapi.scope import Scope, customers_of, parse_uuid
+from bankapi.scope import Scope, customers_of, get_or_not_found
 from payments.models import Beneficiary, PaymentRequest, ScheduledPayment, StatementEntry
 
 LISTED_STATUSES = [
@@ -18,17 +15,13 @@ LISTED_STATUSES = [
 
 def beneficiary_of(customer: Customer, beneficiary_id: str) -> Beneficiary:
     """The customer's own saved beneficiary; anyone else's is not found."""
-    parsed = parse_uuid(beneficiary_id)
-    beneficiary = (
+    return get_or_not_found(
         Beneficiary.objects.filter(
-            id=parsed, customer=customer, program_id=customer.program_id, sandbox=customer.sandbox
-        ).first()
-        if parsed
-        else None
+            customer=customer, program_id=customer.program_id, sandbox=customer.sandbox
+        ),
+        beneficiary_id,
+        "Beneficiary",
     )
-    if beneficiary is None:
-        raise not_found("Beneficiary")
-    return beneficiary
 
 
 def payment_requests_of(account: Account) -> QuerySet[PaymentRequest]:
@@ -45,24 +38,15 @@ def scheduled_payments_of(account: Account) -> QuerySet[ScheduledPayment]:
 
 
 def scheduled_payment_of(account: Account, schedule_id: str) -> ScheduledPayment:
-    parsed = parse_uuid(schedule_id)
-    schedule = scheduled_payments_of(account).filter(id=parsed).first() if parsed else None
-    if schedule is None:
-        raise not_found("Scheduled payment")
-    return schedule
+    return get_or_not_found(scheduled_payments_of(account), schedule_id, "Scheduled payment")
 
 
 def sandbox_payment_request(scope: Scope, request_id: str) -> PaymentRequest:
     """A payment request of a customer the caller acts for, in the sandbox only:
     for a production token the sandbox routes do not exist."""
-    parsed: uuid.UUID | None = parse_uuid(request_id)
-    request = (
-        PaymentRequest.objects.filter(
-            **scope.tenant_filter(), id=parsed, customer__in=customers_of(scope)
-        ).first()
-        if parsed and scope.sandbox
-        else None
+    requests = (
+        PaymentRequest.objects.filter(**scope.tenant_filter(), customer__in=customers_of(scope))
+        if scope.sandbox
+        else PaymentRequest.objects.none()
     )
-    if request is None:
-        raise not_found("Payment request")
-    return request
+    return get_or_not_found(requests, request_id, "Payment request")

@@ -12,10 +12,11 @@ from rest_framework.renderers import JSONRenderer
 from bankapi.api import ScopedAPIView
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
+from bankapi.scope import access_any_account
 from bankapi.serializers import StrictChoiceField
 from payments.formats import AMOUNT, CURRENCY, ISO_DATE, iso_date_parse
 from payments.fx import fx_quote_create
-from payments.fx.services import MONEY_CEILING, access_fx_account
+from payments.fx.services import MONEY_CEILING
 from payments.models import FxQuote
 
 CURRENCY_MESSAGE = "Must be an ISO 4217 code: three capital letters."
@@ -196,7 +197,7 @@ class FxQuoteView(ScopedAPIView):
         },
     )
     def get(self, request, accountId: str):
-        account = access_fx_account(self.scope, accountId)
+        account = access_any_account(self.scope, accountId)
         query = FxQuoteQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         params = query.validated_data

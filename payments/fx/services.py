@@ -10,9 +10,9 @@ from decimal import Decimal
 from django.db import transaction
 from django.utils import timezone
 
-from bankapi.errors import ApiError, ErrorCode, not_found, validation_error
+from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import Account
-from bankapi.scope import Scope, accounts_of, parse_uuid
+from bankapi.scope import get_or_not_found
 from payments.fx.dates import is_business_day, value_date_for
 from payments.fx.pricing import FxPair, converted_amount, to_cents_for_bank
 from payments.fx.provider import FxPairNotQuoted, FxProviderUnavailable, fx_provider
@@ -21,15 +21,6 @@ from payments.models import FxQuote
 QUOTE_LIFETIME = timedelta(seconds=30)
 # Money columns hold 16 digits before the decimal point.
 MONEY_CEILING = Decimal(10) ** 16
-
-
-def access_fx_account(scope: Scope, account_id: str) -> Account:
-    """An account of a customer the caller may act for, or not-found."""
-    parsed = parse_uuid(account_id)
-    account = accounts_of(scope).select_related("program").filter(id=parsed).first() if parsed else None
-    if account is None:
-        raise not_found("Account")
-    return account
 
 
 def _checked_value_date(requested: date | None, tenor: str, today: date) -> date:
@@ -105,13 +96,10 @@ def fx_quote_consume(*, account: Account, quote_id: str) -> FxQuote:
     """
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("fx_quote_consume must run inside transaction.atomic()")
-    parsed = parse_uuid(quote_id)
     # The row lock makes two transfers racing for one quote take turns: the second
     # reads the row only after the first commits, sees used_at set and is refused,
     # so a quote pays for at most one transfer.
-    quote = FxQuote.objects.select_for_update().filter(id=parsed, account=account).first() if parsed else None
-    if quote is None:
-        raise not_found("Quote")
+    quote = get_or_not_found(FxQuote.objects.select_for_update().filter(account=account), quote_id, "Quote")
     if quote.used_at is not None:
         raise ApiError(ErrorCode.QUOTE_ALREADY_USED, "This quote has already been used.")
     now = timezone.now()
