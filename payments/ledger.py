@@ -108,9 +108,10 @@ def ledger_post(
                 raise LedgerError(f"Account {account_id} would go below zero")
             account.balance += change
             account.save(update_fields=["balance"])
-            for leg in legs:
-                if leg.account and leg.account.id == account_id:
-                    leg.account.balance = account.balance
+        # Callers keep using the Account objects they passed in: show them the new balances.
+        for leg in legs:
+            if leg.account:
+                leg.account.balance = locked[leg.account.id].balance
         return entry
 
 
