@@ -18,6 +18,35 @@ class TenantQuerySet(models.QuerySet):
     def in_tenant(self, program_id, sandbox: bool):
         return self.filter(program_id=program_id, sandbox=sandbox)
 
+    def for_scope(self, scope):
+        """Rows of the caller's program and environment (a `bankapi.scope.Scope`).
+
+        Narrowing further (to the caller's customer or custodian) is the
+        selector's job: what "own" means differs per resource.
+        """
+        return self.filter(program_id=scope.program_id, sandbox=scope.sandbox)
+
+
+class TenantOwned(models.Model):
+    """Base of every tenant-owned row: its program, its environment and its times.
+
+    Every query made for a caller goes through `objects.for_scope(scope)` (or a
+    selector built on it), so a row of another program or environment is never
+    seen.
+    """
+
+    program = models.ForeignKey(
+        "bankapi.Program", on_delete=models.PROTECT, related_name="%(app_label)s_%(class)s_set"
+    )
+    sandbox = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = TenantQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
 
 class Program(models.Model):
     """A bank partner program: the tenant. Its settings are edited in admin."""

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from django.db.models import Model, QuerySet
 
-from bankapi.errors import not_found, validation_error
+from bankapi.errors import ApiError, ErrorCode, not_found, validation_error
 from bankapi.models import Account, Customer, Program
 from bankapi.roles import Role
 
@@ -93,16 +93,19 @@ def customers_of(scope: Scope):
     return customers.none()
 
 
-def get_or_not_found(rows: QuerySet[RowT], raw_id: str | None, what: str) -> RowT:
+def get_or_not_found(
+    rows: QuerySet[RowT], raw_id: str | None, what: str, code: ErrorCode = ErrorCode.RESOURCE_NOT_FOUND
+) -> RowT:
     """The row of `rows` (already narrowed to what the caller may see) with this id.
 
     A malformed id names nothing, so it is not found like another tenant's id:
-    the answer never tells which ids exist.
+    the answer never tells which ids exist. `code` is the route's not-found code
+    (CARD_NOT_FOUND for cards).
     """
     parsed = parse_uuid(raw_id)
     row = rows.filter(pk=parsed).first() if parsed else None
     if row is None:
-        raise not_found(what)
+        raise ApiError(code, f"{what} not found")
     return row
 
 
