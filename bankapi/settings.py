@@ -204,6 +204,13 @@ WEBAUTHN_RP_ID = env_str("WEBAUTHN_RP_ID", "localhost")
 WEBAUTHN_RP_NAME = env_str("WEBAUTHN_RP_NAME", "Bank API")
 WEBAUTHN_ORIGINS = env_list("WEBAUTHN_ORIGINS", ["http://localhost:8000"])
 
+# Verification providers of onboarding, by name; a program picks its active one in
+# admin. The second sandbox name lets operators try a provider switch.
+ONBOARDING_VERIFICATION_PROVIDERS = {
+    "sandbox": "onboarding.providers.SandboxVerificationProvider",
+    "sandbox-alternate": "onboarding.providers.SandboxVerificationProvider",
+}
+
 FX_PROVIDER = env_str("FX_PROVIDER", "payments.fx.provider.SandboxFxProvider")
 
 # Steps of `manage.py bootstrap_sandbox`, in order. Each app contributes its part.
@@ -212,6 +219,7 @@ SANDBOX_BOOTSTRAP_STEPS = [
     "authn.sandbox.bootstrap",
     "payments.sandbox.bootstrap",
     "payments.sandbox_fx.bootstrap",
+    "onboarding.sandbox.bootstrap",
 ]
 
 REST_FRAMEWORK = {
