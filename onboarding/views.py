@@ -11,6 +11,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 
 from bankapi.api import ScopedAPIView
 from bankapi.errors import ApiError, ErrorCode
+from bankapi.idempotency import HEADER, idempotency_key_parse, stored_response_http
 from bankapi.responses import ok
 from bankapi.roles import Role
 from bankapi.schema import envelope, error_responses
@@ -18,7 +19,7 @@ from bankapi.scope import access_customer, program_for
 from onboarding import serializers as io
 from onboarding.kyc import kyc_schema_for
 from onboarding.selectors import application_of, legal_document_of
-from onboarding.services.applications import application_create
+from onboarding.services.applications import application_submit
 from onboarding.services.legal import (
     NO_SET_MESSAGE,
     AcceptedDocument,
@@ -31,6 +32,20 @@ TAGS = ["onboarding"]
 S401 = "UNAUTHORIZED: missing, expired or revoked token, or an access token (these routes take the id_token)."
 S403 = "FORBIDDEN: only customer users have applications."
 S404_APPLICATION = "RESOURCE_NOT_FOUND: no such application for this customer (another customer's included)."
+
+
+IDEMPOTENCY_KEY = OpenApiParameter(
+    HEADER,
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    pattern="^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    description=(
+        "Optional UUID, scoped to the customer. A retry with the same key answers the first "
+        "application (header `Idempotent-Replayed: true`) instead of creating another; 400 if it was "
+        "used with another isCompany or email; 409 while its first request is still running."
+    ),
+)
 
 
 class OnboardingView(ScopedAPIView):
@@ -54,21 +69,38 @@ class ApplicationCreateView(OnboardingView):
             "names are empty until collected through the KYC schema. `email` defaults to the signed-in "
             "user's e-mail address."
         ),
+        parameters=[IDEMPOTENCY_KEY],
         request=io.ApplicationCreateSerializer,
         responses={
-            200: envelope("ApplicationCreatedResponse", io.ApplicationCreatedSerializer()),
-            **error_responses(400, 401, 403, s401=S401, s403=S403),
+            200: OpenApiResponse(
+                envelope("ApplicationCreatedResponse", io.ApplicationCreatedSerializer()),
+                description="Created. `Idempotent-Replayed: true` on a replay of an earlier answer.",
+            ),
+            **error_responses(
+                400,
+                401,
+                403,
+                409,
+                s400="VALIDATION_ERROR (field errors in `errors`), or IDEMPOTENCY_KEY_MISMATCH: the key was "
+                "used with another isCompany or email.",
+                s401=S401,
+                s403=S403,
+                s409="IDEMPOTENCY_KEY_IN_PROGRESS: the key's first request is still running.",
+            ),
         },
     )
     def post(self, request):
         data = _parse(io.ApplicationCreateSerializer, request)
         customer = access_customer(self.scope, str(self.scope.customer_id))
-        application = application_create(
+        header = request.headers.get(HEADER)
+        stored = application_submit(
             customer=customer,
             is_company=data["isCompany"],
-            applicant_email=data.get("email") or request.auth["email"],
+            email=data.get("email"),
+            user_email=request.auth["email"],
+            idempotency_key=idempotency_key_parse(header) if header is not None else None,
         )
-        return ok(io.ApplicationCreatedSerializer({"application": application}).data)
+        return stored_response_http(stored)
 
 
 class ApplicationView(OnboardingView):
@@ -104,6 +136,7 @@ class KycSchemaView(OnboardingView):
         return ok(io.KycSchemaSerializer(kyc_schema_for(program_for(self.scope))).data)
 
 
+LEGAL_DOCUMENT_SET_RESPONSE = envelope("LegalDocumentSetResponse", io.LegalDocumentSetSerializer())
 DOCUMENT_KEY = OpenApiParameter(
     "documentKey",
     str,
@@ -125,7 +158,7 @@ class LegalDocumentsView(OnboardingView):
         ),
         parameters=[DOCUMENT_KEY],
         responses={
-            200: envelope("LegalDocumentSetResponse", io.LegalDocumentSetSerializer()),
+            200: LEGAL_DOCUMENT_SET_RESPONSE,
             **error_responses(
                 401,
                 403,
@@ -167,7 +200,7 @@ class LegalDocumentsAliasView(LegalDocumentsView):
         description="The same answer as GET /v1/applications/{applicationId}/documents/legal.",
         parameters=[DOCUMENT_KEY],
         responses={
-            200: envelope("LegalDocumentSetResponse", io.LegalDocumentSetSerializer()),
+            200: LEGAL_DOCUMENT_SET_RESPONSE,
             **error_responses(
                 401,
                 403,

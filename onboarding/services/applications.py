@@ -6,9 +6,12 @@ rest in admin, and the verification provider moves SUBMITTED to IN_REVIEW when i
 reports outcomes. Every move goes through `application_stage_move`.
 """
 
+import uuid
+
 from django.db import transaction
 
 from bankapi.errors import ApiError, ErrorCode
+from bankapi.idempotency import OwnerKind, StoredResponse, idempotent_call
 from bankapi.models import Customer
 from onboarding.models import Application
 from onboarding.providers import active_provider_name
@@ -33,6 +36,38 @@ def application_create(*, customer: Customer, is_company: bool, applicant_email:
         is_company=is_company,
         applicant_email=applicant_email,
         verification_provider=active_provider_name(customer.program),
+    )
+
+
+def application_submit(
+    *,
+    customer: Customer,
+    is_company: bool,
+    email: str | None,
+    user_email: str,
+    idempotency_key: uuid.UUID | None,
+) -> StoredResponse:
+    """Create an application, at most once per Idempotency-Key of the customer:
+    a retry with the key answers the first application again."""
+    from onboarding.serializers import ApplicationCreatedSerializer
+
+    def work() -> StoredResponse:
+        application = application_create(
+            customer=customer, is_company=is_company, applicant_email=email or user_email
+        )
+        data = ApplicationCreatedSerializer({"application": application}).data
+        return StoredResponse.rendered(200, {"success": True, "data": data})
+
+    return idempotent_call(
+        program=customer.program,
+        sandbox=customer.sandbox,
+        owner_kind=OwnerKind.CUSTOMER,
+        owner_id=customer.id,
+        operation="applications.create",
+        key=idempotency_key,
+        fingerprint={"isCompany": is_company, "email": email},
+        work=work,
+        mismatch_message="This Idempotency-Key was used for a different application (isCompany or email).",
     )
 
 

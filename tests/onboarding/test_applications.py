@@ -1,5 +1,7 @@
 """Applications: create for the signed-in customer, read one with its UBOs."""
 
+import uuid
+
 import pytest
 
 from onboarding.models import Application
@@ -154,3 +156,67 @@ def test_get_refuses_the_access_token(api, sandbox, customer_access_token):
     response = api.get(f"/v1/applications/{sandbox['customer']['applicationId']}", **customer_access_token)
 
     assert response.status_code == 401
+
+
+def test_a_retry_with_the_same_key_answers_the_first_application(api, customer_id_token):
+    key = str(uuid.uuid4())
+    before = Application.objects.count()
+
+    first = api.post(
+        NEW_APPLICATION, {"isCompany": False}, format="json", HTTP_IDEMPOTENCY_KEY=key, **customer_id_token
+    )
+    again = api.post(
+        NEW_APPLICATION, {"isCompany": False}, format="json", HTTP_IDEMPOTENCY_KEY=key, **customer_id_token
+    )
+
+    assert first.status_code == again.status_code == 200
+    assert again.content == first.content
+    assert again["Idempotent-Replayed"] == "true"
+    assert Application.objects.count() == before + 1
+
+
+def test_a_key_reused_for_another_application_is_refused(api, customer_id_token):
+    key = str(uuid.uuid4())
+    api.post(
+        NEW_APPLICATION, {"isCompany": False}, format="json", HTTP_IDEMPOTENCY_KEY=key, **customer_id_token
+    )
+    before = Application.objects.count()
+
+    response = api.post(
+        NEW_APPLICATION, {"isCompany": True}, format="json", HTTP_IDEMPOTENCY_KEY=key, **customer_id_token
+    )
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "IDEMPOTENCY_KEY_MISMATCH"
+    assert Application.objects.count() == before
+
+
+def test_keys_are_per_customer(api, customer_id_token, customer2_id_token):
+    key = str(uuid.uuid4())
+
+    first = api.post(
+        NEW_APPLICATION, {"isCompany": False}, format="json", HTTP_IDEMPOTENCY_KEY=key, **customer_id_token
+    )
+    other = api.post(
+        NEW_APPLICATION, {"isCompany": False}, format="json", HTTP_IDEMPOTENCY_KEY=key, **customer2_id_token
+    )
+
+    assert other.status_code == 200
+    assert "Idempotent-Replayed" not in other
+    assert (
+        other.json()["data"]["application"]["applicationId"]
+        != first.json()["data"]["application"]["applicationId"]
+    )
+
+
+@pytest.mark.parametrize("key", ["not-a-uuid", "", "{6f1c3c1e-4b7a-4a8e-9d59-3f1d2b8c9a10}"])
+def test_a_malformed_key_is_refused(api, customer_id_token, key):
+    before = Application.objects.count()
+
+    response = api.post(
+        NEW_APPLICATION, {"isCompany": False}, format="json", HTTP_IDEMPOTENCY_KEY=key, **customer_id_token
+    )
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "VALIDATION_ERROR"
+    assert Application.objects.count() == before
