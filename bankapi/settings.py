@@ -191,7 +191,7 @@ CELERY_BEAT_SCHEDULE: dict = {
         "schedule": crontab(hour=2, minute=0),
     },
     "purge-idempotency-records": {
-        "task": "payments.tasks.purge_idempotency_records",
+        "task": "bankapi.tasks.purge_idempotency_records",
         "schedule": crontab(hour=3, minute=30),
     },
     "authn-purge-auth-records": {
