@@ -26,10 +26,10 @@ def legal_documents_for(document_set: LegalDocumentSet, account_type: str) -> li
     return [doc for doc in document_set.documents.order_by("key") if account_type in doc.applicable_to]
 
 
-def legal_document_of(scope: Scope, document_id: str) -> LegalDocument:
-    """A document of any set of the caller's program and environment (current or not:
-    an acceptance keeps pointing at what was accepted)."""
+def legal_document_of(application: Application, document_id: str) -> LegalDocument:
+    """A document of any set of the application's program and environment (current
+    or not: an acceptance keeps pointing at what was accepted)."""
     rows = LegalDocument.objects.filter(
-        document_set__program_id=scope.program_id, document_set__sandbox=scope.sandbox
+        document_set__program_id=application.program_id, document_set__sandbox=application.sandbox
     )
     return get_or_not_found(rows, document_id, "Legal document")

@@ -10,6 +10,6 @@ urlpatterns = [
     path(f"{APPLICATION}/documents/legal", views.LegalDocumentsView.as_view()),
     path(f"{APPLICATION}/agreements/legal/docs", views.LegalDocumentsAliasView.as_view()),
     path(f"{APPLICATION}/documents/legal/accept", views.LegalAcceptView.as_view()),
+    path(f"{APPLICATION}/documents/legal/<str:documentId>/content", views.LegalDocumentContentView.as_view()),
     path("kyc/schema", views.KycSchemaView.as_view()),
-    path("legal-documents/<str:documentId>", views.LegalDocumentContentView.as_view()),
 ]

@@ -188,7 +188,7 @@ class LegalDocumentsView(OnboardingView):
                 "provider": view.document_set.provider,
                 "documentSetVersion": view.document_set.version,
                 "lastUpdated": view.document_set.last_updated,
-                "docs": [legal_document_data(document) for document in view.documents],
+                "docs": [legal_document_data(application, document) for document in view.documents],
             }
         return ok(io.LegalDocumentSetSerializer(data).data)
 
@@ -253,7 +253,8 @@ class LegalDocumentContentView(OnboardingView):
         summary="The content of a legal document",
         description=(
             "The document's content as stored, with its media type; its sha256 is the document's "
-            "`hash`. Documents of the caller's program only."
+            "`hash`. This path is the `location` the legal documents route gives each document; it stays "
+            "valid for documents of earlier sets, so an acceptance's documents can always be read."
         ),
         responses={
             (200, "*/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The document."),
@@ -267,8 +268,9 @@ class LegalDocumentContentView(OnboardingView):
             ),
         },
     )
-    def get(self, request, documentId: str):
-        document = legal_document_of(self.scope, documentId)
+    def get(self, request, applicationId: str, documentId: str):
+        application = application_of(self.scope, applicationId)
+        document = legal_document_of(application, documentId)
         response = HttpResponse(bytes(document.content), content_type=document.content_type)
         response["Content-Disposition"] = f'inline; filename="{document.key}"'
         return response

@@ -36,17 +36,17 @@ class LegalView:
     account_type: str
 
 
-def legal_document_location(document: LegalDocument) -> str:
-    return f"/v1/legal-documents/{document.id}"
+def legal_document_location(application: Application, document: LegalDocument) -> str:
+    return f"/v1/applications/{application.id}/documents/legal/{document.id}/content"
 
 
-def legal_document_data(document: LegalDocument) -> dict[str, Any]:
+def legal_document_data(application: Application, document: LegalDocument) -> dict[str, Any]:
     return {
         "id": document.key,
         "version": document.version,
         "hash": document.hash,
         "name": document.name,
-        "location": legal_document_location(document),
+        "location": legal_document_location(application, document),
         "required": document.required,
         "applicableTo": list(document.applicable_to),
         "effectiveDate": document.effective_date.isoformat(),
@@ -106,7 +106,7 @@ def legal_accept(
     acceptance = {
         "documentSetVersion": view.document_set.version,
         "acceptedAt": timezone.now().isoformat(),
-        "acceptedDocuments": [legal_document_data(document) for document in chosen],
+        "acceptedDocuments": [legal_document_data(application, document) for document in chosen],
     }
     with transaction.atomic():
         Application.objects.filter(pk=application.pk).update(

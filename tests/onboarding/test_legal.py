@@ -110,18 +110,24 @@ def test_location_serves_the_document_whose_sha256_is_the_hash(api, sandbox, cus
         assert "sha256:" + hashlib.sha256(response.content).hexdigest() == doc["hash"]
 
 
-def test_location_refuses_the_access_token_and_other_programs(
-    api, sandbox, customer_id_token, customer_access_token, business_id_token
+def test_location_refuses_the_access_token_and_outsiders(
+    api, sandbox, customer_id_token, customer_access_token, customer2_id_token, business_id_token
 ):
-    location = current(api, sandbox["customer"]["applicationId"], customer_id_token)["documents"]["docs"][0][
-        "location"
-    ]
+    application_id = sandbox["customer"]["applicationId"]
+    location = current(api, application_id, customer_id_token)["documents"]["docs"][0]["location"]
+    business_document = LegalDocument.objects.get(
+        document_set__program_id=sandbox["businessProgramId"], key="business-terms"
+    )
 
     assert api.get(location, **customer_access_token).status_code == 401
-    other = api.get(location, **business_id_token)
-    assert other.status_code == 404
-    assert other.json()["code"] == "RESOURCE_NOT_FOUND"
-    assert api.get("/v1/legal-documents/not-an-id", **customer_id_token).status_code == 404
+    for outsider in (customer2_id_token, business_id_token):
+        other = api.get(location, **outsider)
+        assert other.status_code == 404
+        assert other.json()["code"] == "RESOURCE_NOT_FOUND"
+    foreign = f"/v1/applications/{application_id}/documents/legal/{business_document.id}/content"
+    assert api.get(foreign, **customer_id_token).status_code == 404
+    unknown = f"/v1/applications/{application_id}/documents/legal/not-an-id/content"
+    assert api.get(unknown, **customer_id_token).status_code == 404
 
 
 def test_legal_routes_refuse_outsiders_and_the_access_token(
