@@ -48,7 +48,7 @@ class UserAdmin(ExactSearchMixin, admin.ModelAdmin):
     list_select_related = ("program",)
     raw_id_fields = ("customer", "custodian")
     filter_horizontal = ("groups",)
-    exclude = ("password", "totp_secret", "totp_last_step", "user_permissions")
+    exclude = ("password", "totp_secret", "totp_last_step", "step_up_pin", "user_permissions")
     readonly_fields = ("token_version", "last_login", "created_at", "totp_confirmed", "must_change_password")
     paginator = CappedCountPaginator
     show_full_result_count = False

@@ -3,8 +3,8 @@ customers and accounts."""
 
 from django.contrib import admin
 
-from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, money
-from bankapi.models import Account, Custodian, Customer, Program
+from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin, money
+from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Program
 
 
 @admin.register(Program)
@@ -109,3 +109,31 @@ class AccountAdmin(ExactSearchMixin, admin.ModelAdmin):
         if obj is None:
             return ("balance",)
         return ("balance", "currency", "customer", "program", "sandbox")
+
+
+@admin.register(IdempotencyRecord)
+class IdempotencyRecordAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    """Read-only: a key is claimed and completed by the request that sent it."""
+
+    list_display = (
+        "id",
+        "operation",
+        "key",
+        "owner_kind",
+        "owner_id",
+        "state",
+        "response_status",
+        "created_at",
+    )
+    list_filter = ("state", "owner_kind", "sandbox")
+    # The only index besides the owner's unique one (which leads with program and
+    # environment) is the purge's on created_at: newest first, found by number.
+    exact_search_fields = ("id",)
+    search_help_text = "An exact record number."
+    ordering = ("-created_at",)
+    exclude = ("response_body",)
+    readonly_fields = ("stored_response",)
+
+    @admin.display(description="response body")
+    def stored_response(self, record: IdempotencyRecord) -> str:
+        return bytes(record.response_body or b"").decode("utf-8", "replace")

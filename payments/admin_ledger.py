@@ -1,4 +1,4 @@
-"""The ledger, the statement and idempotency records in admin: read-only.
+"""The ledger and the statement in admin: read-only.
 
 No admin path may change a balance except a service that posts balanced entries
 (DESIGN 6); these screens only look. They are the biggest tables of the service,
@@ -9,7 +9,7 @@ column scans the table for its values) and search exact indexed values only.
 from django.contrib import admin
 
 from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, money
-from payments.models import IdempotencyRecord, LedgerPosting, LedgerTransaction, StatementEntry, SystemAccount
+from payments.models import LedgerPosting, LedgerTransaction, StatementEntry, SystemAccount
 
 
 @admin.register(SystemAccount)
@@ -96,14 +96,3 @@ class StatementEntryAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     @admin.display(description="amount", ordering="amount")
     def amount_with_currency(self, entry: StatementEntry) -> str:
         return money(entry.amount, entry.currency)
-
-
-@admin.register(IdempotencyRecord)
-class IdempotencyRecordAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
-    list_display = ("key", "customer", "state", "response_status", "claimed_at", "created_at")
-    list_filter = ("state",)
-    # Keys are unique per customer (and indexed so): look a key up by its customer.
-    exact_search_fields = ("id", "customer")
-    search_help_text = "An exact customer id: that customer's keys, newest first."
-    list_select_related = ("customer",)
-    ordering = ("-created_at",)

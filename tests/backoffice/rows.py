@@ -17,12 +17,11 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from authn.models import PasskeyCredential, User
-from bankapi.models import Account, Custodian, Customer, Program
+from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Program
 from payments.models import (
     Beneficiary,
     FxQuote,
     FxRate,
-    IdempotencyRecord,
     LedgerPosting,
     LedgerTransaction,
     PaymentRequest,
@@ -269,10 +268,18 @@ def _statement_entries(sandbox):
     )
 
 
-@maker("payments.idempotencyrecord")
+@maker("bankapi.idempotencyrecord")
 def _idempotency_records(sandbox):
     customer = _customer(sandbox)
     IdempotencyRecord.objects.bulk_create(
-        IdempotencyRecord(customer=customer, key=uuid.uuid4(), fingerprint={}, claimed_at=timezone.now())
+        IdempotencyRecord(
+            program_id=customer.program_id,
+            owner_kind="customer",
+            owner_id=customer.id,
+            operation="payments.create",
+            key=uuid.uuid4(),
+            fingerprint={},
+            claimed_at=timezone.now(),
+        )
         for _ in range(ROWS)
     )
