@@ -198,7 +198,12 @@ CELERY_BEAT_SCHEDULE: dict = {
         "task": "authn.tasks.purge_auth_records",
         "schedule": crontab(hour=3, minute=30),
     },
+    # Batches and draft verifications a dead worker left unfinished run again.
+    "batches-resume-stalled": {"task": "batches.tasks.resume_stalled_batches", "schedule": 60.0},
 }
+
+# How long a verified batch draft can be submitted (DESIGN 9).
+BATCH_DRAFT_TTL_SECONDS = env_int("BATCH_DRAFT_TTL_SECONDS", 86400)
 
 WEBAUTHN_RP_ID = env_str("WEBAUTHN_RP_ID", "localhost")
 WEBAUTHN_RP_NAME = env_str("WEBAUTHN_RP_NAME", "Bank API")
@@ -212,6 +217,7 @@ SANDBOX_BOOTSTRAP_STEPS = [
     "authn.sandbox.bootstrap",
     "payments.sandbox.bootstrap",
     "payments.sandbox_fx.bootstrap",
+    "batches.sandbox.bootstrap",
 ]
 
 REST_FRAMEWORK = {

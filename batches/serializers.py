@@ -1,0 +1,273 @@
+"""Request and response shapes of the batch routes (validation and OpenAPI)."""
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from bankapi.serializers import InputSerializer, StrictCharField, StrictChoiceField
+from batches.rules import MAX_PAYMENTS, payments_shape_errors
+
+ACTIONS = ["verify", "initiate", "passkey-challenge", "submit"]
+ITEM_STATUSES = ["QUEUED", "PROCESSING", "SUCCESS", "FAILED"]
+BATCH_STATUSES = [
+    "CREATED",
+    "FUNDING_PENDING",
+    "FUNDED",
+    "FUNDING_FAILED",
+    "QUEUED",
+    "PROCESSING",
+    "COMPLETED",
+    "PARTIALLY_FAILED",
+    "FAILED",
+]
+
+
+class BatchAccountSerializer(serializers.Serializer):
+    """`{type: uk, sortCode, accountNumber}` or `{type: iban, iban, bic?}`."""
+
+    type = serializers.ChoiceField(choices=["uk", "iban"])
+    sortCode = serializers.CharField(required=False, help_text="With type uk: 6 digits (hyphens allowed).")
+    accountNumber = serializers.CharField(required=False, help_text="With type uk: 8 digits.")
+    iban = serializers.CharField(required=False, help_text="With type iban: passes the mod-97 check.")
+    bic = serializers.CharField(required=False, help_text="Optional, with type iban: 8 or 11 characters.")
+
+
+class BatchPayerSerializer(serializers.Serializer):
+    account = BatchAccountSerializer(
+        help_text="An account of a customer the caller acts for (a custodian: any of its customers)."
+    )
+
+
+class BatchPayeeSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=140)
+    account = BatchAccountSerializer()
+    accountType = serializers.ChoiceField(choices=["CONSUMER", "BUSINESS"], required=False)
+
+
+class BatchPaymentSerializer(serializers.Serializer):
+    """One payment. Only the JSON shape is a 400; a value breaking a rule makes
+    the item invalid, with its reasons, and the others go on."""
+
+    payer = BatchPayerSerializer()
+    payee = BatchPayeeSerializer()
+    reference = serializers.CharField(
+        help_text="Within the payer account's reference rules (min, max, charset in GET /v1/capabilities)."
+    )
+    amount = serializers.RegexField(
+        r"^\d+(\.\d{1,2})?$", help_text="Decimal string above 0, at most 2 decimals, in the payer's currency."
+    )
+
+
+@extend_schema_field(BatchPaymentSerializer(many=True))
+class PaymentsField(serializers.Field):
+    """The payments list: its JSON shape checked here, its rules per item later."""
+
+    def to_internal_value(self, data: Any) -> list[dict]:
+        errors = payments_shape_errors(data, path="")
+        if errors and not errors[0]["field"]:
+            raise serializers.ValidationError(errors[0]["message"])
+        if errors:
+            raise serializers.ValidationError(
+                {error["field"].lstrip("."): [error["message"]] for error in errors}
+            )
+        return data
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+class ScaChallengeSerializer(serializers.Serializer):
+    id = StrictCharField(max_length=64, help_text="As initiate answered it.")
+    expiresAt = StrictCharField(max_length=64, help_text="As initiate answered it.")
+
+
+class StrictObjectSerializer(serializers.Serializer):
+    """Refuses fields it does not declare."""
+
+    def to_internal_value(self, data: Any) -> dict:
+        if isinstance(data, dict):
+            unknown = [key for key in data if key not in self.fields]
+            if unknown:
+                raise serializers.ValidationError({key: ["Unknown field."] for key in unknown})
+        return super().to_internal_value(data)
+
+
+class StrictScaChallengeSerializer(StrictObjectSerializer, ScaChallengeSerializer):
+    pass
+
+
+class BatchActionSerializer(StrictObjectSerializer, InputSerializer):
+    """The body of POST batch-payments; which fields are required depends on `action`."""
+
+    REQUIRED = {
+        "verify": ("payments",),
+        "initiate": ("payments",),
+        "passkey-challenge": ("scaChallenge",),
+        "submit": ("payments", "scaChallenge", "confirmation"),
+    }
+
+    action = StrictChoiceField(choices=ACTIONS)
+    payments = PaymentsField(
+        required=False,
+        help_text=f"verify, initiate and submit: 1 to {MAX_PAYMENTS} payments. Payers may belong "
+        "to different customers of the caller's custodian.",
+    )
+    batchId = StrictCharField(
+        required=False,
+        max_length=64,
+        help_text="initiate and submit: the draft's id (verify's requestId) to submit that draft.",
+    )
+    scaChallenge = StrictScaChallengeSerializer(
+        required=False, help_text="passkey-challenge and submit: the scaChallenge initiate answered."
+    )
+    idempotencyKey = serializers.UUIDField(
+        required=False, help_text="submit: a retry with the same key answers the first answer."
+    )
+
+    def validate(self, data: dict) -> dict:
+        missing = [name for name in self.REQUIRED[data["action"]] if name not in data]
+        if missing:
+            raise serializers.ValidationError({name: [f"Required for {data['action']}."] for name in missing})
+        return data
+
+
+class VerifyAnswerSerializer(serializers.Serializer):
+    success = serializers.BooleanField(default=True)
+    requestId = serializers.CharField(help_text="The draft's id: the batchId to read it and submit it.")
+    status = serializers.ChoiceField(choices=["DRAFT"], help_text="The draft's status.")
+
+
+class ScaChallengeAnswerSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    expiresAt = serializers.DateTimeField(help_text="Five minutes after initiate.")
+
+
+class InitiateAnswerSerializer(serializers.Serializer):
+    totalAmount = serializers.CharField(help_text="Decimal string: the sum of the valid payments.")
+    currency = serializers.CharField(help_text="ISO 4217: the payer accounts' currency.")
+    scaChallenge = ScaChallengeAnswerSerializer()
+
+
+class CountsSerializer(serializers.Serializer):
+    total = serializers.IntegerField()
+    valid = serializers.IntegerField()
+    invalid = serializers.IntegerField()
+
+
+class SubmitAnswerSerializer(serializers.Serializer):
+    batchId = serializers.CharField()
+    status = serializers.ChoiceField(choices=BATCH_STATUSES)
+    counts = CountsSerializer()
+
+
+class ItemsStatusSerializer(serializers.Serializer):
+    completed = serializers.IntegerField(help_text="Items SUCCESS.")
+    pending = serializers.IntegerField(help_text="Items QUEUED.")
+    processing = serializers.IntegerField(help_text="Items PROCESSING.")
+    failed = serializers.IntegerField(help_text="Items FAILED.")
+
+
+class BatchSummarySerializer(serializers.Serializer):
+    id = serializers.CharField()
+    status = serializers.ChoiceField(choices=BATCH_STATUSES)
+    customerId = serializers.CharField(allow_null=True, help_text="The payers' customer when they share one.")
+    programId = serializers.CharField()
+    sandbox = serializers.BooleanField()
+    paymentsCount = serializers.IntegerField()
+    createdDateTime = serializers.DateTimeField()
+    customerName = serializers.CharField(
+        required=False, allow_null=True, help_text="Management callers only."
+    )
+    custodianName = serializers.CharField(
+        required=False, allow_null=True, help_text="Management callers only."
+    )
+    itemsStatus = ItemsStatusSerializer(required=False, help_text="Only with includeItemSummary=true.")
+    totalAmount = serializers.CharField(
+        required=False, help_text="Sum of the item amounts; only with includeItemSummary=true."
+    )
+
+
+class DraftSummarySerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="The batchId to submit the draft with.")
+    status = serializers.ChoiceField(choices=["DRAFT", "EXPIRED"])
+    paymentsCount = serializers.IntegerField()
+    expiresAt = serializers.DateTimeField()
+    createdDateTime = serializers.DateTimeField()
+    payloadStatus = serializers.ChoiceField(
+        choices=["PENDING", "COMPLETE"], help_text="PENDING while its payments are being verified."
+    )
+
+
+class BatchListSerializer(serializers.Serializer):
+    paymentsBatches = BatchSummarySerializer(
+        many=True, help_text="Batches, or with drafts=true the caller's drafts (DraftSummary entries)."
+    )
+    nextToken = serializers.CharField(allow_null=True)
+
+
+class PayerShownSerializer(serializers.Serializer):
+    name = serializers.CharField(allow_null=True)
+    accountNumber = serializers.CharField(allow_null=True)
+
+
+class PayeeShownSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    accountNumber = serializers.CharField(allow_null=True)
+    sortCode = serializers.CharField(allow_null=True)
+    iban = serializers.CharField(allow_null=True)
+    bic = serializers.CharField(allow_null=True)
+
+
+class BatchItemSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    batchId = serializers.CharField()
+    customerId = serializers.CharField(allow_null=True)
+    accountId = serializers.CharField(
+        allow_null=True, help_text="The payer account (null if none was found)."
+    )
+    payer = PayerShownSerializer()
+    payee = PayeeShownSerializer()
+    amount = serializers.CharField(allow_null=True, help_text="Null when the amount sent was not an amount.")
+    currency = serializers.CharField(allow_null=True)
+    reference = serializers.CharField()
+    bankName = serializers.CharField(allow_null=True)
+    scheduledDate = serializers.CharField(help_text="YYYY/MM/DD.")
+    status = serializers.ChoiceField(choices=ITEM_STATUSES)
+    error = serializers.CharField(required=False, help_text="Only on FAILED items: why.")
+    createdDateTime = serializers.DateTimeField()
+    updatedAt = serializers.DateTimeField()
+    programId = serializers.CharField()
+    sandbox = serializers.BooleanField()
+
+
+class DraftPaymentSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="Position in the payments sent, from 0.")
+    payment = BatchPaymentSerializer()
+
+
+class InvalidDraftPaymentSerializer(DraftPaymentSerializer):
+    reasons = serializers.ListField(child=serializers.CharField())
+
+
+class DraftDetailSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["DRAFT", "EXPIRED"])
+    paymentsCount = serializers.IntegerField()
+    expiresAt = serializers.DateTimeField()
+    createdDateTime = serializers.DateTimeField()
+    payloadStatus = serializers.ChoiceField(choices=["PENDING", "COMPLETE"])
+    validPayments = DraftPaymentSerializer(
+        many=True, required=False, help_text="Once verified, until expiry."
+    )
+    invalidPayments = InvalidDraftPaymentSerializer(
+        many=True, required=False, help_text="Once verified, until expiry."
+    )
+
+
+class BatchDetailSerializer(serializers.Serializer):
+    batchId = serializers.CharField()
+    status = serializers.ChoiceField(
+        choices=BATCH_STATUSES, required=False, help_text="The batch's status (absent for a draft)."
+    )
+    paymentsBatchItems = BatchItemSerializer(many=True, required=False, help_text="Absent for a draft.")
+    draft = DraftDetailSerializer(required=False, help_text="Only when the id names a draft.")
