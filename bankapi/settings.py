@@ -249,7 +249,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "SCHEMA_PATH_PREFIX": r"/v1",
-    "ENUM_NAME_OVERRIDES": {},
+    "ENUM_NAME_OVERRIDES": {
+        "BatchStatusEnum": "batches.serializers.BATCH_STATUSES",
+        "BatchItemStatusEnum": "batches.serializers.ITEM_STATUSES",
+        "BatchDraftStatusEnum": "batches.serializers.DRAFT_STATUSES",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "bankapi.schema.document_payload_limit",

@@ -5,11 +5,14 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from bankapi.banking import AccountObjectSerializer, PayeeSerializer
 from bankapi.serializers import InputSerializer, StrictCharField, StrictChoiceField
 from batches.rules import MAX_PAYMENTS, payments_shape_errors
 
 ACTIONS = ["verify", "initiate", "passkey-challenge", "submit"]
 ITEM_STATUSES = ["QUEUED", "PROCESSING", "SUCCESS", "FAILED"]
+DRAFT_STATUSES = ["DRAFT", "EXPIRED"]
+PAYLOAD_STATUSES = ["PENDING", "COMPLETE"]
 BATCH_STATUSES = [
     "CREATED",
     "FUNDING_PENDING",
@@ -23,26 +26,10 @@ BATCH_STATUSES = [
 ]
 
 
-class BatchAccountSerializer(serializers.Serializer):
-    """`{type: uk, sortCode, accountNumber}` or `{type: iban, iban, bic?}`."""
-
-    type = serializers.ChoiceField(choices=["uk", "iban"])
-    sortCode = serializers.CharField(required=False, help_text="With type uk: 6 digits (hyphens allowed).")
-    accountNumber = serializers.CharField(required=False, help_text="With type uk: 8 digits.")
-    iban = serializers.CharField(required=False, help_text="With type iban: passes the mod-97 check.")
-    bic = serializers.CharField(required=False, help_text="Optional, with type iban: 8 or 11 characters.")
-
-
 class BatchPayerSerializer(serializers.Serializer):
-    account = BatchAccountSerializer(
+    account = AccountObjectSerializer(
         help_text="An account of a customer the caller acts for (a custodian: any of its customers)."
     )
-
-
-class BatchPayeeSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=140)
-    account = BatchAccountSerializer()
-    accountType = serializers.ChoiceField(choices=["CONSUMER", "BUSINESS"], required=False)
 
 
 class BatchPaymentSerializer(serializers.Serializer):
@@ -50,7 +37,7 @@ class BatchPaymentSerializer(serializers.Serializer):
     the item invalid, with its reasons, and the others go on."""
 
     payer = BatchPayerSerializer()
-    payee = BatchPayeeSerializer()
+    payee = PayeeSerializer()
     reference = serializers.CharField(
         help_text="Within the payer account's reference rules (min, max, charset in GET /v1/capabilities)."
     )
@@ -190,12 +177,12 @@ class BatchSummarySerializer(serializers.Serializer):
 
 class DraftSummarySerializer(serializers.Serializer):
     id = serializers.CharField(help_text="The batchId to submit the draft with.")
-    status = serializers.ChoiceField(choices=["DRAFT", "EXPIRED"])
+    status = serializers.ChoiceField(choices=DRAFT_STATUSES)
     paymentsCount = serializers.IntegerField()
     expiresAt = serializers.DateTimeField()
     createdDateTime = serializers.DateTimeField()
     payloadStatus = serializers.ChoiceField(
-        choices=["PENDING", "COMPLETE"], help_text="PENDING while its payments are being verified."
+        choices=PAYLOAD_STATUSES, help_text="PENDING while its payments are being verified."
     )
 
 
@@ -251,11 +238,11 @@ class InvalidDraftPaymentSerializer(DraftPaymentSerializer):
 
 
 class DraftDetailSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=["DRAFT", "EXPIRED"])
+    status = serializers.ChoiceField(choices=DRAFT_STATUSES)
     paymentsCount = serializers.IntegerField()
     expiresAt = serializers.DateTimeField()
     createdDateTime = serializers.DateTimeField()
-    payloadStatus = serializers.ChoiceField(choices=["PENDING", "COMPLETE"])
+    payloadStatus = serializers.ChoiceField(choices=PAYLOAD_STATUSES)
     validPayments = DraftPaymentSerializer(
         many=True, required=False, help_text="Once verified, until expiry."
     )

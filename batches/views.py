@@ -170,10 +170,21 @@ def _one_body(actor: Actor, batch_id: str) -> dict:
 
 
 class BatchRouteView(ScopedAPIView):
-    """GET takes customers' and custodians' access tokens and management id tokens."""
+    """GET takes customers' and custodians' access tokens and management id tokens;
+    POST (making batches) only customers' and custodians' access tokens."""
 
     roles = (Role.CUSTOMER, Role.CUSTODIAN, Role.MANAGEMENT)
+    post_roles = (Role.CUSTOMER, Role.CUSTODIAN)
     parser_classes = [StrictJSONParser]
+
+    @classmethod
+    def roles_for(cls, method: str) -> tuple[str, ...]:
+        return cls.post_roles if method == "POST" else cls.roles
+
+    def initial(self, request, *args, **kwargs) -> None:
+        # Read by the TokenRequired permission: a management token on POST is a 403.
+        self.roles = self.roles_for(request.method)
+        super().initial(request, *args, **kwargs)
 
     def required_token_use(self, claims: dict) -> str:
         return "id" if claims.get("role") == Role.MANAGEMENT else "access"
@@ -182,8 +193,6 @@ class BatchRouteView(ScopedAPIView):
         return Actor(scope=self.scope)
 
     def _post(self, request) -> Response:
-        if self.scope.is_management:
-            raise ApiError(ErrorCode.FORBIDDEN, "Management callers may read batches, not create them")
         actor = self.actor()
         body = BatchActionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -204,6 +213,7 @@ class BatchRouteView(ScopedAPIView):
 class BatchListView(BatchRouteView):
     @extend_schema(
         tags=["batch payments"],
+        operation_id="batch_payments_list",
         summary="List batches (or drafts), newest first",
         description="The caller's batches: a custodian's, a customer's own, or for a management caller "
         "(id token, `programId` required) every batch of the program, with customerName and "
@@ -219,6 +229,7 @@ class BatchListView(BatchRouteView):
 
     @extend_schema(
         tags=["batch payments"],
+        operation_id="batch_payments_action",
         summary="Batch payments: verify, initiate, passkey-challenge, submit",
         description=POST_DESCRIPTION,
         request=BatchActionSerializer,
@@ -231,6 +242,7 @@ class BatchListView(BatchRouteView):
 class BatchView(BatchRouteView):
     @extend_schema(
         tags=["batch payments"],
+        operation_id="batch_payments_get",
         summary="One batch with its items, or a draft",
         description="`{batchId, status, paymentsBatchItems}` for a batch; `{batchId, draft}` for a draft not "
         "yet submitted (its payload only while verified and unexpired). Another caller's batch or draft, "
@@ -266,6 +278,7 @@ class CustomerBatchRouteView(BatchRouteView):
 class CustomerBatchListView(CustomerBatchRouteView):
     @extend_schema(
         tags=["batch payments"],
+        operation_id="customer_batch_payments_list",
         summary="List one customer's batches (or drafts)",
         description="As GET /v1/batch-payments, narrowed to batches paid from the customer's own accounts.",
         parameters=LIST_PARAMETERS[:-1],
@@ -279,6 +292,7 @@ class CustomerBatchListView(CustomerBatchRouteView):
 
     @extend_schema(
         tags=["batch payments"],
+        operation_id="customer_batch_payments_action",
         summary="One customer's batch payments: verify, initiate, passkey-challenge, submit",
         description=POST_DESCRIPTION + "\n\nEvery payer must be an account of the path's customer.",
         request=BatchActionSerializer,
@@ -291,6 +305,7 @@ class CustomerBatchListView(CustomerBatchRouteView):
 class CustomerBatchView(CustomerBatchRouteView):
     @extend_schema(
         tags=["batch payments"],
+        operation_id="customer_batch_payments_get",
         summary="One of the customer's batches, or a draft",
         description="As GET /v1/batch-payments/{batchId}, for the customer's own batches and drafts.",
         responses={

@@ -12,21 +12,22 @@ from batches.services.challenges import payments_checked
 from batches.services.processing import batch_create
 
 
-def custodian_actor(user: User) -> Actor:
+def actor_of(user: User) -> Actor:
+    """The actor a customer or custodian user's token makes on the general route."""
     return Actor(
         scope=Scope(
             program_id=user.program_id,
             sandbox=user.sandbox,
-            role=Role.CUSTODIAN,
+            role=user.role,
             user_id=user.id,
-            customer_id=None,
-            custodian_id=user.custodian_id,
+            customer_id=user.customer_id if user.role == Role.CUSTOMER else None,
+            custodian_id=user.custodian_id if user.role == Role.CUSTODIAN else None,
         )
     )
 
 
 def batch_submitted(user: User, payments: list[dict]) -> Batch:
-    actor = custodian_actor(user)
+    actor = actor_of(user)
     checked, currency = payments_checked(actor, payments)
     with transaction.atomic():
         return batch_create(actor=actor, user=user, checked=checked, currency=currency, draft=None)
