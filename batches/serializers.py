@@ -1,14 +1,24 @@
 """Request and response shapes of the batch routes (validation and OpenAPI)."""
 
+import re
+import uuid
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from authn.serializers import (
+    ConfirmationSerializer,
+    PasskeyConfirmationSerializer,
+    PinConfirmationSerializer,
+    TotpConfirmationSerializer,
+)
+from authn.services import stepup
 from bankapi.banking import AccountObjectSerializer, PayeeSerializer
-from bankapi.serializers import InputSerializer, StrictCharField, StrictChoiceField
+from bankapi.serializers import InputSerializer, StrictCharField, StrictChoiceField, unknown_fields
 from batches.rules import MAX_PAYMENTS, payments_shape_errors
 
+UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 ACTIONS = ["verify", "initiate", "passkey-challenge", "submit"]
 ITEM_STATUSES = ["QUEUED", "PROCESSING", "SUCCESS", "FAILED"]
 DRAFT_STATUSES = ["DRAFT", "EXPIRED"]
@@ -69,22 +79,40 @@ class ScaChallengeSerializer(serializers.Serializer):
     expiresAt = StrictCharField(max_length=64, help_text="As initiate answered it.")
 
 
-class StrictObjectSerializer(serializers.Serializer):
-    """Refuses fields it does not declare."""
+@extend_schema_field(ConfirmationSerializer)
+class ConfirmationField(serializers.Field):
+    """The step-up confirmation, with no key its method does not take."""
+
+    SHAPES = {
+        stepup.PASSKEY: PasskeyConfirmationSerializer,
+        stepup.TOTP: TotpConfirmationSerializer,
+        stepup.PIN: PinConfirmationSerializer,
+    }
 
     def to_internal_value(self, data: Any) -> dict:
-        if isinstance(data, dict):
-            unknown = [key for key in data if key not in self.fields]
-            if unknown:
-                raise serializers.ValidationError({key: ["Unknown field."] for key in unknown})
-        return super().to_internal_value(data)
+        value = ConfirmationSerializer().to_internal_value(data)
+        unknown = unknown_fields(self.SHAPES[value["method"]](), data)
+        if unknown:
+            raise serializers.ValidationError(unknown)
+        return value
+
+    def to_representation(self, value: Any) -> Any:
+        return value
 
 
-class StrictScaChallengeSerializer(StrictObjectSerializer, ScaChallengeSerializer):
-    pass
+class IdempotencyKeyField(StrictCharField):
+    """A UUID in its canonical 8-4-4-4-12 form."""
+
+    default_error_messages = {**StrictCharField.default_error_messages, "uuid": "Must be a UUID."}
+
+    def to_internal_value(self, data: Any) -> uuid.UUID:
+        text = super().to_internal_value(data)
+        if not UUID_TEXT.fullmatch(text):
+            self.fail("uuid")
+        return uuid.UUID(text)
 
 
-class BatchActionSerializer(StrictObjectSerializer, InputSerializer):
+class BatchActionSerializer(InputSerializer):
     """The body of POST batch-payments; which fields are required depends on `action`."""
 
     REQUIRED = {
@@ -105,11 +133,18 @@ class BatchActionSerializer(StrictObjectSerializer, InputSerializer):
         max_length=64,
         help_text="initiate and submit: the draft's id (verify's requestId) to submit that draft.",
     )
-    scaChallenge = StrictScaChallengeSerializer(
+    scaChallenge = ScaChallengeSerializer(
         required=False, help_text="passkey-challenge and submit: the scaChallenge initiate answered."
     )
-    idempotencyKey = serializers.UUIDField(
-        required=False, help_text="submit: a retry with the same key answers the first answer."
+    confirmation = ConfirmationField(
+        required=False,
+        help_text="submit: `{method: passkey, passkeySession, assertion}`, `{method: totp, code}` or "
+        "`{method: pin, pin}` (pin only where the program offers it).",
+    )
+    idempotencyKey = IdempotencyKeyField(
+        required=False,
+        help_text="submit: a UUID. A retry with the same key answers the first successful answer "
+        "(header `Idempotent-Replayed: true`) before any other check.",
     )
 
     def validate(self, data: dict) -> dict:

@@ -4,18 +4,22 @@ Both share every service; the single-customer route only narrows the payers
 (and what is listed) to the path's customer.
 """
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+import uuid
+
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework.response import Response
 
+from authn.serializers import StepUpPasskeyChallengeSerializer
 from bankapi.api import ScopedAPIView
-from bankapi.errors import ApiError, ErrorCode
+from bankapi.errors import ApiError
+from bankapi.idempotency import idempotency_key_parse, stored_response_http
 from bankapi.responses import ok, ok_flat
 from bankapi.roles import Role
 from bankapi.schema import envelope, error_responses
 from bankapi.scope import access_customer
 from batches.actors import Actor
 from batches.models import Batch
-from batches.parsers import StrictJSONParser
 from batches.presenters import batch_detail, batch_summary, draft_detail, draft_status, draft_summary
 from batches.selectors import (
     batch_items,
@@ -29,10 +33,13 @@ from batches.serializers import (
     BatchActionSerializer,
     BatchDetailSerializer,
     BatchListSerializer,
+    InitiateAnswerSerializer,
+    SubmitAnswerSerializer,
     VerifyAnswerSerializer,
 )
 from batches.services.challenges import batch_initiate
 from batches.services.drafts import draft_create
+from batches.services.submit import batch_passkey_challenge, batch_submit, batch_submit_replay
 
 PROGRAM_ID = OpenApiParameter(
     "programId",
@@ -115,9 +122,20 @@ POST_DESCRIPTION = """One route, four steps chosen by `action`:
 Only the body's JSON shape is a 400 (unknown or duplicate keys, wrong types, more than 10,000
 payments); a payment that breaks a rule is reported invalid and the others go on."""
 
+MAX_BODY_BYTES = 16 * 1024 * 1024
+POST_ANSWER = PolymorphicProxySerializer(
+    component_name="BatchActionAnswer",
+    serializers=[
+        VerifyAnswerSerializer,
+        envelope("BatchInitiateResponse", InitiateAnswerSerializer()),
+        envelope("BatchPasskeyChallengeResponse", StepUpPasskeyChallengeSerializer()),
+        envelope("BatchSubmitResponse", SubmitAnswerSerializer()),
+    ],
+    resource_type_field_name=None,
+)
 POST_RESPONSES = {
     200: OpenApiResponse(
-        VerifyAnswerSerializer,
+        POST_ANSWER,
         description="verify: `{success, requestId, status}`. initiate: `{success, data: InitiateAnswer}`. "
         "passkey-challenge: `{success, data: {passkeySession, fido2options}}`. "
         "submit: `{success, data: SubmitAnswer}` (header `Idempotent-Replayed: true` on a replay).",
@@ -128,8 +146,10 @@ POST_RESPONSES = {
         403,
         404,
         409,
+        413,
         422,
         429,
+        s413=f"PAYLOAD_TOO_LARGE: the body is over {MAX_BODY_BYTES} bytes.",
         s400="VALIDATION_ERROR: the body's shape, or an unknown, used, expired or mismatched scaChallenge; "
         "IDEMPOTENCY_KEY_MISMATCH.",
         s401="UNAUTHORIZED (token), or INVALID_CREDENTIALS: wrong code, PIN or passkey assertion.",
@@ -175,7 +195,8 @@ class BatchRouteView(ScopedAPIView):
 
     roles = (Role.CUSTOMER, Role.CUSTODIAN, Role.MANAGEMENT)
     post_roles = (Role.CUSTOMER, Role.CUSTODIAN)
-    parser_classes = [StrictJSONParser]
+    # A batch of 10,000 payments is larger than the API's usual body limit.
+    max_body_bytes = MAX_BODY_BYTES
 
     @classmethod
     def roles_for(cls, method: str) -> tuple[str, ...]:
@@ -192,9 +213,15 @@ class BatchRouteView(ScopedAPIView):
     def actor(self) -> Actor:
         return Actor(scope=self.scope)
 
-    def _post(self, request) -> Response:
-        actor = self.actor()
-        body = BatchActionSerializer(data=request.data)
+    def _post(self, request) -> Response | HttpResponse:
+        actor, user = self.actor(), request.user
+        raw = request.data
+        if isinstance(raw, dict) and raw.get("action") == "submit":
+            # A remembered key answers before anything else is looked at.
+            replayed = batch_submit_replay(actor=actor, key=_key_or_none(raw.get("idempotencyKey")))
+            if replayed is not None:
+                return stored_response_http(replayed)
+        body = BatchActionSerializer(data=raw)
         body.is_valid(raise_exception=True)
         data = body.validated_data
         action = data["action"]
@@ -204,10 +231,28 @@ class BatchRouteView(ScopedAPIView):
         if action == "initiate":
             return ok(
                 batch_initiate(
-                    actor=actor, user=request.user, payments=data["payments"], draft_id=data.get("batchId")
+                    actor=actor, user=user, payments=data["payments"], draft_id=data.get("batchId")
                 )
             )
-        raise ApiError(ErrorCode.NOT_SUPPORTED, f"{action} is not available yet")
+        if action == "passkey-challenge":
+            return ok(batch_passkey_challenge(actor=actor, user=user, sca=data["scaChallenge"]))
+        stored = batch_submit(
+            actor=actor,
+            user=user,
+            payments=data["payments"],
+            sca=data["scaChallenge"],
+            confirmation=data["confirmation"],
+            draft_id=data.get("batchId"),
+            idempotency_key=data.get("idempotencyKey"),
+        )
+        return stored_response_http(stored)
+
+
+def _key_or_none(value) -> uuid.UUID | None:
+    try:
+        return idempotency_key_parse(value, "idempotencyKey")
+    except ApiError:
+        return None
 
 
 class BatchListView(BatchRouteView):
