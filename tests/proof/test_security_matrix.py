@@ -33,6 +33,7 @@ from authn.tokens import ACCESS, ID
 from bankapi.models import Account
 from bankapi.permissions import TokenRequired
 from bankapi.roles import Role
+from onboarding.models import LegalDocument
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
 from tests.payments.conftest import payments_url
@@ -113,6 +114,11 @@ def principals(api, sandbox):
         me["customerId"],
         me["accountId"],
     ) | {key: value for key, value in me.items() if key.endswith("Id") and key != "customerId"}
+    customer_objects["documentId"] = str(
+        LegalDocument.objects.get(
+            document_set__program_id=sandbox["consumerProgramId"], document_set__is_current=True, key="terms"
+        ).id
+    )
     customer_objects["batchId"] = _batch(me["email"], sandbox["consumerProgramId"], me["accountId"])
     custodian = sandbox["custodian"]
     custodian_objects = _objects(
