@@ -62,6 +62,9 @@ PUBLIC = {
     "v1/auth/mfa/verify-setup": "the session_token in the body is the credential",
     "v1/auth/verify-passkey": "the session_token in the body is the credential",
     "v1/auth/refresh": "the refresh token in the body is the credential",
+    "v1/documents/local/<path:key>": "a presigned document URL: its signature is the credential",
+    "v1/ubo-verification/<str:token>": "a UBO's e-mailed verification link: its signature is the credential",
+    "v1/sandbox/ubo-verification/<str:token>": "the sandbox provider's hosted UBO page: signed like the link",
 }
 # Routes whose bearer is optional (the body may carry the proof instead); a bearer
 # sent must be a valid token of this use.
@@ -114,6 +117,9 @@ def principals(api, sandbox):
         me["customerId"],
         me["accountId"],
     ) | {key: value for key, value in me.items() if key.endswith("Id") and key != "customerId"}
+    # Signed URLs name no object of the victim's: a made-up key and token (refused, 403, for everyone).
+    customer_objects["key"] = f"kyc/{me['customerId']}/PASSPORT/unknown"
+    customer_objects["token"] = "not-a-signed-token"
     customer_objects["documentId"] = str(
         LegalDocument.objects.get(
             document_set__program_id=sandbox["consumerProgramId"], document_set__is_current=True, key="terms"
