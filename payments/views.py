@@ -2,6 +2,7 @@
 
 from collections.abc import Callable
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 
 from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView
@@ -35,7 +36,7 @@ from payments.services.transfers import international_transfer_submit
 
 IDEMPOTENCY_KEY = OpenApiParameter(
     HEADER,
-    str,
+    OpenApiTypes.UUID,
     OpenApiParameter.HEADER,
     required=False,
     description=(
