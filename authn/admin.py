@@ -10,7 +10,7 @@ class UserAdmin(admin.ModelAdmin):
     search_fields = ("email",)
     list_select_related = ("program",)
     raw_id_fields = ("customer", "custodian")
-    exclude = ("password", "totp_secret", "totp_last_step", "user_permissions")
+    exclude = ("password", "totp_secret", "totp_last_step", "step_up_pin", "user_permissions")
     readonly_fields = ("token_version", "last_login", "created_at")
 
 

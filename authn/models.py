@@ -56,6 +56,9 @@ class User(AbstractBaseUser, PermissionsMixin):
     totp_confirmed = models.BooleanField(default=False)
     # The last TOTP time step accepted: a code is good once (RFC 6238 section 5.2).
     totp_last_step = models.BigIntegerField(default=0)
+    # The step-up PIN (4 to 6 digits) some programs accept to confirm sensitive
+    # actions, hashed like a password; empty when none is set.
+    step_up_pin = models.CharField(max_length=128, blank=True, default="")
     # Token generation: every token carries it as `ver`; global logout bumps it.
     token_version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -1,9 +1,12 @@
 """`bootstrap_sandbox`, authentication part: the sandbox users and their secrets."""
 
+import secrets
+
 import pyotp
 from django.contrib.auth.models import Group, Permission
 
 from authn.models import PasskeyCredential, User
+from authn.services.stepup import step_up_pin_matches, step_up_pin_set
 from authn.tokens import tokens_revoke_all
 from bankapi.models import Customer, Program
 from bankapi.roles import Role
@@ -77,6 +80,15 @@ def _own_customer(program: Program, name: str) -> Customer:
     return customer
 
 
+def _business_pin(ctx: SandboxContext) -> str:
+    """The business customer's step-up PIN (its program offers PIN confirmation)."""
+    pin = ctx.remembered("business.pin", lambda: f"{secrets.randbelow(10**6):06d}")
+    user = User.objects.get(program=ctx.objects["business_program"], email=ctx.output["business"]["email"])
+    if not step_up_pin_matches(user, pin):
+        step_up_pin_set(user=user, pin=pin)
+    return pin
+
+
 def bootstrap(ctx: SandboxContext) -> None:
     consumer = ctx.objects["consumer_program"]
     for key, number in (("customer", 1), ("customer2", 2), ("business", 3)):
@@ -91,6 +103,7 @@ def bootstrap(ctx: SandboxContext) -> None:
             customer=customer,
         )
         ctx.output[key] = {**creds, **ctx.output[key]}
+    ctx.output["business"]["pin"] = _business_pin(ctx)
 
     custodian = ctx.objects["custodian"]
     ctx.output["custodian"] = {

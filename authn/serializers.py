@@ -2,11 +2,21 @@
 
 import re
 
+from django.core.validators import RegexValidator
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
+from rest_framework.settings import api_settings
 
 from authn.models import AuthChallenge
+from authn.services import stepup
 from authn.services.passkeys import b64url_decode
-from bankapi.serializers import InputSerializer, StrictBooleanField, StrictCharField, StrictListField
+from bankapi.serializers import (
+    InputSerializer,
+    StrictBooleanField,
+    StrictCharField,
+    StrictChoiceField,
+    StrictListField,
+)
 
 Kind = AuthChallenge.Kind
 
@@ -23,6 +33,11 @@ SIGN_IN_CHALLENGES = [
 
 class SixDigitCodeField(StrictCharField):
     default_error_messages = {**StrictCharField.default_error_messages, "digits": "Must be a 6-digit string."}
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        # Checked in to_internal_value; listed so the OpenAPI document shows the pattern.
+        self.validators.append(RegexValidator(r"^[0-9]{6}$"))
 
     def to_internal_value(self, data) -> str:
         value = super().to_internal_value(data)
@@ -111,13 +126,76 @@ class PasskeyRegisterCompleteInputSerializer(InputSerializer):
 
 
 class PasskeyAssertionSerializer(serializers.Serializer):
-    """A WebAuthn assertion (DESIGN.md section 12). Step-up confirmations embed it too."""
+    """A WebAuthn assertion, as navigator.credentials.get() answers it, every binary
+    value base64url without padding. Passkey sign-in and step-up confirmations take it."""
 
-    credentialIdB64 = Base64UrlField(max_length=1400)
-    clientDataJSON_B64 = Base64UrlField(max_length=8192)
-    authenticatorDataB64 = Base64UrlField(max_length=8192)
-    signatureB64 = Base64UrlField(max_length=2048)
-    userHandleB64 = Base64UrlField(max_length=128, required=False)
+    credentialIdB64 = Base64UrlField(max_length=1400, help_text="The credential's rawId.")
+    clientDataJSON_B64 = Base64UrlField(max_length=8192, help_text="response.clientDataJSON.")
+    authenticatorDataB64 = Base64UrlField(max_length=8192, help_text="response.authenticatorData.")
+    signatureB64 = Base64UrlField(max_length=2048, help_text="response.signature.")
+    userHandleB64 = Base64UrlField(
+        max_length=128, required=False, help_text="response.userHandle; may be omitted."
+    )
+
+
+class PasskeyConfirmationSerializer(serializers.Serializer):
+    method = StrictChoiceField(choices=[stepup.PASSKEY])
+    passkeySession = StrictCharField(
+        max_length=128,
+        help_text="The passkeySession of the action's passkey-challenge: single-use, 5 minutes.",
+    )
+    assertion = PasskeyAssertionSerializer(
+        help_text="What navigator.credentials.get() answered for the challenge's fido2options."
+    )
+
+
+class TotpConfirmationSerializer(serializers.Serializer):
+    method = StrictChoiceField(choices=[stepup.TOTP])
+    code = SixDigitCodeField(help_text="The current code of the user's authenticator app; accepted once.")
+
+
+class PinConfirmationSerializer(serializers.Serializer):
+    method = StrictChoiceField(choices=[stepup.PIN])
+    pin = StrictCharField(
+        max_length=6,
+        min_length=4,
+        validators=[RegexValidator(r"^[0-9]{4,6}$", "Must be 4 to 6 digits.")],
+        help_text="The user's step-up PIN. Only on programs that offer PIN confirmation.",
+    )
+
+
+_CONFIRMATION_SHAPES = {
+    stepup.PASSKEY: PasskeyConfirmationSerializer,
+    stepup.TOTP: TotpConfirmationSerializer,
+    stepup.PIN: PinConfirmationSerializer,
+}
+
+
+@extend_schema_field(
+    PolymorphicProxySerializer(
+        component_name="Confirmation",
+        serializers=_CONFIRMATION_SHAPES,
+        resource_type_field_name="method",
+    )
+)
+class ConfirmationSerializer(serializers.Serializer):
+    """A step-up confirmation, one of three shapes chosen by `method`:
+    `{method: passkey, passkeySession, assertion}`, `{method: totp, code}` or
+    `{method: pin, pin}`. Validates to the chosen shape's fields."""
+
+    def to_internal_value(self, data) -> dict:
+        if not isinstance(data, dict):
+            raise serializers.ValidationError({api_settings.NON_FIELD_ERRORS_KEY: ["Must be an object."]})
+        method = data.get("method")
+        shape = _CONFIRMATION_SHAPES.get(method) if isinstance(method, str) else None
+        if shape is None:
+            raise serializers.ValidationError({"method": [f"Must be one of: {', '.join(stepup.METHODS)}."]})
+        inner = shape(data=data)
+        inner.is_valid(raise_exception=True)
+        return dict(inner.validated_data)
+
+    def to_representation(self, instance) -> dict:
+        return instance
 
 
 class VerifyPasskeyInputSerializer(InputSerializer):
@@ -224,3 +302,12 @@ class PasskeyRegistrationResultSerializer(serializers.Serializer):
             field.required = False
             fields[name] = field
         return fields
+
+
+class StepUpPasskeyChallengeSerializer(serializers.Serializer):
+    passkeySession = serializers.CharField(
+        help_text="Opaque, single-use, valid 5 minutes; send it back in the passkey confirmation."
+    )
+    fido2options = Fido2OptionsSerializer(
+        help_text="Hand to navigator.credentials.get(); allowCredentials lists every passkey of the user."
+    )

@@ -193,3 +193,50 @@ class SandboxManifest(models.Model):
     key = models.CharField(max_length=50, unique=True)
     data = models.JSONField(default=dict)
     updated_at = models.DateTimeField(auto_now=True)
+
+
+class IdempotencyRecord(TenantOwned):
+    """One idempotency key of one owner for one operation.
+
+    The unique constraint is what makes a key act once: two requests racing with
+    the same key cannot both insert a claim. Program and environment are part of
+    it, so a management user's key in one program never answers in another.
+    """
+
+    class OwnerKind(models.TextChoices):
+        CUSTOMER = "customer", "Customer"
+        CUSTODIAN = "custodian", "Custodian"
+        MANAGEMENT = "management", "Management user"
+
+    class State(models.TextChoices):
+        CLAIMED = "CLAIMED", "Claimed (request in progress)"
+        COMPLETED = "COMPLETED", "Completed (response stored)"
+
+    id = models.BigAutoField(primary_key=True)
+    owner_kind = models.CharField(max_length=10, choices=OwnerKind.choices)
+    owner_id = models.UUIDField()
+    # Short and stable, such as "payments.create" or "batches.submit".
+    operation = models.CharField(max_length=64)
+    key = models.UUIDField()
+    # What the key was first used for (for payments: amount, accountId, beneficiaryId).
+    fingerprint = models.JSONField()
+    state = models.CharField(max_length=10, choices=State.choices, default=State.CLAIMED)
+    # Fences a claim: a request whose claim was taken over cannot complete it.
+    claim_token = models.UUIDField(default=uuid.uuid4)
+    claimed_at = models.DateTimeField()
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The exact bytes first sent, replayed byte for byte.
+    response_body = models.BinaryField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["program", "sandbox", "owner_kind", "owner_id", "operation", "key"],
+                name="idempotency_key_per_owner_operation",
+            )
+        ]
+        # The daily purge deletes by age.
+        indexes = [models.Index(fields=["created_at"], name="idempotency_created_at")]
+
+    def __str__(self) -> str:
+        return f"{self.operation} {self.key} ({self.state})"

@@ -3,7 +3,6 @@
 from celery import shared_task
 
 from payments.formats import iso_date_parse
-from payments.services.idempotency import idempotency_records_purge
 from payments.services.schedules import scheduled_payments_run, utc_today
 from payments.services.settlement import payments_settle_pending
 
@@ -13,11 +12,6 @@ def settle_pending_payments() -> int:
     """Settle production PENDING requests. Sandbox requests never settle on their
     own: integrators drive them with the sandbox routes or `manage.py settle_payments`."""
     return payments_settle_pending(sandbox=False)
-
-
-@shared_task
-def purge_idempotency_records() -> int:
-    return idempotency_records_purge()
 
 
 @shared_task

@@ -3,9 +3,9 @@
 from collections.abc import Callable
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.response import Response
 
 from bankapi.api import ScopedAPIView
+from bankapi.idempotency import HEADER, StoredResponse, idempotency_key_resolve, stored_response_http
 from bankapi.pagination import page_body, paginate
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
@@ -31,7 +31,6 @@ from payments.serializers import (
     TransactionListSerializer,
 )
 from payments.services.create import payment_submit
-from payments.services.idempotency import HEADER, StoredResponse, idempotency_key_resolve
 from payments.services.schedules import schedule_cancel
 from payments.services.settlement import payment_fail, payment_settle
 from payments.services.transfers import international_transfer_submit
@@ -58,11 +57,6 @@ PAGE_PARAMETERS = [
 ]
 
 
-def replayable(response: StoredResponse) -> Response:
-    headers = {"Idempotent-Replayed": "true"} if response.replayed else None
-    return Response(response.body, status=response.status, headers=headers)
-
-
 class AccountCreateView(ScopedAPIView):
     """A create from an account, made at most once per Idempotency-Key."""
 
@@ -78,7 +72,8 @@ class AccountCreateView(ScopedAPIView):
             header=request.headers.get(HEADER),
             body_key=body.validated_data.get("idempotencyKey"),
         )
-        return replayable(self.submit(account=account, data=body.validated_data, idempotency_key=key))
+        stored = self.submit(account=account, data=body.validated_data, idempotency_key=key)
+        return stored_response_http(stored)
 
 
 class PaymentCreateView(AccountCreateView):

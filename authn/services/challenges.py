@@ -97,14 +97,27 @@ def _find(token: str, kinds: Iterable[str], program_id: uuid.UUID | None) -> Aut
     return challenge
 
 
-def challenge_attempt(token: str, kinds: Iterable[str], program_id: uuid.UUID | None) -> AuthChallenge:
+def challenge_attempt(
+    token: str,
+    kinds: Iterable[str],
+    program_id: uuid.UUID | None,
+    *,
+    user: User | None = None,
+    context: dict | None = None,
+) -> AuthChallenge:
     """Spend one attempt of a live session of one of `kinds`; return it with its user.
 
     The attempt is claimed by a conditional UPDATE before anything is checked, so
     requests racing with one session cannot test more than MAX_ATTEMPTS guesses.
     Finish with `challenge_consume` on success or `challenge_refusal` on failure.
+    With `user` or `context`, a session of another user or bound to something
+    else is refused before any attempt is spent: it is not the caller's to use.
     """
     challenge = _find(token, kinds, program_id)
+    if user is not None and challenge.user_id != user.id:
+        raise _session_rejected()
+    if context is not None and any(challenge.context.get(key) != value for key, value in context.items()):
+        raise _session_rejected()
     if not _live(challenge.id).update(attempts=F("attempts") + 1):
         raise _session_rejected()
     challenge.attempts += 1

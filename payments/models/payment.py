@@ -1,4 +1,4 @@
-"""Payment requests, idempotency records and the booked statement of an account."""
+"""Payment requests and the booked statement of an account."""
 
 import uuid
 
@@ -81,39 +81,6 @@ class PaymentRequest(models.Model):
 
     def __str__(self) -> str:
         return f"{self.amount} {self.currency} {self.status} ({self.id})"
-
-
-class IdempotencyRecord(models.Model):
-    """One Idempotency-Key of one customer (DESIGN 7).
-
-    The unique constraint is what makes a key pay once: two requests racing with
-    the same key cannot both insert a claim.
-    """
-
-    class State(models.TextChoices):
-        CLAIMED = "CLAIMED", "Claimed (request in progress)"
-        COMPLETED = "COMPLETED", "Completed (response stored)"
-
-    id = models.BigAutoField(primary_key=True)
-    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="+")
-    key = models.UUIDField()
-    # What the key was first used for: amount, accountId and beneficiaryId.
-    fingerprint = models.JSONField()
-    state = models.CharField(max_length=10, choices=State.choices, default=State.CLAIMED)
-    # Fences a claim: a request whose claim was taken over cannot complete it.
-    claim_token = models.UUIDField(default=uuid.uuid4)
-    claimed_at = models.DateTimeField()
-    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    response_body = models.JSONField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["customer", "key"], name="idempotency_key_per_customer")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.key} ({self.state})"
 
 
 class StatementEntry(models.Model):

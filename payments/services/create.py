@@ -3,12 +3,16 @@
 import uuid
 
 from bankapi.errors import validation_error
+from bankapi.idempotency import OwnerKind, StoredResponse, idempotent_call
 from bankapi.models import Account
 from payments.models import Beneficiary, ScheduledPayment
 from payments.selectors import beneficiary_of
 from payments.services.acceptance import PaymentInstruction, payment_accept
-from payments.services.idempotency import StoredResponse, idempotent_call
 from payments.services.schedules import schedule_create, utc_today
+
+MISMATCH_MESSAGE = (
+    "This Idempotency-Key was used for a different payment (amount, accountId or beneficiaryId)."
+)
 
 
 def payee_resolve(*, account: Account, data: dict) -> tuple[Beneficiary | None, dict | None]:
@@ -52,7 +56,7 @@ def created_response(
         transfer["requestId"] = str(request_id)
     if schedule_id:
         transfer["scheduleId"] = str(schedule_id)
-    return StoredResponse(status=200, body={"success": True, "data": {"bankTransfer": transfer}})
+    return StoredResponse.rendered(200, {"success": True, "data": {"bankTransfer": transfer}})
 
 
 def payment_submit(*, account: Account, data: dict, idempotency_key: uuid.UUID | None) -> StoredResponse:
@@ -84,4 +88,14 @@ def payment_submit(*, account: Account, data: dict, idempotency_key: uuid.UUID |
         )
         return created_response(request_id=request.id, schedule_id=schedule.id)
 
-    return idempotent_call(customer=account.customer, key=idempotency_key, fingerprint=fingerprint, work=work)
+    return idempotent_call(
+        program=account.program,
+        sandbox=account.sandbox,
+        owner_kind=OwnerKind.CUSTOMER,
+        owner_id=account.customer_id,
+        operation="payments.create",
+        key=idempotency_key,
+        fingerprint=fingerprint,
+        work=work,
+        mismatch_message=MISMATCH_MESSAGE,
+    )

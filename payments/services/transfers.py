@@ -2,10 +2,10 @@
 
 import uuid
 
+from bankapi.idempotency import OwnerKind, StoredResponse, idempotent_call
 from bankapi.models import Account
 from payments.services.acceptance import PaymentInstruction, payment_accept
-from payments.services.create import payee_resolve
-from payments.services.idempotency import StoredResponse, idempotent_call
+from payments.services.create import MISMATCH_MESSAGE, payee_resolve
 
 
 def international_transfer_submit(
@@ -44,6 +44,16 @@ def international_transfer_submit(
             "buyCurrency": request.currency,
             "rate": str(quote.rate.normalize()),
         }
-        return StoredResponse(status=200, body={"success": True, "data": {"internationalTransfer": transfer}})
+        return StoredResponse.rendered(200, {"success": True, "data": {"internationalTransfer": transfer}})
 
-    return idempotent_call(customer=account.customer, key=idempotency_key, fingerprint=fingerprint, work=work)
+    return idempotent_call(
+        program=account.program,
+        sandbox=account.sandbox,
+        owner_kind=OwnerKind.CUSTOMER,
+        owner_id=account.customer_id,
+        operation="payments.international_transfer",
+        key=idempotency_key,
+        fingerprint=fingerprint,
+        work=work,
+        mismatch_message=MISMATCH_MESSAGE,
+    )

@@ -2,9 +2,9 @@ from decimal import Decimal
 
 import pytest
 
-from bankapi.models import Account, Customer
+from bankapi.models import Account, Customer, IdempotencyRecord
 from payments.ledger import ledger_check
-from payments.models import IdempotencyRecord, PaymentRequest, StatementEntry
+from payments.models import PaymentRequest, StatementEntry
 from tests.support.auth import access_header
 
 

@@ -1,5 +1,6 @@
 """Idempotency-Key on payment creation (spec 4.1, 9; DESIGN 7)."""
 
+import json
 import uuid
 from datetime import timedelta
 from decimal import Decimal
@@ -7,15 +8,29 @@ from decimal import Decimal
 from django.conf import settings
 from django.utils import timezone
 
-from bankapi.models import Account
-from payments.models import IdempotencyRecord, PaymentRequest
-from payments.tasks import purge_idempotency_records
+from bankapi.models import Account, IdempotencyRecord
+from bankapi.tasks import purge_idempotency_records
+from payments.models import PaymentRequest
 from tests.payments.conftest import balance, payments_url
 
 
 def pay(api, auth, account, body, key=None):
     headers = {"HTTP_IDEMPOTENCY_KEY": str(key)} if key else {}
     return api.post(payments_url(account.customer_id, account.id), body, format="json", **headers, **auth)
+
+
+def claim_left_behind(customer, key, fingerprint, claimed_at):
+    """A payment claim as a request that is still running (or has crashed) leaves it."""
+    return IdempotencyRecord.objects.create(
+        program=customer.program,
+        sandbox=customer.sandbox,
+        owner_kind=IdempotencyRecord.OwnerKind.CUSTOMER,
+        owner_id=customer.id,
+        operation="payments.create",
+        key=key,
+        fingerprint=fingerprint,
+        claimed_at=claimed_at,
+    )
 
 
 def body_for(sandbox, **overrides):
@@ -91,9 +106,9 @@ def test_a_key_whose_first_request_is_still_running_is_a_409(
     api, sandbox, customer, customer_auth, account, snapshot
 ):
     key = uuid.uuid4()
-    IdempotencyRecord.objects.create(
-        customer=customer,
-        key=key,
+    claim_left_behind(
+        customer,
+        key,
         fingerprint={
             "amount": "10.00",
             "accountId": str(account.id),
@@ -111,9 +126,9 @@ def test_a_key_whose_first_request_is_still_running_is_a_409(
 
 def test_a_claim_left_for_over_a_minute_is_taken_over(api, sandbox, customer, customer_auth, account):
     key = uuid.uuid4()
-    IdempotencyRecord.objects.create(
-        customer=customer,
-        key=key,
+    claim_left_behind(
+        customer,
+        key,
         fingerprint={
             "amount": "10.00",
             "accountId": str(account.id),
@@ -128,7 +143,7 @@ def test_a_claim_left_for_over_a_minute_is_taken_over(api, sandbox, customer, cu
     assert PaymentRequest.objects.count() == 1
     record = IdempotencyRecord.objects.get(key=key)
     assert record.state == IdempotencyRecord.State.COMPLETED
-    assert record.response_body == response.json()
+    assert json.loads(bytes(record.response_body)) == response.json()
 
 
 def test_a_request_stopped_before_acceptance_releases_its_key(api, sandbox, customer_auth):
@@ -169,15 +184,11 @@ def test_keys_are_scoped_to_the_customer(api, sandbox, customer_auth, customer2_
 
 
 def test_keys_older_than_seven_days_are_purged_by_the_beat_task(customer):
-    old = IdempotencyRecord.objects.create(
-        customer=customer, key=uuid.uuid4(), fingerprint={}, claimed_at=timezone.now()
-    )
+    old = claim_left_behind(customer, uuid.uuid4(), fingerprint={}, claimed_at=timezone.now())
     IdempotencyRecord.objects.filter(id=old.id).update(
         created_at=timezone.now() - timedelta(days=7, seconds=1)
     )
-    recent = IdempotencyRecord.objects.create(
-        customer=customer, key=uuid.uuid4(), fingerprint={}, claimed_at=timezone.now()
-    )
+    recent = claim_left_behind(customer, uuid.uuid4(), fingerprint={}, claimed_at=timezone.now())
     IdempotencyRecord.objects.filter(id=recent.id).update(created_at=timezone.now() - timedelta(days=6))
 
     purged = purge_idempotency_records.delay().get()
@@ -185,4 +196,4 @@ def test_keys_older_than_seven_days_are_purged_by_the_beat_task(customer):
     assert purged == 1
     assert list(IdempotencyRecord.objects.values_list("id", flat=True)) == [recent.id]
     tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
-    assert "payments.tasks.purge_idempotency_records" in tasks
+    assert "bankapi.tasks.purge_idempotency_records" in tasks

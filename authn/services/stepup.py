@@ -1,0 +1,128 @@
+"""Step-up confirmation of sensitive actions (batch submit, secure card details).
+
+A signed-in user confirms one action with a second proof, in one of three ways:
+
+- `passkey`: a passkey session opened by `step_up_passkey_challenge` for that
+  action, plus the WebAuthn assertion over its challenge. The session is bound
+  to the user, a purpose and the object it guards (a card, an SCA challenge),
+  lives five minutes and is spent when its assertion verifies, and only then.
+  A failed assertion is a 401 and does not count towards the second-factor
+  lockout: without the authenticator's private key nobody can guess one.
+- `totp`: a current code of the user's authenticator app, accepted once.
+- `pin`: the user's step-up PIN (4 to 6 digits, stored hashed), on programs that
+  offer PIN confirmation.
+
+Wrong TOTP codes and PINs count in the user's second-factor lockout, shared with
+sign-in: five within 15 minutes lock them for 15 minutes (429 with Retry-After).
+
+Call `step_up_confirm` outside `transaction.atomic`: a counted wrong code and a
+spent session attempt must stay so when the request then fails.
+"""
+
+import re
+
+from django.contrib.auth.hashers import check_password, make_password
+
+from authn.models import User
+from authn.services.challenges import (
+    CredentialRejected,
+    Kind,
+    challenge_attempt,
+    challenge_consume,
+    challenge_create,
+    challenge_refusal,
+)
+from authn.services.passkeys import passkey_assertion_options, passkey_assertion_verify
+from authn.services.throttle import second_factor_attempt, second_factor_clear
+from authn.services.totp import totp_verify
+from bankapi.errors import ApiError, ErrorCode, validation_error
+from bankapi.models import Program
+
+PASSKEY = "passkey"
+TOTP = "totp"
+PIN = "pin"
+METHODS = (PASSKEY, TOTP, PIN)
+
+PIN_PATTERN = re.compile(r"[0-9]{4,6}", re.ASCII)
+
+
+def _binding(purpose: str, bound_to: str) -> dict[str, str]:
+    return {"purpose": purpose, "bound_to": str(bound_to)}
+
+
+def step_up_pin_set(*, user: User, pin: str) -> None:
+    """Set (or replace) the user's step-up PIN: 4 to 6 ASCII digits, kept hashed."""
+    if not isinstance(pin, str) or not PIN_PATTERN.fullmatch(pin):
+        raise validation_error("pin", "The PIN must be 4 to 6 digits.")
+    user.step_up_pin = make_password(pin)
+    user.save(update_fields=["step_up_pin"])
+
+
+def step_up_pin_matches(user: User, pin: str) -> bool:
+    """Whether `pin` is the user's PIN (no lockout counting: for bootstrap reruns)."""
+    return bool(user.step_up_pin) and check_password(pin, user.step_up_pin)
+
+
+def step_up_passkey_challenge(*, user: User, purpose: str, bound_to: str) -> dict:
+    """Open a passkey step-up for one action: `{passkeySession, fido2options}`.
+
+    `fido2options` lists every passkey of the user in `allowCredentials`. The
+    session is single-use, valid five minutes, and confirms only `purpose` on
+    `bound_to` for this user. A user with no passkey: 422 NOT_SUPPORTED.
+    """
+    if not user.has_passkey:
+        raise ApiError(ErrorCode.NOT_SUPPORTED, "The user has no passkey; confirm with another method")
+    challenge, fido2options = passkey_assertion_options(user)
+    session = challenge_create(
+        user, Kind.STEP_UP_PASSKEY, secret=challenge, context=_binding(purpose, bound_to)
+    )
+    return {"passkeySession": session, "fido2options": fido2options}
+
+
+def _confirm_passkey(user: User, confirmation: dict, binding: dict[str, str]) -> None:
+    challenge = challenge_attempt(
+        confirmation["passkeySession"], [Kind.STEP_UP_PASSKEY], user.program_id, user=user, context=binding
+    )
+    try:
+        passkey_assertion_verify(user, bytes(challenge.secret), confirmation["assertion"])
+    except CredentialRejected as exc:
+        raise challenge_refusal(challenge, exc.message) from exc
+    challenge_consume(challenge)
+
+
+def _confirm_totp(user: User, code: str) -> None:
+    if not user.totp_confirmed:
+        raise ApiError(ErrorCode.NOT_SUPPORTED, "The user has no authenticator app set up")
+    if not totp_verify(user, code):
+        raise CredentialRejected("Invalid code")
+
+
+def _confirm_pin(user: User, pin: str) -> None:
+    if not user.step_up_pin:
+        raise ApiError(ErrorCode.NOT_SUPPORTED, "The user has no step-up PIN")
+    second_factor_attempt(user)
+    if not step_up_pin_matches(user, pin):
+        raise CredentialRejected("Invalid PIN")
+    second_factor_clear(user)
+
+
+def step_up_confirm(*, user: User, program: Program, confirmation: dict, purpose: str, bound_to: str) -> None:
+    """Verify a confirmation (see `authn.serializers.ConfirmationSerializer`) or raise.
+
+    422 NOT_SUPPORTED for a method the program does not offer (a PIN while PIN
+    confirmation is off) or the user has not set up, before any check; 401
+    INVALID_CREDENTIALS for a wrong code, PIN or assertion, or a passkey session
+    that is spent, expired, another user's or bound to another action; 429
+    while the user's second factor is locked (TOTP and PIN).
+    """
+    method = confirmation["method"]
+    if method == PIN and not program.pin_confirmation_enabled:
+        raise ApiError(ErrorCode.NOT_SUPPORTED, "PIN confirmation is not offered by this program")
+    if method == PASSKEY:
+        _confirm_passkey(user, confirmation, _binding(purpose, bound_to))
+    elif method == TOTP:
+        _confirm_totp(user, confirmation["code"])
+    elif method == PIN:
+        _confirm_pin(user, confirmation["pin"])
+    else:
+        raise validation_error("confirmation.method", f"Must be one of: {', '.join(METHODS)}.")

@@ -1,0 +1,258 @@
+"""Idempotency keys for creates: a key makes a create happen at most once.
+
+A record is kept per (owner, operation, key), in the owner's program and
+environment. The owner is who the key belongs to: the customer (payments,
+applications), the custodian or the management user (batch submits). The
+operation (`payments.create`, `batches.submit`, ...) keeps one route's key from
+ever replaying another route's answer: the same key on another operation is
+simply another record.
+
+The flow, for a domain's create:
+
+    key = idempotency_key_resolve(program=..., header=request.headers.get(HEADER), body_key=...)
+    stored = idempotent_call(
+        program=..., sandbox=..., owner_kind=OwnerKind.CUSTOMER, owner_id=customer.id,
+        operation="payments.create", key=key, fingerprint={...}, work=work,
+    )
+    return stored_response_http(stored)
+
+`work` does the create and returns `StoredResponse.rendered(status, data)`.
+
+Why it holds:
+- The claim is committed in its own transaction before any work starts, so a
+  concurrent request with the same key sees the claim and answers 409. It is
+  opened with `durable=True`: a caller that wraps the call in a transaction would
+  keep the claim uncommitted (and invisible to the concurrent request), so that
+  mistake fails loudly instead of silently paying twice.
+- The work and the completion of the claim (storing the response) commit
+  together: after a crash either both happened or neither did, which is why a
+  claim left behind for more than a minute can safely be taken over. A claim
+  carries a fencing token: a request whose claim was taken over cannot complete.
+- Work that raises (a 4xx before anything was done) releases the claim, so the
+  client may retry with the same key.
+- The response is stored as the bytes first sent and replayed byte for byte,
+  with `Idempotent-Replayed: true`.
+"""
+
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.http import HttpResponse
+from django.utils import timezone
+from rest_framework.renderers import JSONRenderer
+
+from bankapi.errors import ApiError, ErrorCode, validation_error
+from bankapi.models import IdempotencyRecord, Program
+from bankapi.roles import Role
+
+STALE_CLAIM = timedelta(seconds=60)
+RETENTION = timedelta(days=7)
+HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+OwnerKind = IdempotencyRecord.OwnerKind
+
+# Canonical 8-4-4-4-12 hex only: `uuid.UUID` also takes braces, `urn:uuid:`,
+# missing hyphens and non-ASCII digits, so two different strings could name one key.
+_CANONICAL_UUID = re.compile(
+    r"\A[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z"
+)
+
+IN_PROGRESS_MESSAGE = "A request with this Idempotency-Key is still being processed; retry shortly."
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    """An answer as sent: its status and the exact bytes of its JSON body."""
+
+    status: int
+    content: bytes
+    replayed: bool = False
+
+    @classmethod
+    def rendered(cls, status: int, data: Any) -> "StoredResponse":
+        """Render `data` with the API's JSON renderer, as a view's Response would be."""
+        return cls(status=status, content=JSONRenderer().render(data))
+
+
+def stored_response_http(response: StoredResponse) -> HttpResponse:
+    """The HTTP answer of a stored response: its bytes, marked when replayed."""
+    http = HttpResponse(response.content, status=response.status, content_type="application/json")
+    if response.replayed:
+        http[REPLAYED_HEADER] = "true"
+    return http
+
+
+def idempotency_owner_of(scope) -> tuple[str, uuid.UUID]:
+    """Whose key a caller's key is, for routes where the caller is the owner
+    (a custodian's or a management user's batch, a customer's application)."""
+    if scope.role == Role.MANAGEMENT:
+        return OwnerKind.MANAGEMENT, scope.user_id
+    if scope.role == Role.CUSTODIAN:
+        return OwnerKind.CUSTODIAN, scope.custodian_id
+    return OwnerKind.CUSTOMER, scope.customer_id
+
+
+def idempotency_key_parse(text: str, field: str = HEADER) -> uuid.UUID:
+    """A key sent as text: a UUID in its canonical form (either case), else 400."""
+    if not isinstance(text, str) or not _CANONICAL_UUID.fullmatch(text.strip()):
+        what = "The Idempotency-Key header" if field == HEADER else field
+        raise validation_error(field, f"{what} must be a UUID.")
+    return uuid.UUID(text.strip())
+
+
+def idempotency_key_resolve(
+    *, program: Program, header: str | None, body_key: uuid.UUID | None
+) -> uuid.UUID | None:
+    """The request's key: the header wins over the body field; both must be UUIDs."""
+    if header is not None:
+        return idempotency_key_parse(header, HEADER)
+    if body_key is None and program.require_idempotency_key:
+        raise validation_error(HEADER, "This program requires an Idempotency-Key header (or idempotencyKey).")
+    return body_key
+
+
+@dataclass(frozen=True)
+class _Slot:
+    program: Program
+    sandbox: bool
+    owner_kind: str
+    owner_id: uuid.UUID
+    operation: str
+    key: uuid.UUID
+
+    def rows(self):
+        return IdempotencyRecord.objects.filter(
+            program=self.program,
+            sandbox=self.sandbox,
+            owner_kind=self.owner_kind,
+            owner_id=self.owner_id,
+            operation=self.operation,
+            key=self.key,
+        )
+
+
+def _replay(record: IdempotencyRecord) -> StoredResponse:
+    return StoredResponse(status=record.response_status, content=bytes(record.response_body), replayed=True)
+
+
+def _claim(slot: _Slot, fingerprint: dict, mismatch_message: str) -> IdempotencyRecord | StoredResponse:
+    """Claim the key, or return what its earlier use answered. Commits on return."""
+    now = timezone.now()
+    with transaction.atomic(durable=True):
+        record = None
+        while record is None:
+            try:
+                with transaction.atomic():
+                    return IdempotencyRecord.objects.create(
+                        program=slot.program,
+                        sandbox=slot.sandbox,
+                        owner_kind=slot.owner_kind,
+                        owner_id=slot.owner_id,
+                        operation=slot.operation,
+                        key=slot.key,
+                        fingerprint=fingerprint,
+                        claimed_at=now,
+                    )
+            except IntegrityError:
+                # Locked so that two requests finding the same stale claim cannot
+                # both take it over. None when the claim we collided with has just
+                # been released: try to claim again.
+                record = slot.rows().select_for_update().first()
+        if record.fingerprint != fingerprint:
+            raise ApiError(ErrorCode.IDEMPOTENCY_KEY_MISMATCH, mismatch_message)
+        if record.state == IdempotencyRecord.State.COMPLETED:
+            return _replay(record)
+        if record.claimed_at > now - STALE_CLAIM:
+            raise ApiError(ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS, IN_PROGRESS_MESSAGE)
+        record.claim_token = uuid.uuid4()
+        record.claimed_at = now
+        record.save(update_fields=["claim_token", "claimed_at", "updated_at"])
+        return record
+
+
+def _complete(record: IdempotencyRecord, response: StoredResponse) -> None:
+    completed = IdempotencyRecord.objects.filter(
+        id=record.id, claim_token=record.claim_token, state=IdempotencyRecord.State.CLAIMED
+    ).update(
+        state=IdempotencyRecord.State.COMPLETED,
+        response_status=response.status,
+        response_body=response.content,
+        updated_at=timezone.now(),
+    )
+    if not completed:
+        # Our claim went stale and another request took the key over: it does
+        # the work, we roll back.
+        raise ApiError(ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS, IN_PROGRESS_MESSAGE)
+
+
+def _release(record: IdempotencyRecord) -> None:
+    IdempotencyRecord.objects.filter(
+        id=record.id, claim_token=record.claim_token, state=IdempotencyRecord.State.CLAIMED
+    ).delete()
+
+
+def idempotent_call(
+    *,
+    program: Program,
+    sandbox: bool,
+    owner_kind: str,
+    owner_id: uuid.UUID,
+    operation: str,
+    key: uuid.UUID | None,
+    fingerprint: dict,
+    work: Callable[[], StoredResponse],
+    mismatch_message: str = "This Idempotency-Key was used for a different request.",
+) -> StoredResponse:
+    """Run `work` at most once per (owner, operation, key) and answer what it answered.
+
+    Without a key, `work` simply runs in a transaction. `fingerprint` is what the
+    key was first used for (JSON): the same key with another fingerprint is a 400
+    IDEMPOTENCY_KEY_MISMATCH. Must not be called inside a transaction.
+    """
+    if key is None:
+        with transaction.atomic():
+            return work()
+    slot = _Slot(program, sandbox, owner_kind, owner_id, operation, key)
+    claimed = _claim(slot, fingerprint, mismatch_message)
+    if isinstance(claimed, StoredResponse):
+        return claimed
+    try:
+        with transaction.atomic(durable=True):
+            response = work()
+            _complete(claimed, response)
+            return response
+    except Exception:
+        # The work rolled back, so nothing was done: free the key for a retry.
+        _release(claimed)
+        raise
+
+
+def idempotent_replay(
+    *,
+    program: Program,
+    sandbox: bool,
+    owner_kind: str,
+    owner_id: uuid.UUID,
+    operation: str,
+    key: uuid.UUID | None,
+) -> StoredResponse | None:
+    """The stored answer of a completed key, if any: for routes that must replay
+    before any other check (a batch submit whose confirmation was spent)."""
+    if key is None:
+        return None
+    slot = _Slot(program, sandbox, owner_kind, owner_id, operation, key)
+    record = slot.rows().filter(state=IdempotencyRecord.State.COMPLETED).first()
+    if record is None:
+        return None
+    return _replay(record)
+
+
+def idempotency_records_purge() -> int:
+    """Delete keys older than the retention period; returns how many went."""
+    deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=timezone.now() - RETENTION).delete()
+    return deleted
