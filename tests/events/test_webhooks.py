@@ -126,6 +126,7 @@ def test_the_secret_is_encrypted_at_rest(api, management, program_query):
         {"url": "https://hooks.example.com", "eventTypes": ["payment_request.exploded"]},
         {"url": "ftp://hooks.example.com", "eventTypes": [ACCEPTED]},
         {"url": "hooks.example.com", "eventTypes": [ACCEPTED]},
+        {"url": "https://hooks.example.com", "eventTypes": [ACCEPTED], "secret": "mine"},
         {"eventTypes": [ACCEPTED]},
     ],
 )
