@@ -36,6 +36,7 @@ from bankapi.permissions import TokenRequired
 from bankapi.roles import Role
 from events.models import EventType, WebhookEndpoint
 from events.services import event_record
+from onboarding.models import LegalDocument
 from tests.payments.conftest import payments_url
 from tests.proof.cast import (
     OUTSIDERS,
@@ -135,6 +136,11 @@ def principals(api, sandbox):
         me["accountId"],
     ) | {key: value for key, value in me.items() if key.endswith("Id") and key != "customerId"}
     customer_objects |= _event_and_endpoint(sandbox, me["customerId"], None)
+    customer_objects["documentId"] = str(
+        LegalDocument.objects.get(
+            document_set__program_id=sandbox["consumerProgramId"], document_set__is_current=True, key="terms"
+        ).id
+    )
     custodian = sandbox["custodian"]
     custodian_objects = _objects(
         api,
