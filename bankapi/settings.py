@@ -220,7 +220,12 @@ CELERY_BEAT_SCHEDULE: dict = {
         "task": "authn.tasks.purge_auth_records",
         "schedule": crontab(hour=3, minute=30),
     },
+    # Batches and draft verifications a dead worker left unfinished run again.
+    "batches-resume-stalled": {"task": "batches.tasks.resume_stalled_batches", "schedule": 60.0},
 }
+
+# How long a verified batch draft can be submitted (DESIGN 9).
+BATCH_DRAFT_TTL_SECONDS = env_int("BATCH_DRAFT_TTL_SECONDS", 86400)
 
 # Back office (DESIGN 15): admin sign-in asks for a TOTP code too. On by default
 # wherever a real database is configured; off on the embedded default.
@@ -254,6 +259,7 @@ SANDBOX_BOOTSTRAP_STEPS = [
     "payments.sandbox.bootstrap",
     "payments.sandbox_fx.bootstrap",
     "onboarding.sandbox.bootstrap",
+    "batches.sandbox.bootstrap",
 ]
 
 REST_FRAMEWORK = {
@@ -287,6 +293,9 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "ProgramAccountTypeEnum": ["consumer", "business"],
         "EventTypeEnum": "events.models.EventType",
+        "BatchStatusEnum": "batches.serializers.BATCH_STATUSES",
+        "BatchItemStatusEnum": "batches.serializers.ITEM_STATUSES",
+        "BatchDraftStatusEnum": "batches.serializers.DRAFT_STATUSES",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
