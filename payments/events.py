@@ -14,7 +14,7 @@ def payment_request_event(request: PaymentRequest, type: EventType) -> None:
         customer_id=request.customer_id,
         resource_type="payment_request",
         resource_id=request.id,
-        data=dict(PaymentRequestSerializer(request).data),
+        data=PaymentRequestSerializer(request).data,
     )
 
 
@@ -26,5 +26,5 @@ def scheduled_payment_event(schedule: ScheduledPayment, type: EventType) -> None
         customer_id=schedule.customer_id,
         resource_type="scheduled_payment",
         resource_id=schedule.id,
-        data=dict(ScheduledPaymentSerializer(schedule).data),
+        data=ScheduledPaymentSerializer(schedule).data,
     )
