@@ -7,8 +7,17 @@ from decimal import Decimal
 
 from rest_framework import serializers
 
-from bankapi.banking import PayeeSerializer, iban_is_valid, normalise_iban
-from bankapi.serializers import InputSerializer, StrictBooleanField, StrictCharField, StrictChoiceField
+from bankapi.banking import IBAN_PATTERN, PayeeSerializer, iban_is_valid, normalise_iban
+from bankapi.serializers import (
+    ConstantField,
+    InputSerializer,
+    MoneyField,
+    OptionalTextField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictChoiceField,
+    TimestampField,
+)
 from payments.formats import AMOUNT, CURRENCY, ISO_DATE, ISO_DATE_TIME, uuid_parse
 
 MAX_AMOUNT = Decimal("9999999999999999.99")
@@ -34,6 +43,12 @@ class AmountField(ExactCharField):
         "positive": "Must be above zero.",
         "too_large": "Too large.",
     }
+    # The same rule for clients: digits, at most 2 decimals, above zero, at most
+    # 9999999999999999.99 (leading zeros allowed).
+    openapi = {
+        "pattern": r"^(0*[1-9][0-9]{0,15}(\.[0-9]{1,2})?|0+\.(0[1-9]|[1-9][0-9]?))$",
+        "example": "10.50",
+    }
 
     def to_internal_value(self, data) -> Decimal:
         text = super().to_internal_value(data)
@@ -52,6 +67,7 @@ class AmountField(ExactCharField):
 
 class CurrencyField(ExactCharField):
     default_error_messages = {"code": "Must be an ISO 4217 code of 3 capital letters."}
+    openapi = {"pattern": "^[A-Z]{3}$", "example": "GBP"}
 
     def to_internal_value(self, data) -> str:
         text = super().to_internal_value(data)
@@ -62,6 +78,10 @@ class CurrencyField(ExactCharField):
 
 class UuidStringField(ExactCharField):
     default_error_messages = {"uuid": "Must be a UUID string (8-4-4-4-12 hex digits)."}
+    openapi = {
+        "format": "uuid",
+        "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    }
 
     def to_internal_value(self, data) -> uuid.UUID:
         text = super().to_internal_value(data)
@@ -79,6 +99,14 @@ class UtcDayField(ExactCharField):
     default_error_messages = {
         "date": "Must be a date (YYYY-MM-DD) or an ISO 8601 date-time (YYYY-MM-DDThh:mm:ssZ).",
         "range": "Its UTC day must be between 0001-01-01 and 9999-12-31.",
+    }
+    openapi = {
+        "pattern": (
+            "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+            "([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.,][0-9]{1,9})?)?"
+            "(Z|[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?)?)?$"
+        ),
+        "example": "2026-12-24",
     }
 
     def to_internal_value(self, data) -> date:
@@ -104,6 +132,7 @@ class UtcDayField(ExactCharField):
 
 class IbanField(StrictCharField):
     default_error_messages = {"iban": "Must be a valid IBAN."}
+    openapi = {"pattern": IBAN_PATTERN, "example": "GB82WEST12345698765432"}
 
     def to_internal_value(self, data) -> str:
         text = super().to_internal_value(data)
@@ -134,8 +163,11 @@ class CryptoQuoteSerializer(serializers.Serializer):
 
 
 class PaymentCreateSerializer(InputSerializer):
-    """Spec 2.1 and DESIGN 7. Needs the account in `context["account"]`: the
-    currency default and the reference rules are the account's."""
+    """A payment from the account: to a saved beneficiary, to inline payee details,
+    or funded through a crypto quote (exactly one of the three)."""
+
+    # Validated with the account in the serializer context: the currency default
+    # and the reference rules are the account's.
 
     amount = AmountField(help_text='Decimal string, at most 2 decimal places, above zero: "10.50".')
     currency = CurrencyField(required=False, help_text="ISO 4217; defaults to the account currency.")
@@ -214,31 +246,46 @@ class PaymentCreateSerializer(InputSerializer):
         return data
 
 
+# Rendered from a PaymentSubmission.
 class BankTransferSerializer(serializers.Serializer):
-    status = serializers.CharField(help_text="Always `success`: accepted, not settled.")
+    status = ConstantField("success", help_text="Always `success`: accepted, not settled.")
+    # A missing payment request or schedule leaves its field out.
     requestId = serializers.UUIDField(
-        required=False, help_text="The payment request; absent when only a schedule was created."
+        source="payment_request.id",
+        required=False,
+        help_text="The payment request; absent when only a schedule was created.",
     )
     scheduleId = serializers.UUIDField(
-        required=False, help_text="The schedule, when scheduledDate is a later day or a frequency is set."
+        source="schedule.id",
+        required=False,
+        help_text="The schedule, when scheduledDate is a later day or a frequency is set.",
     )
 
 
 class PaymentCreatedSerializer(serializers.Serializer):
-    bankTransfer = BankTransferSerializer()
+    bankTransfer = BankTransferSerializer(source="*")
 
 
 class PaymentRequestSerializer(serializers.Serializer):
-    requestId = serializers.UUIDField()
-    status = serializers.ChoiceField(choices=["PENDING", "PENDING_TM", "FAILED"])
-    amount = serializers.CharField(help_text="Decimal string, payment currency.")
+    requestId = serializers.UUIDField(source="id")
+    status = serializers.ChoiceField(
+        choices=["PENDING", "PENDING_TM", "SETTLED", "FAILED"],
+        help_text=(
+            "PENDING: accepted, waiting to settle; PENDING_TM: held for compliance review; "
+            "SETTLED: paid out (it then leaves the requests list for the transactions); "
+            "FAILED: refused or reversed after acceptance, funds returned (see failureReason)."
+        ),
+    )
+    amount = MoneyField(help_text="Decimal string, payment currency.")
     currency = serializers.CharField()
     reference = serializers.CharField()
-    beneficiaryId = serializers.UUIDField(allow_null=True)
-    scheduleId = serializers.UUIDField(allow_null=True, help_text="The schedule that made this payment.")
-    failureReason = serializers.CharField(allow_null=True)
-    createdDateTime = serializers.DateTimeField()
-    updatedAt = serializers.DateTimeField()
+    beneficiaryId = serializers.UUIDField(source="beneficiary_id", allow_null=True)
+    scheduleId = serializers.UUIDField(
+        source="schedule_id", allow_null=True, help_text="The schedule that made this payment."
+    )
+    failureReason = OptionalTextField(source="failure_reason")
+    createdDateTime = TimestampField(source="created_at")
+    updatedAt = TimestampField(source="updated_at")
 
 
 class PaymentRequestListSerializer(serializers.Serializer):
@@ -247,13 +294,15 @@ class PaymentRequestListSerializer(serializers.Serializer):
 
 
 class TransactionSerializer(serializers.Serializer):
-    transactionId = serializers.UUIDField()
-    requestId = serializers.UUIDField(allow_null=True, help_text="The payment booked, if any.")
-    amount = serializers.CharField(help_text="Decimal string, account currency, always positive.")
+    transactionId = serializers.UUIDField(source="id")
+    requestId = serializers.UUIDField(
+        source="payment_request_id", allow_null=True, help_text="The payment booked, if any."
+    )
+    amount = MoneyField(help_text="Decimal string, account currency, always positive.")
     currency = serializers.CharField()
     direction = serializers.ChoiceField(choices=["DEBIT", "CREDIT"])
     reference = serializers.CharField()
-    bookedAt = serializers.DateTimeField()
+    bookedAt = TimestampField(source="booked_at")
 
 
 class TransactionListSerializer(serializers.Serializer):
@@ -268,30 +317,32 @@ class PaymentFailSerializer(InputSerializer):
 
 
 class SandboxPaymentRequestSerializer(serializers.Serializer):
-    paymentRequest = PaymentRequestSerializer()
+    paymentRequest = PaymentRequestSerializer(source="*")
 
 
 class LastRunSerializer(serializers.Serializer):
-    date = serializers.DateField(help_text="The UTC day the run was for.")
+    date = serializers.DateField(source="run_date", help_text="The UTC day the run was for.")
     outcome = serializers.ChoiceField(
         choices=["PAID", "HELD", "FAILED"],
         help_text="PAID: payment accepted; HELD: accepted, held for compliance review; FAILED: stopped "
         "before acceptance (see reason).",
     )
-    requestId = serializers.UUIDField(allow_null=True)
-    reason = serializers.CharField(allow_null=True, help_text="Why the run failed, e.g. INSUFFICIENT_FUNDS.")
+    requestId = serializers.UUIDField(source="payment_request_id", allow_null=True)
+    reason = OptionalTextField(help_text="Why the run failed, e.g. INSUFFICIENT_FUNDS.")
 
 
 class ScheduledPaymentSerializer(serializers.Serializer):
-    scheduleId = serializers.UUIDField()
+    scheduleId = serializers.UUIDField(source="id")
     status = serializers.ChoiceField(choices=["ACTIVE", "CANCELLED", "COMPLETED"])
     frequency = serializers.ChoiceField(choices=FREQUENCIES)
-    scheduledDate = serializers.DateField(help_text="First day of the series (UTC).")
-    nextRunDate = serializers.DateField(allow_null=True, help_text="Null once the schedule has ended.")
-    amount = serializers.CharField(help_text="Decimal string.")
+    scheduledDate = serializers.DateField(source="scheduled_date", help_text="First day of the series (UTC).")
+    nextRunDate = serializers.DateField(
+        source="next_run_date", allow_null=True, help_text="Null once the schedule has ended."
+    )
+    amount = MoneyField(help_text="Decimal string.")
     currency = serializers.CharField()
     reference = serializers.CharField()
-    lastRun = LastRunSerializer(allow_null=True)
+    lastRun = LastRunSerializer(source="last_run", allow_null=True)
 
 
 class ScheduledPaymentListSerializer(serializers.Serializer):
@@ -300,11 +351,13 @@ class ScheduledPaymentListSerializer(serializers.Serializer):
 
 
 class ScheduledPaymentCancelledSerializer(serializers.Serializer):
-    scheduledPayment = ScheduledPaymentSerializer()
+    scheduledPayment = ScheduledPaymentSerializer(source="*")
 
 
 class InternationalTransferCreateSerializer(InputSerializer):
-    """DESIGN 8. Needs the account in `context["account"]` for the reference rules."""
+    """A payment in another currency, converted at a live FX quote."""
+
+    # Validated with the account in the serializer context, for the reference rules.
 
     quoteId = UuidStringField(
         help_text="A live quote from GET /v1/accounts/{accountId}/fx/quote selling the account currency."
@@ -327,16 +380,30 @@ class InternationalTransferCreateSerializer(InputSerializer):
         return data
 
 
+class RateField(serializers.CharField):
+    """A rate out as a decimal string without trailing zeros."""
+
+    def to_representation(self, value: Decimal) -> str:
+        return str(value.normalize())
+
+
+# Rendered from the transfer's PaymentRequest.
 class InternationalTransferSerializer(serializers.Serializer):
-    status = serializers.CharField(help_text="Always `success`: accepted, not settled.")
-    requestId = serializers.UUIDField(help_text="The payment request, listed on payment-requests.")
-    quoteId = serializers.UUIDField()
-    sellAmount = serializers.CharField(help_text="Debited from the account (fee excluded), account currency.")
-    sellCurrency = serializers.CharField()
-    buyAmount = serializers.CharField(help_text="Paid to the payee, in the quote's buy currency.")
-    buyCurrency = serializers.CharField()
-    rate = serializers.CharField(help_text="The quote's rate: price of 1 sellCurrency in buyCurrency.")
+    status = ConstantField("success", help_text="Always `success`: accepted, not settled.")
+    requestId = serializers.UUIDField(
+        source="id", help_text="The payment request, listed on payment-requests."
+    )
+    quoteId = serializers.UUIDField(source="fx_quote_id")
+    sellAmount = MoneyField(
+        source="debit_amount", help_text="Debited from the account (fee excluded), account currency."
+    )
+    sellCurrency = serializers.CharField(source="account.currency")
+    buyAmount = MoneyField(source="amount", help_text="Paid to the payee, in the quote's buy currency.")
+    buyCurrency = serializers.CharField(source="currency")
+    rate = RateField(
+        source="fx_quote.rate", help_text="The quote's rate: price of 1 sellCurrency in buyCurrency."
+    )
 
 
 class InternationalTransferCreatedSerializer(serializers.Serializer):
-    internationalTransfer = InternationalTransferSerializer()
+    internationalTransfer = InternationalTransferSerializer(source="*")
