@@ -15,7 +15,7 @@ urlpatterns = [
     path(f"{APPLICATION}/verification/status", views.VerificationStatusView.as_view()),
     path("kyc/schema", views.KycSchemaView.as_view()),
     path("customers/<str:customerId>/documents/presign", views.PresignView.as_view()),
-    path("documents/local/<path:key>", views_public.LocalDocumentView.as_view()),
+    path("documents/local", views_public.LocalDocumentView.as_view()),
     path("ubo-verification/<str:token>", views_public.UboLinkView.as_view()),
     path("sandbox/ubo-verification/<str:token>", views_public.SandboxUboFlowView.as_view()),
 ]

@@ -300,7 +300,7 @@ class UboActionsView(OnboardingView):
                 PolymorphicProxySerializer(
                     component_name="UboActionAnswer",
                     serializers=[io.UboEmailAnswerSerializer, io.UboResetAnswerSerializer],
-                    resource_type_field_name="action",
+                    resource_type_field_name=None,
                 ),
                 description="The action's results, one per uboId, in the order sent.",
             ),

@@ -5,7 +5,7 @@
   hosted flow.
 - `GET|POST /v1/sandbox/ubo-verification/{token}`: the sandbox provider's hosted
   flow, a page where the UBO (or a tester) approves or rejects.
-- `PUT|GET /v1/documents/local/{key}`: the embedded storage's presigned URLs,
+- `PUT|GET /v1/documents/local?key=...`: the embedded storage's presigned URLs,
   behaving like S3's: expired, tampered or wrong Content-Type 403, over the size
   limit 413.
 
@@ -209,6 +209,7 @@ def _body_within(request, limit: int) -> bytes:
     return body
 
 
+KEY = OpenApiParameter("key", str, OpenApiParameter.QUERY, description="From the presigned URL.")
 EXPIRES = OpenApiParameter("expires", str, OpenApiParameter.QUERY, description="From the presigned URL.")
 SIGNATURE = OpenApiParameter("signature", str, OpenApiParameter.QUERY, description="From the presigned URL.")
 
@@ -222,7 +223,9 @@ class LocalDocumentView(PublicView):
     def body_limit(self) -> int:
         return settings.DOCUMENT_UPLOAD_MAX_BYTES
 
-    def _check(self, request, method: str, key: str, content_type: str) -> None:
+    def _check(self, request, method: str, content_type: str) -> str:
+        """The key the URL was signed for, or 403."""
+        key = request.query_params.get("key", "")
         try:
             document_url_check(
                 method=method,
@@ -233,6 +236,7 @@ class LocalDocumentView(PublicView):
             )
         except LinkRefused:
             raise _refused()
+        return key
 
     @extend_schema(
         tags=["onboarding"],
@@ -242,7 +246,7 @@ class LocalDocumentView(PublicView):
             "file; Content-Type must be the one presign answered. Over the size limit: 413."
         ),
         auth=[],
-        parameters=[EXPIRES, SIGNATURE],
+        parameters=[KEY, EXPIRES, SIGNATURE],
         request={"*/*": OpenApiTypes.BINARY},
         responses={
             (200, "text/plain"): OpenApiResponse(description="Stored (empty body)."),
@@ -256,8 +260,8 @@ class LocalDocumentView(PublicView):
             ),
         },
     )
-    def put(self, request, key: str):
-        self._check(request, "PUT", key, request.META.get("CONTENT_TYPE", ""))
+    def put(self, request):
+        key = self._check(request, "PUT", request.META.get("CONTENT_TYPE", ""))
         body = _body_within(request, settings.DOCUMENT_UPLOAD_MAX_BYTES)
         storage = storages["default"]
         if storage.exists(key):
@@ -269,7 +273,7 @@ class LocalDocumentView(PublicView):
         tags=["onboarding"],
         summary="Download a document from a presigned URL (no bearer)",
         auth=[],
-        parameters=[EXPIRES, SIGNATURE],
+        parameters=[KEY, EXPIRES, SIGNATURE],
         responses={
             (200, "*/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The document as uploaded."),
             **error_responses(
@@ -280,8 +284,8 @@ class LocalDocumentView(PublicView):
             ),
         },
     )
-    def get(self, request, key: str):
-        self._check(request, "GET", key, "")
+    def get(self, request):
+        key = self._check(request, "GET", "")
         storage = storages["default"]
         upload = DocumentUpload.objects.filter(key=key).first()
         if upload is None or not storage.exists(key):

@@ -12,7 +12,7 @@ only for a key issued to the path's customer.
 
 import uuid
 from dataclasses import dataclass
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.files.storage import storages
@@ -28,7 +28,7 @@ LOCAL_BUCKET = "local"
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
 DEFAULT_EXPIRY = 900
 MAX_EXPIRY = 3600
-LOCAL_PATH = "/v1/documents/local/"
+LOCAL_PATH = "/v1/documents/local"
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,8 @@ def local_document_url(*, base_url: str, method: str, key: str, content_type: st
     signature = document_url_signature(
         method=method, key=key, content_type=content_type, expires_at=expires_at
     )
-    query = urlencode({"expires": expires_at, "signature": signature})
-    return f"{base_url.rstrip('/')}{LOCAL_PATH}{quote(key)}?{query}"
+    query = urlencode({"key": key, "expires": expires_at, "signature": signature})
+    return f"{base_url.rstrip('/')}{LOCAL_PATH}?{query}"
 
 
 def _s3_client():

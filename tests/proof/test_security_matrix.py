@@ -65,7 +65,7 @@ PUBLIC = {
     "v1/auth/mfa/verify-setup": "the session_token in the body is the credential",
     "v1/auth/verify-passkey": "the session_token in the body is the credential",
     "v1/auth/refresh": "the refresh token in the body is the credential",
-    "v1/documents/local/<path:key>": "a presigned document URL: its signature is the credential",
+    "v1/documents/local": "a presigned document URL: its signature is the credential",
     "v1/ubo-verification/<str:token>": "a UBO's e-mailed verification link: its signature is the credential",
     "v1/sandbox/ubo-verification/<str:token>": "the sandbox provider's hosted UBO page: signed like the link",
 }
@@ -146,8 +146,7 @@ def principals(api, sandbox):
         me["customerId"],
         me["accountId"],
     ) | {key: value for key, value in me.items() if key.endswith("Id") and key != "customerId"}
-    # Signed URLs name no object of the victim's: a made-up key and token (refused, 403, for everyone).
-    customer_objects["key"] = f"kyc/{me['customerId']}/PASSPORT/unknown"
+    # A signed link names no object of the victim's: a made-up token (refused, 403, for everyone).
     customer_objects["token"] = "not-a-signed-token"
     customer_objects |= _event_and_endpoint(sandbox, me["customerId"], None)
     customer_objects["documentId"] = str(
