@@ -283,3 +283,81 @@ def _idempotency_records(sandbox):
         )
         for _ in range(ROWS)
     )
+
+
+@maker("onboarding.application")
+def _applications(sandbox):
+    from onboarding.models import Application
+
+    customer = _customer(sandbox)
+    Application.objects.bulk_create(
+        Application(
+            program_id=customer.program_id,
+            customer=customer,
+            is_company=False,
+            applicant_email=f"applicant{n}@rows.example",
+            verification_provider="sandbox",
+            workflow_stage="IN_REVIEW",
+        )
+        for n in range(ROWS)
+    )
+
+
+@maker("onboarding.legaldocumentset")
+def _legal_sets(sandbox):
+    from onboarding.models import LegalDocumentSet
+
+    program_id = sandbox["consumerProgramId"]
+    LegalDocumentSet.objects.bulk_create(
+        LegalDocumentSet(program_id=program_id, version=f"rows-{n}", last_updated=date(2026, 1, 1))
+        for n in range(ROWS)
+    )
+
+
+@maker("onboarding.programonboarding")
+def _program_onboarding(sandbox):
+    from onboarding.models import ProgramOnboarding
+
+    programs = Program.objects.bulk_create(
+        Program(name=f"Onboarding program {n}", account_type="consumer") for n in range(ROWS)
+    )
+    ProgramOnboarding.objects.bulk_create(ProgramOnboarding(program=program) for program in programs)
+
+
+@maker("onboarding.verificationstep")
+def _verification_steps(sandbox):
+    from onboarding.models import Application, VerificationStep
+
+    customer = _customer(sandbox)
+    applications = Application.objects.bulk_create(
+        Application(
+            program_id=customer.program_id,
+            customer=customer,
+            is_company=False,
+            applicant_email=f"steps{n}@rows.example",
+            verification_provider="sandbox",
+        )
+        for n in range(ROWS)
+    )
+    VerificationStep.objects.bulk_create(
+        VerificationStep(application=application, step="IDENTITY", status="COMPLETED")
+        for application in applications
+    )
+
+
+@maker("onboarding.documentupload")
+def _document_uploads(sandbox):
+    from onboarding.models import DocumentUpload
+
+    customer = _customer(sandbox)
+    DocumentUpload.objects.bulk_create(
+        DocumentUpload(
+            program_id=customer.program_id,
+            customer=customer,
+            collection="kyc",
+            document_type="PASSPORT",
+            key=f"rows/{uuid.uuid4()}",
+            content_type="image/png",
+        )
+        for _ in range(ROWS)
+    )
