@@ -361,3 +361,85 @@ def _document_uploads(sandbox):
         )
         for _ in range(ROWS)
     )
+
+
+def _batch(sandbox, count: int = 0):
+    from batches.models import Batch
+
+    account = _account(sandbox)
+    return Batch.objects.create(
+        program_id=account.program_id,
+        owner_customer_id=account.customer_id,
+        customer_id=account.customer_id,
+        status="PARTIALLY_FAILED",
+        payments_count=count,
+        valid_count=count,
+        currency="GBP",
+    )
+
+
+@maker("batches.batch")
+def _batches(sandbox):
+    from batches.models import Batch
+
+    account = _account(sandbox)
+    Batch.objects.bulk_create(
+        Batch(
+            program_id=account.program_id,
+            owner_customer_id=account.customer_id,
+            customer_id=account.customer_id,
+            status="COMPLETED",
+            payments_count=1,
+            valid_count=1,
+            currency="GBP",
+        )
+        for _ in range(ROWS)
+    )
+
+
+@maker("batches.batchitem")
+def _batch_items(sandbox):
+    from batches.models import BatchItem
+
+    account = _account(sandbox)
+    batch = _batch(sandbox, ROWS)
+    BatchItem.objects.bulk_create(
+        BatchItem(
+            program_id=account.program_id,
+            batch=batch,
+            index=n,
+            status="FAILED",
+            error="INSUFFICIENT_FUNDS: rows",
+            account=account,
+            customer_id=account.customer_id,
+            payee={
+                "name": "Payee",
+                "accountNumber": "12345678",
+                "sortCode": "200000",
+                "iban": None,
+                "bic": None,
+            },
+            amount=Decimal("1.00"),
+            currency="GBP",
+            reference=f"Item {n}",
+            scheduled_date=date(2026, 1, 1),
+        )
+        for n in range(ROWS)
+    )
+
+
+@maker("batches.draft")
+def _drafts(sandbox):
+    from batches.models import Draft
+
+    account = _account(sandbox)
+    Draft.objects.bulk_create(
+        Draft(
+            program_id=account.program_id,
+            owner_customer_id=account.customer_id,
+            payments=[],
+            payments_count=0,
+            expires_at=timezone.now() + timedelta(days=1),
+        )
+        for _ in range(ROWS)
+    )
