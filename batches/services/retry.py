@@ -74,7 +74,7 @@ def batch_item_retry(*, item: BatchItem) -> BatchItem:
         # The batch row first, as processing locks it: a retry cannot interleave
         # with a run finishing the batch.
         batch = Batch.objects.select_for_update().get(id=item.batch_id)
-        locked = BatchItem.objects.select_for_update().select_related("account").get(id=item.id)
+        locked = BatchItem.objects.select_for_update().get(id=item.id)
         if batch.status not in Batch.FINAL:
             raise ApiError(ErrorCode.INVALID_STATE, "The batch is still being processed; retry once it ends.")
         if locked.status != BatchItem.Status.FAILED or locked.payment_id is not None:
@@ -89,7 +89,7 @@ def batch_item_retry(*, item: BatchItem) -> BatchItem:
                 Reservation(
                     account_id=locked.account_id,
                     amount=amount,
-                    key=f"batch:{batch.id}:retry:{locked.id}:{uuid.uuid4()}",
+                    key=f"batch-retry:{locked.id}:{uuid.uuid4().hex}",
                 )
             ],
             memo=f"Batch {batch.id} item {locked.index} retry",
