@@ -11,7 +11,7 @@ from django.utils.html import format_html
 
 from bankapi import dashboard
 from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, apply_each, money
-from batches.models import Batch, BatchItem, Draft
+from batches.models import Batch, BatchItem, Draft, ScaChallenge
 from batches.services.retry import batch_item_retry
 
 
@@ -100,6 +100,22 @@ class DraftAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     search_help_text = "An exact draft id, custodian id or customer id."
     list_select_related = ("custodian",)
     ordering = ("-created_at",)
+
+
+@admin.register(ScaChallenge)
+class ScaChallengeAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    """What initiate answered: the challenge a submit must present (no secret in it)."""
+
+    list_display = ("id", "user", "total_amount_with_currency", "expires_at", "consumed_at", "sandbox")
+    list_filter = ("sandbox",)
+    exact_search_fields = ("id", "user")
+    search_help_text = "An exact challenge id or user id."
+    list_select_related = ("user",)
+    ordering = ("-created_at",)
+
+    @admin.display(description="total")
+    def total_amount_with_currency(self, challenge: ScaChallenge) -> str:
+        return money(challenge.total_amount, challenge.currency)
 
 
 def failed_batch_items() -> tuple[int, str]:

@@ -443,3 +443,71 @@ def _drafts(sandbox):
         )
         for _ in range(ROWS)
     )
+
+
+@maker("batches.scachallenge")
+def _sca_challenges(sandbox):
+    from batches.models import ScaChallenge
+
+    user = User.objects.get(email=sandbox["custodian"]["email"], program_id=sandbox["consumerProgramId"])
+    ScaChallenge.objects.bulk_create(
+        ScaChallenge(
+            program_id=user.program_id,
+            custodian_id=user.custodian_id,
+            user=user,
+            payments_hash="0" * 64,
+            total_amount=Decimal("10.00"),
+            currency="GBP",
+            expires_at=timezone.now(),
+        )
+        for _ in range(ROWS)
+    )
+
+
+@maker("payments.schedulerun")
+def _schedule_runs(sandbox):
+    from payments.models import ScheduleRun
+
+    _schedules(sandbox)
+    ScheduleRun.objects.bulk_create(
+        ScheduleRun(schedule=schedule, run_date=date(2030, 1, 1), outcome="FAILED", reason="Rows")
+        for schedule in ScheduledPayment.objects.filter(reference__startswith="Schedule ")[:ROWS]
+    )
+
+
+def _a_user(sandbox) -> User:
+    return User.objects.get(email=sandbox["customer"]["email"], program_id=sandbox["consumerProgramId"])
+
+
+@maker("authn.loginthrottle")
+def _login_throttles(sandbox):
+    from authn.models import LoginThrottle
+
+    LoginThrottle.objects.bulk_create(
+        LoginThrottle(email=f"10.0.{n // 250}.{n % 250}", factor="client", window_started_at=timezone.now())
+        for n in range(ROWS)
+    )
+
+
+@maker("authn.refreshtoken")
+def _refresh_tokens(sandbox):
+    from authn.models import RefreshToken
+
+    user = _a_user(sandbox)
+    RefreshToken.objects.bulk_create(
+        RefreshToken(user=user, family=uuid.uuid4(), token_hash=uuid.uuid4().hex, expires_at=timezone.now())
+        for _ in range(ROWS)
+    )
+
+
+@maker("authn.authchallenge")
+def _auth_challenges(sandbox):
+    from authn.models import AuthChallenge
+
+    user = _a_user(sandbox)
+    AuthChallenge.objects.bulk_create(
+        AuthChallenge(
+            user=user, kind="SOFTWARE_TOKEN_MFA", token_hash=uuid.uuid4().hex, expires_at=timezone.now()
+        )
+        for _ in range(ROWS)
+    )
