@@ -212,6 +212,7 @@ SANDBOX_BOOTSTRAP_STEPS = [
     "authn.sandbox.bootstrap",
     "payments.sandbox.bootstrap",
     "payments.sandbox_fx.bootstrap",
+    "cards.sandbox.bootstrap",
 ]
 
 REST_FRAMEWORK = {
