@@ -39,3 +39,8 @@ worker: install
 
 beat: install
 	$(VENV)/bin/celery -A bankapi beat --loglevel=INFO
+
+# The payments bench (bench/README.md): needs wrk, pgbench and a PostgreSQL
+# database it may wipe, in BENCH_DATABASE_URL (or DATABASE_URL).
+bench: install
+	bench/payments

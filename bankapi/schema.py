@@ -74,3 +74,18 @@ PROGRAM_ID_QUERY = OpenApiParameter(
     required=False,
     description="Alternative to the x-program-id header.",
 )
+
+
+def document_payload_limit(result: dict, generator, request, public) -> dict:
+    """Postprocessing hook: every route refuses an oversized body at the door (413)."""
+    from django.conf import settings
+
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            operation.setdefault("responses", {})["413"] = {
+                "content": error,
+                "description": f"PAYLOAD_TOO_LARGE: the body is over {limit} bytes.",
+            }
+    return result

@@ -49,11 +49,46 @@ class StrictListField(serializers.ListField):
     default_error_messages = {"not_a_list": "Must be an array."}
 
 
+def unknown_fields(serializer: serializers.Serializer, data: Any) -> dict[str, Any]:
+    """The keys of `data` that `serializer` does not take, as a DRF error detail.
+
+    Nested serializers are walked (one object or a list of them), so a misspelt
+    key inside `payee.account` is named as such. A nested `InputSerializer`
+    checks its own keys when DRF validates it.
+    """
+    if not isinstance(data, dict):
+        return {}
+    fields = {name: field for name, field in serializer.fields.items() if not field.read_only}
+    errors: dict[str, Any] = {name: ["Unknown field."] for name in data if name not in fields}
+    for name, field in fields.items():
+        if name not in data:
+            continue
+        child = field
+        many = isinstance(field, serializers.ListSerializer | serializers.ListField)
+        if many:
+            child = field.child
+        if not isinstance(child, serializers.Serializer) or isinstance(child, InputSerializer):
+            continue
+        if many:
+            items = data[name] if isinstance(data[name], list) else []
+            nested_list = {index: unknown_fields(child, item) for index, item in enumerate(items)}
+            nested_list = {index: detail for index, detail in nested_list.items() if detail}
+            if nested_list:
+                errors[name] = nested_list
+        else:
+            nested = unknown_fields(child, data[name])
+            if nested:
+                errors[name] = nested
+    return errors
+
+
 class InputSerializer(serializers.Serializer):
     """Base for request bodies.
 
-    Program and environment come from the token (spec section 1), so a body that
-    tries to name them is refused rather than silently ignored.
+    Program and environment come from the token, so a body that tries to name
+    them is refused rather than silently ignored. So is any other key the
+    serializer does not take, at any depth: a misspelt optional field (say
+    `feeWaivd`) must not pass unnoticed as if it had not been sent.
     """
 
     forbidden_fields: tuple[str, ...] = ("programId", "sandbox")
@@ -65,4 +100,7 @@ class InputSerializer(serializers.Serializer):
                 raise serializers.ValidationError(
                     {name: ["Must not be sent; it comes from the bearer token."] for name in sent}
                 )
+            unknown = unknown_fields(self, data)
+            if unknown:
+                raise serializers.ValidationError(unknown)
         return super().to_internal_value(data)

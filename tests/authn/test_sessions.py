@@ -15,7 +15,12 @@ ASSERTION = {
     "authenticatorDataB64": b64url(b"data"),
     "signatureB64": b64url(b"signature"),
 }
-ATTESTATION = {**ASSERTION, "attestationObjectB64": b64url(b"object"), "transports": []}
+ATTESTATION = {
+    "credentialIdB64": ASSERTION["credentialIdB64"],
+    "clientDataJSON_B64": ASSERTION["clientDataJSON_B64"],
+    "attestationObjectB64": b64url(b"object"),
+    "transports": [],
+}
 CHECKING_ROUTES = [
     ("verify-2fa", Kind.SOFTWARE_TOKEN_MFA, {"totp_code": "123456"}),
     ("verify-email", Kind.EMAIL_VERIFICATION_REQUIRED, {"code": "123456"}),
