@@ -30,8 +30,10 @@ from rest_framework.test import APIClient
 
 from authn.authentication import BearerAuthentication
 from authn.tokens import ACCESS, ID
+from bankapi.models import Account
 from bankapi.permissions import TokenRequired
 from bankapi.roles import Role
+from cards.services import card_issue
 from tests.payments.conftest import payments_url
 from tests.proof.cast import (
     OUTSIDERS,
@@ -105,13 +107,14 @@ def principals(api, sandbox):
         me["accountId"],
     ) | {key: value for key, value in me.items() if key.endswith("Id") and key != "customerId"}
     custodian = sandbox["custodian"]
+    custodian_account = Account.objects.get(id=custodian["accounts"][0]["accountId"])
     custodian_objects = _objects(
         api,
         sandbox,
         access_header(custodian["email"], sandbox["consumerProgramId"]),
         custodian["accounts"][0]["customerId"],
         custodian["accounts"][0]["accountId"],
-    )
+    ) | {"cardId": str(card_issue(account=custodian_account, name_on_card="Matrix Card").id)}
     customer = customer_principal(sandbox, customer_objects)
     return {
         Role.CUSTOMER: customer,
