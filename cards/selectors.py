@@ -2,14 +2,13 @@
 
 from bankapi.errors import ErrorCode
 from bankapi.models import Account
-from bankapi.scope import Scope, access_account, get_or_not_found
+from bankapi.scope import Scope, get_or_not_found
 from cards.models import Card, Cardholder
 
 
-def card_of(scope: Scope, customer_id: str, account_id: str, card_id: str) -> Card:
-    """The card in the path: customer or account not visible, RESOURCE_NOT_FOUND;
+def card_of(scope: Scope, account: Account, card_id: str) -> Card:
+    """The card in the path, on the account already resolved in the caller's scope:
     a card unknown or not on that account (another customer's included), CARD_NOT_FOUND."""
-    account = access_account(scope, customer_id, account_id)
     cards = Card.objects.for_scope(scope).filter(account=account).select_related("program", "account")
     return get_or_not_found(cards, card_id, "Card", ErrorCode.CARD_NOT_FOUND)
 

@@ -3,10 +3,9 @@
 from drf_spectacular.utils import extend_schema
 
 from authn.serializers import StepUpPasskeyChallengeSerializer
-from bankapi.api import ScopedAPIView
+from bankapi.api import AccountScopedView
 from bankapi.responses import ok, ok_flat
 from bankapi.schema import envelope, error_responses
-from bankapi.scope import access_account
 from cards import serializers as io
 from cards.selectors import card_of, cardholder_of
 from cards.services import (
@@ -36,7 +35,7 @@ def _parse(serializer_class, request, **context) -> dict:
     return body.validated_data
 
 
-class CardholderCreateView(ScopedAPIView):
+class CardholderCreateView(AccountScopedView):
     @extend_schema(
         tags=TAGS,
         summary="Create a cardholder",
@@ -61,7 +60,7 @@ class CardholderCreateView(ScopedAPIView):
         },
     )
     def post(self, request, customerId: str, accountId: str):
-        account = access_account(self.scope, customerId, accountId)
+        account = self.account
         cardholders_required(account.program)
         data = _parse(io.CardholderCreateSerializer, request, program=account.program)
         address = data.get("address")
@@ -85,7 +84,7 @@ class CardholderCreateView(ScopedAPIView):
         return ok_flat({"cardholderId": str(cardholder.id), "message": "Cardholder created"})
 
 
-class CardPasskeyChallengeView(ScopedAPIView):
+class CardPasskeyChallengeView(AccountScopedView):
     @extend_schema(
         tags=TAGS,
         summary="Open a passkey step-up for the card's secure details",
@@ -105,11 +104,11 @@ class CardPasskeyChallengeView(ScopedAPIView):
         },
     )
     def post(self, request, customerId: str, accountId: str, cardId: str):
-        card = card_of(self.scope, customerId, accountId, cardId)
+        card = card_of(self.scope, self.account, cardId)
         return ok(card_passkey_challenge(user=request.user, card=card))
 
 
-class CardSecureDetailsView(ScopedAPIView):
+class CardSecureDetailsView(AccountScopedView):
     @extend_schema(
         tags=TAGS,
         summary="Reveal the card's number, CVV and expiry",
@@ -140,7 +139,7 @@ class CardSecureDetailsView(ScopedAPIView):
         },
     )
     def post(self, request, customerId: str, accountId: str, cardId: str):
-        card = card_of(self.scope, customerId, accountId, cardId)
+        card = card_of(self.scope, self.account, cardId)
         data = _parse(io.CardSecureInputSerializer, request)
         details = card_secure_details_reveal(user=request.user, card=card, confirmation=data["confirmation"])
         body = {
@@ -153,7 +152,7 @@ class CardSecureDetailsView(ScopedAPIView):
         return ok(body, headers={"Cache-Control": "no-store"})
 
 
-class CardCardholderInviteView(ScopedAPIView):
+class CardCardholderInviteView(AccountScopedView):
     @extend_schema(
         tags=TAGS,
         summary="Invite a cardholder to the card",
@@ -178,7 +177,7 @@ class CardCardholderInviteView(ScopedAPIView):
         },
     )
     def post(self, request, customerId: str, accountId: str, cardId: str):
-        card = card_of(self.scope, customerId, accountId, cardId)
+        card = card_of(self.scope, self.account, cardId)
         cardholders_required(card.program)
         data = _parse(io.CardholderInviteSerializer, request)
         cardholder = cardholder_of(self.scope, card.account, data["cardholderId"])
