@@ -36,6 +36,20 @@ JWT_ISSUER = env_str("JWT_ISSUER", "bankapi")
 JWT_LIFETIME_SECONDS = 15 * 60
 REFRESH_TOKEN_LIFETIME_DAYS = 30
 
+# Sign-in abuse limits (DESIGN.md sections 5 and 12). Per (program, e-mail) for
+# passwords and per user for second-factor codes and passkey sign-ins: this many
+# failures within the window lock that key for AUTH_LOCKOUT_SECONDS.
+AUTH_LOCKOUT_MAX_FAILURES = env_int("AUTH_LOCKOUT_MAX_FAILURES", 5)
+AUTH_LOCKOUT_WINDOW_SECONDS = env_int("AUTH_LOCKOUT_WINDOW_SECONDS", 15 * 60)
+AUTH_LOCKOUT_SECONDS = env_int("AUTH_LOCKOUT_SECONDS", 15 * 60)
+# Per client address: failed login, verify-2fa and verify-passkey attempts of any
+# user; at the maximum every such attempt answers 429 until the window ends.
+AUTH_CLIENT_MAX_FAILURES = env_int("AUTH_CLIENT_MAX_FAILURES", 50)
+AUTH_CLIENT_WINDOW_SECONDS = env_int("AUTH_CLIENT_WINDOW_SECONDS", 15 * 60)
+# How many proxies of ours append to X-Forwarded-For; 0 (default): the client is
+# the TCP peer and X-Forwarded-For is ignored.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+
 DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list(
     "ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]", "testserver"]
@@ -43,7 +57,8 @@ ALLOWED_HOSTS = env_list(
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # Django's admin with the back-office site (bankapi.admin_site).
+    "bankapi.apps.BankAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -201,9 +216,21 @@ CELERY_BEAT_SCHEDULE: dict = {
     },
 }
 
+# Back office (DESIGN 15): admin sign-in asks for a TOTP code too. On by default
+# wherever a real database is configured; off on the embedded default.
+ADMIN_REQUIRE_TOTP = env_bool("ADMIN_REQUIRE_TOTP", env_str("DATABASE_URL") is not None)
+ADMIN_LOGIN_FORM = "authn.admin_login.StaffLoginForm"
+
 WEBAUTHN_RP_ID = env_str("WEBAUTHN_RP_ID", "localhost")
 WEBAUTHN_RP_NAME = env_str("WEBAUTHN_RP_NAME", "Bank API")
 WEBAUTHN_ORIGINS = env_list("WEBAUTHN_ORIGINS", ["http://localhost:8000"])
+
+# Verification providers of onboarding, by name; a program picks its active one in
+# admin. The second sandbox name lets operators try a provider switch.
+ONBOARDING_VERIFICATION_PROVIDERS = {
+    "sandbox": "onboarding.providers.SandboxVerificationProvider",
+    "sandbox-alternate": "onboarding.providers.SandboxVerificationProvider",
+}
 
 FX_PROVIDER = env_str("FX_PROVIDER", "payments.fx.provider.SandboxFxProvider")
 
@@ -214,6 +241,7 @@ SANDBOX_BOOTSTRAP_STEPS = [
     "payments.sandbox.bootstrap",
     "payments.sandbox_fx.bootstrap",
     "cards.sandbox.bootstrap",
+    "onboarding.sandbox.bootstrap",
 ]
 
 REST_FRAMEWORK = {
@@ -244,7 +272,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "SCHEMA_PATH_PREFIX": r"/v1",
-    "ENUM_NAME_OVERRIDES": {},
+    "ENUM_NAME_OVERRIDES": {"ProgramAccountTypeEnum": ["consumer", "business"]},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "bankapi.schema.document_payload_limit",

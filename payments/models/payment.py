@@ -64,10 +64,15 @@ class PaymentRequest(TenantOwned):
     settled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        permissions = [("review_paymentrequest", "Can approve or reject payments held for review")]
+        permissions = [
+            ("review_paymentrequest", "Can approve or reject payments held for review"),
+            ("drive_sandbox_paymentrequest", "Can settle or fail sandbox payments"),
+        ]
         indexes = [
             models.Index(fields=["account", "created_at"]),
             models.Index(fields=["status", "sandbox"]),
+            # The back office's newest-first list and today's volume on its dashboard.
+            models.Index(fields=["created_at"], name="payment_request_created_idx"),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="payment_amount_positive"),

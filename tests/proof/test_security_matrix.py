@@ -34,6 +34,7 @@ from bankapi.models import Account
 from bankapi.permissions import TokenRequired
 from bankapi.roles import Role
 from cards.services import card_issue
+from onboarding.models import LegalDocument
 from tests.payments.conftest import payments_url
 from tests.proof.cast import (
     OUTSIDERS,
@@ -106,6 +107,11 @@ def principals(api, sandbox):
         me["customerId"],
         me["accountId"],
     ) | {key: value for key, value in me.items() if key.endswith("Id") and key != "customerId"}
+    customer_objects["documentId"] = str(
+        LegalDocument.objects.get(
+            document_set__program_id=sandbox["consumerProgramId"], document_set__is_current=True, key="terms"
+        ).id
+    )
     custodian = sandbox["custodian"]
     custodian_account = Account.objects.get(id=custodian["accounts"][0]["accountId"])
     custodian_objects = _objects(
