@@ -214,7 +214,12 @@ CELERY_BEAT_SCHEDULE: dict = {
         "task": "authn.tasks.purge_auth_records",
         "schedule": crontab(hour=3, minute=30),
     },
+    # Batches and draft verifications a dead worker left unfinished run again.
+    "batches-resume-stalled": {"task": "batches.tasks.resume_stalled_batches", "schedule": 60.0},
 }
+
+# How long a verified batch draft can be submitted (DESIGN 9).
+BATCH_DRAFT_TTL_SECONDS = env_int("BATCH_DRAFT_TTL_SECONDS", 86400)
 
 # Back office (DESIGN 15): admin sign-in asks for a TOTP code too. On by default
 # wherever a real database is configured; off on the embedded default.
@@ -242,6 +247,7 @@ SANDBOX_BOOTSTRAP_STEPS = [
     "payments.sandbox_fx.bootstrap",
     "cards.sandbox.bootstrap",
     "onboarding.sandbox.bootstrap",
+    "batches.sandbox.bootstrap",
 ]
 
 REST_FRAMEWORK = {
@@ -272,7 +278,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "SCHEMA_PATH_PREFIX": r"/v1",
-    "ENUM_NAME_OVERRIDES": {"ProgramAccountTypeEnum": ["consumer", "business"]},
+    "ENUM_NAME_OVERRIDES": {
+        "ProgramAccountTypeEnum": ["consumer", "business"],
+        "BatchStatusEnum": "batches.serializers.BATCH_STATUSES",
+        "BatchItemStatusEnum": "batches.serializers.ITEM_STATUSES",
+        "BatchDraftStatusEnum": "batches.serializers.DRAFT_STATUSES",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "bankapi.schema.document_payload_limit",

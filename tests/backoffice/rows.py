@@ -18,6 +18,9 @@ from django.utils import timezone
 
 from authn.models import PasskeyCredential, User
 from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Program
+from cards.models import Card, Cardholder
+from cards.numbers import sandbox_cvv, sandbox_pan
+from onboarding.models import Application, DocumentUpload, LegalDocumentSet, ProgramOnboarding
 from payments.models import (
     Beneficiary,
     FxQuote,
@@ -283,3 +286,78 @@ def _idempotency_records(sandbox):
         )
         for _ in range(ROWS)
     )
+
+
+@maker("cards.card")
+def _cards(sandbox):
+    account = _account(sandbox)
+    numbers = [sandbox_pan() for _ in range(ROWS)]
+    Card.objects.bulk_create(
+        Card(
+            program_id=account.program_id,
+            account=account,
+            name_on_card=f"HOLDER {n}",
+            last_four=pan[-4:],
+            expiry_month=1 + n % 12,
+            expiry_year=2030,
+            pan=pan,
+            cvv=sandbox_cvv(),
+        )
+        for n, pan in enumerate(numbers)
+    )
+
+
+@maker("cards.cardholder")
+def _cardholders(sandbox):
+    account = _account(sandbox)
+    Cardholder.objects.bulk_create(
+        Cardholder(program_id=account.program_id, account=account, first_name=name, last_name="Holder")
+        for name in codes(ROWS, "Card")
+    )
+
+
+@maker("onboarding.application")
+def _applications(sandbox):
+    customer = _customer(sandbox)
+    Application.objects.bulk_create(
+        Application(
+            program_id=customer.program_id,
+            customer=customer,
+            is_company=bool(n % 2),
+            applicant_email=f"applicant{n}@example.com",
+            verification_provider="sandbox",
+        )
+        for n in range(ROWS)
+    )
+
+
+@maker("onboarding.documentupload")
+def _document_uploads(sandbox):
+    customer = _customer(sandbox)
+    DocumentUpload.objects.bulk_create(
+        DocumentUpload(
+            program_id=customer.program_id,
+            customer=customer,
+            collection="kyc",
+            document_type="PASSPORT",
+            key=f"kyc/{customer.id}/PASSPORT/{uuid.uuid4()}",
+            content_type="application/pdf",
+        )
+        for _ in range(ROWS)
+    )
+
+
+@maker("onboarding.legaldocumentset")
+def _legal_document_sets(sandbox):
+    program = _customer(sandbox).program
+    LegalDocumentSet.objects.bulk_create(
+        LegalDocumentSet(program=program, version=f"v{n}", last_updated=date(2026, 1, 1)) for n in range(ROWS)
+    )
+
+
+@maker("onboarding.programonboarding")
+def _program_onboarding(sandbox):
+    programs = Program.objects.bulk_create(
+        Program(name=f"Onboarding program {n}", account_type="consumer") for n in range(ROWS)
+    )
+    ProgramOnboarding.objects.bulk_create(ProgramOnboarding(program=program) for program in programs)

@@ -35,6 +35,8 @@ from bankapi.permissions import TokenRequired
 from bankapi.roles import Role
 from cards.services import card_issue
 from onboarding.models import LegalDocument
+from tests.batches.conftest import payment
+from tests.batches.helpers import batch_submitted
 from tests.payments.conftest import payments_url
 from tests.proof.cast import (
     OUTSIDERS,
@@ -46,7 +48,7 @@ from tests.proof.cast import (
 )
 from tests.proof.conftest import report_figures
 from tests.proof.routes import all_routes, has_admin
-from tests.support.auth import access_header
+from tests.support.auth import access_header, user_by_email
 
 # Routes anyone may call: no bearer is read, so every variant answers alike.
 PUBLIC = {
@@ -97,6 +99,12 @@ def _objects(api, sandbox, principal_auth: dict, customer_id: str, account_id: s
     }
 
 
+def _batch(email: str, program_id: str, account_id: str) -> str:
+    """A submitted batch of the victim (made by the service: a submit needs a step-up)."""
+    account = Account.objects.get(id=account_id)
+    return str(batch_submitted(user_by_email(email, program_id), [payment(account, "1.00")]).id)
+
+
 @pytest.fixture
 def principals(api, sandbox):
     me = sandbox["customer"]
@@ -112,6 +120,7 @@ def principals(api, sandbox):
             document_set__program_id=sandbox["consumerProgramId"], document_set__is_current=True, key="terms"
         ).id
     )
+    customer_objects["batchId"] = _batch(me["email"], sandbox["consumerProgramId"], me["accountId"])
     custodian = sandbox["custodian"]
     custodian_account = Account.objects.get(id=custodian["accounts"][0]["accountId"])
     custodian_objects = _objects(
@@ -120,7 +129,11 @@ def principals(api, sandbox):
         access_header(custodian["email"], sandbox["consumerProgramId"]),
         custodian["accounts"][0]["customerId"],
         custodian["accounts"][0]["accountId"],
-    ) | {"cardId": str(card_issue(account=custodian_account, name_on_card="Matrix Card").id)}
+    )
+    custodian_objects["cardId"] = str(card_issue(account=custodian_account, name_on_card="Matrix Card").id)
+    custodian_objects["batchId"] = _batch(
+        custodian["email"], sandbox["consumerProgramId"], custodian["accounts"][0]["accountId"]
+    )
     customer = customer_principal(sandbox, customer_objects)
     return {
         Role.CUSTOMER: customer,
@@ -156,8 +169,11 @@ def _cases(routes, principals):
             elif kind == "optional":
                 yield route, method, kind, principals[Role.CUSTOMER], OPTIONAL_BEARER[route.pattern]
             else:
+                view = route.view_class
+                # A view whose roles differ per method (batches: management reads, never posts).
+                roles = view.roles_for(method) if hasattr(view, "roles_for") else view.roles
                 for role in ROLE_ORDER:
-                    if role in route.view_class.roles:
+                    if role in roles:
                         use = route.view_class().required_token_use({"role": role})
                         yield route, method, kind, principals[role], use
 
