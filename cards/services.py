@@ -17,6 +17,8 @@ from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import Account, Program
 from cards.models import Card, Cardholder
 from cards.numbers import CVV_PATTERN, luhn_valid, sandbox_cvv, sandbox_pan
+from events.models import EventType
+from events.services import event_record
 
 # The step-up purpose a card-details confirmation is bound to (with the card's id).
 CARD_DETAILS = "card_details"
@@ -123,7 +125,31 @@ def card_issue(
             cvv=numbers.cvv,
         )
         card.cardholders.add(*holders)
+        event_record(
+            type=EventType.CARD_ISSUED,
+            program_id=card.program_id,
+            sandbox=card.sandbox,
+            customer_id=account.customer_id,
+            resource_type="card",
+            resource_id=card.id,
+            data=card_public_data(card),
+        )
     return card
+
+
+def card_public_data(card: Card) -> dict:
+    """What any view of a card but the secure details may show: never the PAN or CVV."""
+    return {
+        "cardId": str(card.id),
+        "accountId": str(card.account_id),
+        "customerId": str(card.account.customer_id),
+        "status": card.status,
+        "lastFour": card.last_four,
+        "expiryMonth": card.expiry_month,
+        "expiryYear": card.expiry_year,
+        "nameOnCard": card.name_on_card,
+        "cardholderIds": card_cardholder_ids(card),
+    }
 
 
 def cardholder_create(

@@ -9,6 +9,7 @@ from bankapi.models import Account
 from cards.models import Card
 from cards.numbers import luhn_check_digit, luhn_valid
 from cards.services import card_issue, card_numbers_resolve, cardholder_create
+from events.models import Event
 from tests.authn.test_sandbox_rerun import rerun_bootstrap
 
 
@@ -120,3 +121,24 @@ def test_admin_refuses_bad_processor_numbers_without_echoing_them(client, sandbo
     assert response.status_code == 200
     assert "Luhn" in response.content.decode() and "4111111111111112" not in response.content.decode()
     assert not Card.objects.filter(name_on_card="BAD").exists()
+
+
+def test_issuing_records_a_card_issued_event_without_the_secrets(consumer):
+    card = card_issue(account=consumer.account, name_on_card="Event Card")
+
+    event = Event.objects.get(type="card.issued", resource_id=str(card.id))
+
+    assert event.data == {
+        "cardId": str(card.id),
+        "accountId": consumer.data["accountId"],
+        "customerId": consumer.data["customerId"],
+        "status": "ACTIVE",
+        "lastFour": card.pan[-4:],
+        "expiryMonth": card.expiry_month,
+        "expiryYear": card.expiry_year,
+        "nameOnCard": "EVENT CARD",
+        "cardholderIds": [],
+    }
+    assert str(event.customer_id) == consumer.data["customerId"]
+    assert (str(event.program_id), event.sandbox) == (consumer.program_id, True)
+    assert card.pan not in str(event.data) and f"'{card.cvv}'" not in str(event.data)
