@@ -14,6 +14,8 @@ from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import ZERO, Account, Program
+from events.models import EventType
+from payments.events import payment_request_event
 from payments.fx import fx_quote_amounts, fx_quote_consume
 from payments.ledger import Leg, ledger_post, lock_accounts, system_account_for
 from payments.models import (
@@ -174,7 +176,7 @@ def payment_accept(
             memo=instruction.reference,
         )
         held = debit >= program.review_threshold
-        return PaymentRequest.objects.create(
+        request = PaymentRequest.objects.create(
             program_id=locked.program_id,
             sandbox=locked.sandbox,
             customer_id=locked.customer_id,
@@ -195,6 +197,10 @@ def payment_accept(
             fx_quote=conversion.quote if conversion else None,
             acceptance=entry,
         )
+        payment_request_event(
+            request, EventType.PAYMENT_REQUEST_HELD if held else EventType.PAYMENT_REQUEST_ACCEPTED
+        )
+        return request
 
 
 def _system(account: Account, kind: str, currency: str) -> SystemAccount:
