@@ -262,6 +262,7 @@ SANDBOX_BOOTSTRAP_STEPS = [
     "authn.sandbox.bootstrap",
     "payments.sandbox.bootstrap",
     "payments.sandbox_fx.bootstrap",
+    "cards.sandbox.bootstrap",
     "onboarding.sandbox.bootstrap",
     "batches.sandbox.bootstrap",
 ]
