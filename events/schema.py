@@ -17,6 +17,16 @@ PAYLOADS: dict[EventType, str] = {
     EventType.SCHEDULED_PAYMENT_RUN_SUCCEEDED: "payments.serializers.ScheduledPaymentSerializer",
     EventType.SCHEDULED_PAYMENT_RUN_FAILED: "payments.serializers.ScheduledPaymentSerializer",
     EventType.SCHEDULED_PAYMENT_COMPLETED: "payments.serializers.ScheduledPaymentSerializer",
+    **dict.fromkeys(
+        (
+            EventType.BATCH_FUNDED,
+            EventType.BATCH_FUNDING_FAILED,
+            EventType.BATCH_COMPLETED,
+            EventType.BATCH_PARTIALLY_FAILED,
+            EventType.BATCH_FAILED,
+        ),
+        "batches.serializers.BatchSummarySerializer",
+    ),
 }
 
 HEADERS_TEXT = (
