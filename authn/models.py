@@ -70,6 +70,13 @@ class User(AbstractBaseUser, PermissionsMixin):
     REQUIRED_FIELDS: list[str] = []
 
     class Meta:
+        permissions = [
+            ("reset_password_user", "Can reset a user's password to a temporary one"),
+            ("unlock_user", "Can lift a user's sign-in lockouts"),
+            ("sign_out_user", "Can sign a user out everywhere"),
+        ]
+        # Back-office lookups by e-mail (the unique constraints lead with program).
+        indexes = [models.Index(fields=["email"], name="user_email_idx")]
         constraints = [
             models.UniqueConstraint(
                 fields=["program", "email"],

@@ -1,43 +1,139 @@
+"""The kernel in admin: programs (their settings are edited here), custodians,
+customers and accounts."""
+
 from django.contrib import admin
 
-from bankapi.models import Account, Custodian, Customer, Program
+from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin, money
+from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Program
 
 
 @admin.register(Program)
 class ProgramAdmin(admin.ModelAdmin):
+    """Program settings, read by `GET /v1/capabilities` (DESIGN 3)."""
+
     list_display = (
         "name",
         "account_type",
         "international_payments_enabled",
         "cardholders_enabled",
         "pin_confirmation_enabled",
+        "per_payment_limit",
+        "review_threshold",
     )
     search_fields = ("name",)
+    readonly_fields = ("id", "created_at")
+    fieldsets = (
+        (None, {"fields": ("id", "name", "account_type", "created_at")}),
+        (
+            "Capabilities",
+            {
+                "fields": (
+                    "international_payments_enabled",
+                    "cardholders_enabled",
+                    "pin_confirmation_enabled",
+                    "fee_waiver_allowed",
+                    "require_idempotency_key",
+                )
+            },
+        ),
+        (
+            "Limits and fees",
+            {"fields": ("per_payment_limit", "daily_outbound_limit", "review_threshold", "fee_per_payment")},
+        ),
+    )
+
+    def get_fieldsets(self, request, obj=None):
+        # Settings other apps add to Program (e.g. a legal document set) show too.
+        fieldsets = list(super().get_fieldsets(request, obj))
+        listed = {name for _, options in fieldsets for name in options["fields"]}
+        others = [
+            field.name
+            for field in Program._meta.get_fields()
+            if getattr(field, "editable", False)
+            and not field.auto_created
+            and field.concrete
+            and field.name not in listed
+        ]
+        if others:
+            fieldsets.append(("Other settings", {"fields": tuple(others)}))
+        return fieldsets
 
 
 @admin.register(Custodian)
-class CustodianAdmin(admin.ModelAdmin):
-    list_display = ("name", "program", "sandbox")
+class CustodianAdmin(ExactSearchMixin, admin.ModelAdmin):
+    list_display = ("name", "program", "sandbox", "created_at")
     list_filter = ("sandbox", "program")
-    search_fields = ("name",)
+    exact_search_fields = ("id",)
+    search_help_text = "An exact custodian id."
     list_select_related = ("program",)
 
 
 @admin.register(Customer)
-class CustomerAdmin(admin.ModelAdmin):
-    list_display = ("name", "kind", "program", "sandbox", "custodian")
+class CustomerAdmin(ExactSearchMixin, admin.ModelAdmin):
+    list_display = ("name", "kind", "program", "sandbox", "custodian", "created_at")
     list_filter = ("sandbox", "kind", "program")
-    search_fields = ("name", "id")
+    exact_search_fields = ("id", "custodian")
+    search_help_text = "An exact customer id or custodian id."
     list_select_related = ("program", "custodian")
     raw_id_fields = ("custodian",)
+    paginator = CappedCountPaginator
+    show_full_result_count = False
 
 
 @admin.register(Account)
-class AccountAdmin(admin.ModelAdmin):
-    list_display = ("id", "name", "customer", "currency", "balance", "sandbox")
-    list_filter = ("sandbox", "currency", "program")
-    search_fields = ("id", "name", "account_number", "iban")
+class AccountAdmin(ExactSearchMixin, admin.ModelAdmin):
+    list_display = (
+        "id",
+        "name",
+        "customer",
+        "balance_with_currency",
+        "sort_code",
+        "account_number",
+        "sandbox",
+    )
+    list_filter = ("sandbox", "program")
+    exact_search_fields = ("id", "customer")
+    search_help_text = "An exact account id or customer id."
     list_select_related = ("customer",)
     raw_id_fields = ("customer",)
-    # Balances change only through ledger postings, never by editing.
-    readonly_fields = ("balance",)
+    paginator = CappedCountPaginator
+    show_full_result_count = False
+
+    @admin.display(description="balance", ordering="balance")
+    def balance_with_currency(self, account: Account) -> str:
+        return money(account.balance, account.currency)
+
+    def get_readonly_fields(self, request, obj=None):
+        # Balances change only through ledger postings, never by editing; an
+        # account's currency, owner and tenant are fixed once it exists.
+        if obj is None:
+            return ("balance",)
+        return ("balance", "currency", "customer", "program", "sandbox")
+
+
+@admin.register(IdempotencyRecord)
+class IdempotencyRecordAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    """Read-only: a key is claimed and completed by the request that sent it."""
+
+    list_display = (
+        "id",
+        "operation",
+        "key",
+        "owner_kind",
+        "owner_id",
+        "state",
+        "response_status",
+        "created_at",
+    )
+    list_filter = ("state", "owner_kind", "sandbox")
+    # The only index besides the owner's unique one (which leads with program and
+    # environment) is the purge's on created_at: newest first, found by number.
+    exact_search_fields = ("id",)
+    search_help_text = "An exact record number."
+    ordering = ("-created_at",)
+    exclude = ("response_body",)
+    readonly_fields = ("stored_response",)
+
+    @admin.display(description="response body")
+    def stored_response(self, record: IdempotencyRecord) -> str:
+        return bytes(record.response_body or b"").decode("utf-8", "replace")

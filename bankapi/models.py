@@ -86,16 +86,12 @@ class Program(models.Model):
         return self.name
 
 
-class Custodian(models.Model):
+class Custodian(TenantOwned):
     """A firm that acts for many customers (runs their batch payments)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="custodians")
-    sandbox = models.BooleanField(default=True)
     name = models.CharField(max_length=200)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = TenantQuerySet.as_manager()
 
     class Meta:
         indexes = [models.Index(fields=["program", "sandbox"])]
@@ -104,22 +100,18 @@ class Custodian(models.Model):
         return self.name
 
 
-class Customer(models.Model):
+class Customer(TenantOwned):
     class Kind(models.TextChoices):
         INDIVIDUAL = "individual", "Individual"
         COMPANY = "company", "Company"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="customers")
-    sandbox = models.BooleanField(default=True)
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.INDIVIDUAL)
     name = models.CharField(max_length=200)
     custodian = models.ForeignKey(
         Custodian, null=True, blank=True, on_delete=models.PROTECT, related_name="customers"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = TenantQuerySet.as_manager()
 
     class Meta:
         indexes = [models.Index(fields=["program", "sandbox"])]
@@ -128,7 +120,7 @@ class Customer(models.Model):
         return self.name
 
 
-class Account(models.Model):
+class Account(TenantOwned):
     """A customer's account. `balance` changes only through ledger postings."""
 
     class ReferenceCharset(models.TextChoices):
@@ -144,7 +136,6 @@ class Account(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="accounts")
-    sandbox = models.BooleanField(default=True)
     customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="accounts")
     name = models.CharField(max_length=120, blank=True)
     currency = models.CharField(max_length=3)
@@ -160,9 +151,6 @@ class Account(models.Model):
     bic = models.CharField(max_length=11, blank=True)
     # Whether this account's provider can price FX (spec 4.5: otherwise PROVIDER_ERROR).
     fx_quotes_supported = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = TenantQuerySet.as_manager()
 
     class Meta:
         indexes = [models.Index(fields=["program", "sandbox", "customer"])]

@@ -99,7 +99,7 @@ def program_for(scope: Scope) -> Program:
 
 def customers_of(scope: Scope):
     """The customers this caller may act for, inside its program and environment."""
-    customers = Customer.objects.filter(**scope.tenant_filter())
+    customers = Customer.objects.for_scope(scope)
     if scope.role == Role.MANAGEMENT:
         return customers
     # A user missing its customer (or custodian) acts for nobody: filtering on a
@@ -143,14 +143,14 @@ def access_customer(scope: Scope, customer_id: str) -> Customer:
 
 
 def accounts_of(scope: Scope):
-    return Account.objects.filter(**scope.tenant_filter(), customer__in=customers_of(scope))
+    return Account.objects.for_scope(scope).filter(customer__in=customers_of(scope))
 
 
 def access_account(scope: Scope, customer_id: str, account_id: str) -> Account:
     """The account named in the path, owned by the customer named in the path."""
     customer = access_customer(scope, customer_id)
     account = get_or_not_found(
-        Account.objects.filter(**scope.tenant_filter(), customer=customer), account_id, "Account"
+        Account.objects.for_scope(scope).filter(customer=customer), account_id, "Account"
     )
     # Both are the rows the account points at (same ids): following them costs no query.
     account.customer = customer

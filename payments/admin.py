@@ -1,61 +1,142 @@
-from collections.abc import Callable
+"""Payments in the back office: every record visible, none editable by form.
+
+A payment, a schedule or a ledger row changes only through the payment services,
+which lock, re-check the state and post balanced entries; the actions below call
+them and record what they did (with the operator's reason) in the admin log.
+"""
+
+from datetime import UTC, datetime, time
+from decimal import Decimal
 
 from django.contrib import admin
+from django.db.models import Count, Sum
+from django.db.models.functions import TruncHour
+from django.urls import reverse
+from django.utils import timezone
 
-from bankapi.admin_base import ReadOnlyModelAdmin
-from bankapi.errors import ApiError
-from payments import admin_fx  # noqa: F401 - registers the FX admin
+from bankapi import dashboard
+from bankapi.admin_base import (
+    CappedCountPaginator,
+    ExactSearchMixin,
+    ReadOnlyModelAdmin,
+    action_with_reason,
+    apply_each,
+    money,
+)
+from bankapi.errors import ApiError, ErrorCode
+from payments import admin_fx, admin_ledger  # noqa: F401 - register FX and ledger screens
 from payments.models import Beneficiary, PaymentRequest, ScheduledPayment, ScheduleRun
-from payments.services.settlement import payment_review_approve, payment_review_reject
+from payments.services.settlement import (
+    payment_fail,
+    payment_review_approve,
+    payment_review_reject,
+    payment_settle,
+)
+
+HELD = PaymentRequest.Status.PENDING_TM
+# What the customer and the integrator see as `failureReason` after a rejection.
+# The operator's own reason stays in the admin log: a compliance refusal must not
+# tip the customer off about what was suspected.
+REJECTED_IN_REVIEW = "Rejected in compliance review"
 
 
 @admin.register(Beneficiary)
-class BeneficiaryAdmin(admin.ModelAdmin):
+class BeneficiaryAdmin(ExactSearchMixin, admin.ModelAdmin):
     list_display = ("name", "customer", "account_kind", "sort_code", "account_number", "iban", "sandbox")
     list_filter = ("sandbox", "account_kind", "program")
-    search_fields = ("name", "id", "account_number", "iban")
+    exact_search_fields = ("id", "customer")
+    search_help_text = "An exact beneficiary id or customer id."
     list_select_related = ("customer",)
     raw_id_fields = ("customer",)
+    paginator = CappedCountPaginator
+    show_full_result_count = False
     # Taken from the customer (see Beneficiary.clean).
     exclude = ("program", "sandbox")
 
 
-@admin.register(PaymentRequest)
-class PaymentRequestAdmin(ReadOnlyModelAdmin):
-    """Read-only but for compliance review: a payment changes only through the
-    payment services, which these actions call (DESIGN 6)."""
+def _not_sandbox(payment: PaymentRequest) -> ApiError:
+    return ApiError(
+        ErrorCode.INVALID_STATE, "production payments settle and fail through the settlement run only"
+    )
 
-    list_display = ("id", "status", "amount", "currency", "account", "created_at")
+
+@admin.register(PaymentRequest)
+class PaymentRequestAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    """Read-only but for the actions: compliance review of held payments (DESIGN
+    6 and 15) and, in the sandbox, settling or failing a payment."""
+
+    list_display = (
+        "id",
+        "status",
+        "amount_with_currency",
+        "fee_with_currency",
+        "account",
+        "customer",
+        "program",
+        "sandbox",
+        "created_at",
+    )
     list_filter = ("status", "sandbox", "program")
-    search_fields = ("id", "reference")
-    list_select_related = ("account",)
-    actions = ["approve_held", "reject_held"]
+    exact_search_fields = ("id", "account", "customer")
+    search_help_text = "The API's requestId exactly (or an account or customer id)."
+    list_select_related = ("account", "customer", "program")
+    ordering = ("-created_at",)
+    actions = ["approve_held", "reject_held", "settle_sandbox", "fail_sandbox"]
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_with_currency(self, payment: PaymentRequest) -> str:
+        return money(payment.amount, payment.currency)
+
+    @admin.display(description="fee")
+    def fee_with_currency(self, payment: PaymentRequest) -> str:
+        return money(payment.fee, payment.account.currency)
 
     def has_review_permission(self, request) -> bool:
         return request.user.has_perm("payments.review_paymentrequest")
 
+    def has_drive_sandbox_permission(self, request) -> bool:
+        return request.user.has_perm("payments.drive_sandbox_paymentrequest")
+
     @admin.action(description="Approve selected held payments (they may then settle)", permissions=["review"])
-    def approve_held(self, request, queryset) -> None:
-        self._review(request, queryset, payment_review_approve)
+    def approve_held(self, request, queryset):
+        def approve(payment: PaymentRequest, reason: str) -> str:
+            payment_review_approve(payment)
+            return f"Approved in compliance review: {reason}"
+
+        return action_with_reason(self, request, queryset, title="Approve held payments", apply=approve)
 
     @admin.action(
         description="Reject selected held payments (amount and fee go back to the account)",
         permissions=["review"],
     )
-    def reject_held(self, request, queryset) -> None:
-        reason = f"Rejected in compliance review by {request.user.email}"
-        self._review(request, queryset, lambda payment: payment_review_reject(payment, reason))
+    def reject_held(self, request, queryset):
+        def reject(payment: PaymentRequest, reason: str) -> str:
+            payment_review_reject(payment, REJECTED_IN_REVIEW)
+            return f"Rejected in compliance review: {reason}"
 
-    def _review(self, request, queryset, review: Callable[[PaymentRequest], PaymentRequest]) -> None:
-        reviewed = skipped = 0
-        for payment in queryset:
-            try:
-                review(payment)
-                reviewed += 1
-            except ApiError:
-                # No longer held (reviewed meanwhile by someone else): left as it is.
-                skipped += 1
-        self.message_user(request, f"{reviewed} reviewed; {skipped} no longer held, left unchanged.")
+        return action_with_reason(self, request, queryset, title="Reject held payments", apply=reject)
+
+    @admin.action(description="Sandbox: settle selected pending payments", permissions=["drive_sandbox"])
+    def settle_sandbox(self, request, queryset) -> None:
+        def settle(payment: PaymentRequest) -> str:
+            if not payment.sandbox:
+                raise _not_sandbox(payment)
+            payment_settle(payment)
+            return "Settled in the sandbox"
+
+        apply_each(self, request, queryset, settle)
+
+    @admin.action(
+        description="Sandbox: fail selected payments (funds go back)", permissions=["drive_sandbox"]
+    )
+    def fail_sandbox(self, request, queryset):
+        def fail(payment: PaymentRequest, reason: str) -> str:
+            if not payment.sandbox:
+                raise _not_sandbox(payment)
+            payment_fail(payment, reason)
+            return f"Failed in the sandbox: {reason}"
+
+        return action_with_reason(self, request, queryset, title="Fail sandbox payments", apply=fail)
 
 
 class ScheduleRunInline(admin.TabularInline):
@@ -71,11 +152,65 @@ class ScheduleRunInline(admin.TabularInline):
 
 
 @admin.register(ScheduledPayment)
-class ScheduledPaymentAdmin(ReadOnlyModelAdmin):
+class ScheduledPaymentAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     """Read-only: schedules are made and cancelled through the API."""
 
-    list_display = ("id", "status", "frequency", "next_run_date", "amount", "currency", "account")
+    list_display = (
+        "id",
+        "status",
+        "frequency",
+        "next_run_date",
+        "amount_with_currency",
+        "account",
+        "sandbox",
+    )
     list_filter = ("status", "frequency", "sandbox", "program")
-    search_fields = ("id", "reference")
+    exact_search_fields = ("id", "account")
+    search_help_text = "An exact schedule id or account id."
     list_select_related = ("account",)
     inlines = [ScheduleRunInline]
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_with_currency(self, schedule: ScheduledPayment) -> str:
+        return money(schedule.amount, schedule.currency)
+
+
+def held_payments_to_review() -> tuple[int, str]:
+    # Counted on the (status, sandbox) index.
+    count = PaymentRequest.objects.filter(status=HELD).count()
+    return count, reverse("admin:payments_paymentrequest_changelist") + f"?status__exact={HELD}"
+
+
+def payment_volume_today() -> list[dashboard.Volume]:
+    """Payments accepted since midnight UTC, failed ones excluded, per currency,
+    environment and hour (read on the created_at index)."""
+    midnight = datetime.combine(timezone.now().date(), time.min, tzinfo=UTC)
+    rows = (
+        PaymentRequest.objects.filter(created_at__gte=midnight)
+        .exclude(status=PaymentRequest.Status.FAILED)
+        .annotate(hour=TruncHour("created_at"))
+        .values("currency", "sandbox", "hour")
+        .annotate(payments=Count("id"), amount=Sum("amount"))
+        .order_by()
+    )
+    totals: dict[tuple[str, bool], dict] = {}
+    for row in rows:
+        entry = totals.setdefault(
+            (row["currency"], row["sandbox"]), {"payments": 0, "hourly": [Decimal("0")] * 24}
+        )
+        entry["payments"] += row["payments"]
+        entry["hourly"][row["hour"].hour] += row["amount"]
+    return [
+        dashboard.Volume(
+            currency=currency,
+            sandbox=sandbox,
+            payments=entry["payments"],
+            amount=sum(entry["hourly"]),
+            hourly=tuple(entry["hourly"]),
+        )
+        for (currency, sandbox), entry in totals.items()
+    ]
+
+
+dashboard.counter_register(dashboard.HELD_PAYMENTS, held_payments_to_review)
+dashboard.volume_register(payment_volume_today)

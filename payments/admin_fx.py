@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from bankapi.admin_base import ReadOnlyModelAdmin
+from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, money
 from payments.models import FxQuote, FxRate
 
 
@@ -16,7 +16,7 @@ class FxRateAdmin(admin.ModelAdmin):
 
 
 @admin.register(FxQuote)
-class FxQuoteAdmin(ReadOnlyModelAdmin):
+class FxQuoteAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     """A quote is a price already given to a customer: it is looked at, never edited."""
 
     list_display = (
@@ -24,10 +24,9 @@ class FxQuoteAdmin(ReadOnlyModelAdmin):
         "account",
         "currency_one",
         "currency_two",
-        "amount_currency",
-        "amount",
+        "amount_with_currency",
         "rate",
-        "price",
+        "price_with_currency",
         "tenor",
         "value_date",
         "valid_until",
@@ -37,6 +36,16 @@ class FxQuoteAdmin(ReadOnlyModelAdmin):
     # Filters with fixed choices only: a filter on a free column (or a date
     # hierarchy) scans the whole table for its values, and quotes pile up quickly.
     list_filter = ("sandbox", "tenor")
-    search_fields = ("=id", "=account__id")
+    exact_search_fields = ("id", "account")
+    search_help_text = "An exact quote id or account id."
     list_select_related = ("account",)
     ordering = ("-created_at",)
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_with_currency(self, quote: FxQuote) -> str:
+        return money(quote.amount, quote.amount_currency)
+
+    @admin.display(description="price")
+    def price_with_currency(self, quote: FxQuote) -> str:
+        other = quote.currency_two if quote.amount_currency == quote.currency_one else quote.currency_one
+        return money(quote.price, other)

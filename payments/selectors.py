@@ -16,9 +16,7 @@ LISTED_STATUSES = [
 def beneficiary_of(customer: Customer, beneficiary_id: str) -> Beneficiary:
     """The customer's own saved beneficiary; anyone else's is not found."""
     return get_or_not_found(
-        Beneficiary.objects.filter(
-            customer=customer, program_id=customer.program_id, sandbox=customer.sandbox
-        ),
+        Beneficiary.objects.in_tenant(customer.program_id, customer.sandbox).filter(customer=customer),
         beneficiary_id,
         "Beneficiary",
     )
@@ -45,7 +43,7 @@ def sandbox_payment_request(scope: Scope, request_id: str) -> PaymentRequest:
     """A payment request of a customer the caller acts for, in the sandbox only:
     for a production token the sandbox routes do not exist."""
     requests = (
-        PaymentRequest.objects.filter(**scope.tenant_filter(), customer__in=customers_of(scope))
+        PaymentRequest.objects.for_scope(scope).filter(customer__in=customers_of(scope))
         if scope.sandbox
         else PaymentRequest.objects.none()
     )

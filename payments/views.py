@@ -2,14 +2,12 @@
 
 from collections.abc import Callable
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 
-from bankapi.api import ScopedAPIView
+from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView
 from bankapi.idempotency import HEADER, StoredResponse, idempotency_key_resolve, stored_response_http
-from bankapi.pagination import page_body, paginate
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
-from bankapi.scope import access_account
 from payments.presenters import payment_request_data, scheduled_payment_data, transaction_data
 from payments.selectors import (
     payment_requests_of,
@@ -47,24 +45,16 @@ IDEMPOTENCY_KEY = OpenApiParameter(
         "Wins over the body's idempotencyKey. Required on programs with requireIdempotencyKey."
     ),
 )
-PAGE_PARAMETERS = [
-    OpenApiParameter(
-        "limit", int, OpenApiParameter.QUERY, required=False, description="1 to 200 (default 50)."
-    ),
-    OpenApiParameter(
-        "nextToken", str, OpenApiParameter.QUERY, required=False, description="From the last page."
-    ),
-]
 
 
-class AccountCreateView(ScopedAPIView):
+class AccountCreateView(AccountScopedView):
     """A create from an account, made at most once per Idempotency-Key."""
 
     input_serializer: type
     submit: Callable[..., StoredResponse]
 
     def post(self, request, customerId: str, accountId: str):
-        account = access_account(self.scope, customerId, accountId)
+        account = self.account
         body = self.input_serializer(data=request.data, context={"account": account})
         body.is_valid(raise_exception=True)
         key = idempotency_key_resolve(
@@ -160,8 +150,8 @@ class InternationalTransferCreateView(AccountCreateView):
         return super().post(request, customerId, accountId)
 
 
-class PaymentRequestListView(ScopedAPIView):
-    @extend_schema(
+@extend_schema_view(
+    get=extend_schema(
         tags=["payments"],
         summary="Payment requests of an account",
         description=(
@@ -175,14 +165,17 @@ class PaymentRequestListView(ScopedAPIView):
             **error_responses(400, 401, 403, 404),
         },
     )
-    def get(self, request, customerId: str, accountId: str):
-        account = access_account(self.scope, customerId, accountId)
-        page = paginate(payment_requests_of(account), request.query_params)
-        return ok(page_body(page, "paymentRequests", payment_request_data))
+)
+class PaymentRequestListView(AccountScopedView, CursorListView):
+    items_key = "paymentRequests"
+    present = staticmethod(payment_request_data)
+
+    def rows(self):
+        return payment_requests_of(self.account)
 
 
-class TransactionListView(ScopedAPIView):
-    @extend_schema(
+@extend_schema_view(
+    get=extend_schema(
         tags=["payments"],
         summary="Booked transactions of an account",
         description=(
@@ -195,14 +188,18 @@ class TransactionListView(ScopedAPIView):
             **error_responses(400, 401, 403, 404),
         },
     )
-    def get(self, request, customerId: str, accountId: str):
-        account = access_account(self.scope, customerId, accountId)
-        page = paginate(statement_of(account), request.query_params, created_field="booked_at")
-        return ok(page_body(page, "transactions", transaction_data))
+)
+class TransactionListView(AccountScopedView, CursorListView):
+    items_key = "transactions"
+    created_field = "booked_at"
+    present = staticmethod(transaction_data)
+
+    def rows(self):
+        return statement_of(self.account)
 
 
-class ScheduledPaymentListView(ScopedAPIView):
-    @extend_schema(
+@extend_schema_view(
+    get=extend_schema(
         tags=["payments"],
         summary="Scheduled payments of an account",
         description=(
@@ -216,13 +213,16 @@ class ScheduledPaymentListView(ScopedAPIView):
             **error_responses(400, 401, 403, 404),
         },
     )
-    def get(self, request, customerId: str, accountId: str):
-        account = access_account(self.scope, customerId, accountId)
-        page = paginate(scheduled_payments_of(account), request.query_params)
-        return ok(page_body(page, "scheduledPayments", scheduled_payment_data))
+)
+class ScheduledPaymentListView(AccountScopedView, CursorListView):
+    items_key = "scheduledPayments"
+    present = staticmethod(scheduled_payment_data)
+
+    def rows(self):
+        return scheduled_payments_of(self.account)
 
 
-class ScheduledPaymentView(ScopedAPIView):
+class ScheduledPaymentView(AccountScopedView):
     @extend_schema(
         tags=["payments"],
         summary="Cancel a scheduled payment",
@@ -242,8 +242,7 @@ class ScheduledPaymentView(ScopedAPIView):
         },
     )
     def delete(self, request, customerId: str, accountId: str, scheduleId: str):
-        account = access_account(self.scope, customerId, accountId)
-        schedule = schedule_cancel(scheduled_payment_of(account, scheduleId))
+        schedule = schedule_cancel(scheduled_payment_of(self.account, scheduleId))
         return ok({"scheduledPayment": scheduled_payment_data(schedule)})
 
 

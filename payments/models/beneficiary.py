@@ -6,10 +6,10 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from bankapi.banking import ACCOUNT_NUMBER, BIC_SHAPE, SORT_CODE, iban_is_valid, normalise_iban
-from bankapi.models import Customer, Program
+from bankapi.models import Customer, TenantOwned
 
 
-class Beneficiary(models.Model):
+class Beneficiary(TenantOwned):
     """A payee: UK sort code + account number, or IBAN + optional BIC."""
 
     class AccountKind(models.TextChoices):
@@ -21,8 +21,6 @@ class Beneficiary(models.Model):
         BUSINESS = "BUSINESS", "Business"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="+")
-    sandbox = models.BooleanField(default=True)
     customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="beneficiaries")
     name = models.CharField(max_length=140)
     account_kind = models.CharField(max_length=4, choices=AccountKind.choices)
@@ -31,7 +29,6 @@ class Beneficiary(models.Model):
     iban = models.CharField(max_length=34, blank=True, help_text="Mod-97 checked, with an IBAN account.")
     bic = models.CharField(max_length=11, blank=True, help_text="Optional, with an IBAN account.")
     payee_type = models.CharField(max_length=8, choices=PayeeType.choices, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         indexes = [models.Index(fields=["customer", "created_at"])]

@@ -16,7 +16,7 @@ from django.db.models import F, Q
 from django.db.models.functions import Greatest, Least
 from django.utils import timezone
 
-from bankapi.models import MONEY, Account, Program
+from bankapi.models import MONEY, Account, TenantOwned
 from payments.formats import CURRENCY
 
 # `\A...\Z` means the same in Python (validators, SQLite's REGEXP) and in
@@ -86,7 +86,7 @@ class FxRate(models.Model):
         return f"{self.base_currency}/{self.quote_currency} {self.mid_rate}"
 
 
-class FxQuote(models.Model):
+class FxQuote(TenantOwned):
     """A firm price given to a customer: alive until `valid_until`, usable once.
 
     The customer sells `currency_one` and buys `currency_two`; `rate` is the price of
@@ -101,8 +101,6 @@ class FxQuote(models.Model):
         SPOT = "SPOT", "Spot (two business days)"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="fx_quotes")
-    sandbox = models.BooleanField(default=True)
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="fx_quotes")
     currency_one = models.CharField(max_length=3)
     currency_two = models.CharField(max_length=3)

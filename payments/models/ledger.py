@@ -5,10 +5,10 @@ import uuid
 from django.db import models
 from django.db.models import Q
 
-from bankapi.models import MONEY, Account, Program
+from bankapi.models import MONEY, Account, TenantOwned
 
 
-class SystemAccount(models.Model):
+class SystemAccount(TenantOwned):
     """The bank's own side of every movement, one per program, environment,
     currency and purpose. Its balance is the sum of its postings (never stored:
     system accounts are touched by every payment and must not be a lock hot spot).
@@ -21,8 +21,6 @@ class SystemAccount(models.Model):
         EXTERNAL = "EXTERNAL", "External (other banks, funding)"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="system_accounts")
-    sandbox = models.BooleanField(default=True)
     kind = models.CharField(max_length=10, choices=Kind.choices)
     currency = models.CharField(max_length=3)
 
@@ -37,7 +35,7 @@ class SystemAccount(models.Model):
         return f"{self.kind} {self.currency} ({self.program})"
 
 
-class LedgerTransaction(models.Model):
+class LedgerTransaction(TenantOwned):
     """One balanced movement: its postings sum to zero per currency."""
 
     class Kind(models.TextChoices):
@@ -48,8 +46,6 @@ class LedgerTransaction(models.Model):
         FX = "FX", "Currency conversion"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    program = models.ForeignKey(Program, on_delete=models.PROTECT)
-    sandbox = models.BooleanField(default=True)
     kind = models.CharField(max_length=12, choices=Kind.choices)
     # Makes a posting happen at most once (e.g. "settle:<request id>").
     key = models.CharField(max_length=120, unique=True, null=True, blank=True)

@@ -5,13 +5,13 @@ import uuid
 from django.db import models
 from django.db.models import Q
 
-from bankapi.models import MONEY, Account, Customer, Program
+from bankapi.models import MONEY, Account, Customer, TenantOwned
 from payments.models.beneficiary import Beneficiary
 from payments.models.fx import FxQuote
 from payments.models.ledger import LedgerTransaction
 
 
-class PaymentRequest(models.Model):
+class PaymentRequest(TenantOwned):
     """A payment accepted from a customer's account (spec 3.1).
 
     Acceptance debits the account at once (amount plus fee, into clearing); the
@@ -31,8 +31,6 @@ class PaymentRequest(models.Model):
         BEN = "BEN", "Beneficiary pays all charges"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="+")
-    sandbox = models.BooleanField(default=True)
     customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="payment_requests")
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="payment_requests")
     status = models.CharField(max_length=10, choices=Status.choices)
@@ -63,15 +61,18 @@ class PaymentRequest(models.Model):
     )
     acceptance = models.OneToOneField(LedgerTransaction, on_delete=models.PROTECT, related_name="+")
     failure_reason = models.CharField(max_length=200, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
     settled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        permissions = [("review_paymentrequest", "Can approve or reject payments held for review")]
+        permissions = [
+            ("review_paymentrequest", "Can approve or reject payments held for review"),
+            ("drive_sandbox_paymentrequest", "Can settle or fail sandbox payments"),
+        ]
         indexes = [
             models.Index(fields=["account", "created_at"]),
             models.Index(fields=["status", "sandbox"]),
+            # The back office's newest-first list and today's volume on its dashboard.
+            models.Index(fields=["created_at"], name="payment_request_created_idx"),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="payment_amount_positive"),
@@ -83,7 +84,7 @@ class PaymentRequest(models.Model):
         return f"{self.amount} {self.currency} {self.status} ({self.id})"
 
 
-class StatementEntry(models.Model):
+class StatementEntry(TenantOwned):
     """A booked line of an account's statement (the transactions list).
 
     Written in the same database transaction as the ledger movement that books
@@ -97,8 +98,6 @@ class StatementEntry(models.Model):
         CREDIT = "CREDIT", "Credit"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="+")
-    sandbox = models.BooleanField(default=True)
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="statement_entries")
     ledger_transaction = models.ForeignKey(LedgerTransaction, on_delete=models.PROTECT, related_name="+")
     payment_request = models.ForeignKey(

@@ -5,11 +5,11 @@ import uuid
 from django.db import models
 from django.db.models import Q
 
-from bankapi.models import MONEY, Account, Customer, Program
+from bankapi.models import MONEY, Account, Customer, TenantOwned
 from payments.models.beneficiary import Beneficiary
 
 
-class ScheduledPayment(models.Model):
+class ScheduledPayment(TenantOwned):
     """A payment to make on a later UTC day, once or repeatedly.
 
     The series is anchored on `scheduled_date`: run n falls on the anchor plus n
@@ -32,8 +32,6 @@ class ScheduledPayment(models.Model):
         MONTHLY = "MONTHLY", "Monthly"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="+")
-    sandbox = models.BooleanField(default=True)
     customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="scheduled_payments")
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="scheduled_payments")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
@@ -52,8 +50,6 @@ class ScheduledPayment(models.Model):
     last_run = models.ForeignKey(
         "ScheduleRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         indexes = [

@@ -1,0 +1,98 @@
+"""The ledger and the statement in admin: read-only.
+
+No admin path may change a balance except a service that posts balanced entries
+(DESIGN 6); these screens only look. They are the biggest tables of the service,
+so the lists show no full count, filter only on fixed choices (a filter on a free
+column scans the table for its values) and search exact indexed values only.
+"""
+
+from django.contrib import admin
+
+from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, money
+from payments.models import LedgerPosting, LedgerTransaction, StatementEntry, SystemAccount
+
+
+@admin.register(SystemAccount)
+class SystemAccountAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    list_display = ("kind", "currency", "program", "sandbox")
+    list_filter = ("kind", "sandbox", "program")
+    exact_search_fields = ("id",)
+    list_select_related = ("program",)
+
+
+class PostingInline(admin.TabularInline):
+    model = LedgerPosting
+    fields = ("holder", "signed_amount", "created_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("account", "system_account__program")
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description="holder")
+    def holder(self, posting: LedgerPosting) -> str:
+        return str(posting.account or posting.system_account)
+
+    @admin.display(description="amount")
+    def signed_amount(self, posting: LedgerPosting) -> str:
+        return money(posting.amount, posting.currency)
+
+
+@admin.register(LedgerTransaction)
+class LedgerTransactionAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    list_display = ("id", "kind", "key", "memo", "program", "sandbox", "created_at")
+    list_filter = ("kind", "sandbox")
+    exact_search_fields = ("id", "key")
+    search_help_text = "An exact transaction id or key (e.g. settle:<requestId>)."
+    list_select_related = ("program",)
+    ordering = ("-created_at",)
+    inlines = [PostingInline]
+
+
+@admin.register(LedgerPosting)
+class LedgerPostingAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    list_display = ("id", "created_at", "transaction_kind", "transaction", "holder", "signed_amount")
+    list_filter = ("transaction__kind",)
+    exact_search_fields = ("id", "transaction", "account")
+    search_help_text = "An exact posting number, transaction id or customer account id."
+    list_select_related = ("transaction", "account", "system_account__program")
+    ordering = ("-id",)
+
+    @admin.display(description="kind")
+    def transaction_kind(self, posting: LedgerPosting) -> str:
+        return posting.transaction.get_kind_display()
+
+    @admin.display(description="holder")
+    def holder(self, posting: LedgerPosting) -> str:
+        return str(posting.account or posting.system_account)
+
+    @admin.display(description="amount", ordering="amount")
+    def signed_amount(self, posting: LedgerPosting) -> str:
+        return money(posting.amount, posting.currency)
+
+
+@admin.register(StatementEntry)
+class StatementEntryAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    list_display = (
+        "booked_at",
+        "account",
+        "direction",
+        "amount_with_currency",
+        "reference",
+        "payment_request",
+    )
+    list_filter = ("direction", "sandbox")
+    exact_search_fields = ("id", "account", "payment_request")
+    search_help_text = "An exact entry id, account id or requestId."
+    list_select_related = ("account", "payment_request")
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_with_currency(self, entry: StatementEntry) -> str:
+        return money(entry.amount, entry.currency)
