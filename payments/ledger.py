@@ -35,12 +35,30 @@ class LedgerError(Exception):
     """A movement that would break the ledger's rules (a programming error)."""
 
 
+# System accounts by (program id, sandbox, kind, currency). Their rows never change
+# and are never deleted (postings protect them), so each process looks one up once
+# (DESIGN 16: only immutable data is kept in a process).
+_system_accounts: dict[tuple, SystemAccount] = {}
+
+
 def system_account_for(program: Program | str, sandbox: bool, kind: str, currency: str) -> SystemAccount:
     program_id = program.pk if isinstance(program, Program) else program
+    slot = (str(program_id), bool(sandbox), kind, currency)
+    cached = _system_accounts.get(slot)
+    if cached is not None:
+        return cached
     account, _ = SystemAccount.objects.get_or_create(
         program_id=program_id, sandbox=sandbox, kind=kind, currency=currency
     )
+    # Remembered once committed: a row made in a transaction that then rolls back
+    # must never be handed out.
+    transaction.on_commit(lambda: _system_accounts.setdefault(slot, account))
     return account
+
+
+def system_accounts_forget() -> None:
+    """Drop the remembered system accounts (for tests that empty the database)."""
+    _system_accounts.clear()
 
 
 def lock_accounts(account_ids) -> dict:
@@ -63,12 +81,17 @@ def ledger_post(
     legs: list[Leg],
     key: str | None = None,
     memo: str = "",
+    locked: dict | None = None,
 ) -> LedgerTransaction:
     """Post a balanced movement and apply it to the customer balances.
 
     With `key`, the movement happens at most once: a second call with the same key
     raises IntegrityError inside its own savepoint, leaving the caller's
     transaction usable (see `ledger_post_once`).
+
+    `locked`: the rows of `lock_accounts` when the caller already holds the locks of
+    every customer account of the movement (in this transaction): they are not
+    locked a second time.
     """
     totals: dict[str, Decimal] = defaultdict(lambda: ZERO)
     for leg in legs:
@@ -83,8 +106,12 @@ def ledger_post(
     if any(total != 0 for total in totals.values()):
         raise LedgerError(f"Postings do not balance: {dict(totals)}")
 
-    with transaction.atomic():
-        locked = lock_accounts(leg.account.id for leg in legs if leg.account)
+    # A savepoint only where a caller may go on after a failure (a keyed movement
+    # already made); any other failure here is a bug and ends the transaction.
+    with transaction.atomic(savepoint=key is not None):
+        touched = {leg.account.id for leg in legs if leg.account}
+        if locked is None or not touched <= locked.keys():
+            locked = lock_accounts(touched)
         entry = LedgerTransaction.objects.create(
             program_id=program_id, sandbox=sandbox, kind=kind, key=key, memo=memo[:200]
         )

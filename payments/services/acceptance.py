@@ -5,11 +5,10 @@ Called by the payment route, the schedule runner and (later) admin and batches.
 
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime, time
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 
 from django.db import transaction
-from django.db.models import Sum
 from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode, validation_error
@@ -24,6 +23,7 @@ from payments.models import (
     ScheduledPayment,
     SystemAccount,
 )
+from payments.services.limits import daily_outbound_take, usage_day
 
 
 @dataclass(frozen=True)
@@ -56,27 +56,20 @@ def utc_day_start(moment: datetime) -> datetime:
     return datetime.combine(moment.astimezone(UTC).date(), time.min, tzinfo=UTC)
 
 
-def _check_limits(program: Program, account: Account, debit: Decimal) -> None:
+def _check_limits(program: Program, account: Account, debit: Decimal, day: date) -> None:
     if debit > program.per_payment_limit:
         raise ApiError(
             ErrorCode.LIMIT_EXCEEDED,
             f"The amount is above the per-payment limit of {program.per_payment_limit:.2f}.",
         )
-    # Today's (UTC) accepted payments of this account that still stand. Read under
-    # the account lock taken by the caller, so two concurrent payments cannot both
-    # fit under the limit that only one of them fits under.
-    spent = (
-        PaymentRequest.objects.filter(account=account, created_at__gte=utc_day_start(timezone.now()))
-        .exclude(status=PaymentRequest.Status.FAILED)
-        .aggregate(total=Sum("debit_amount"))["total"]
-        or ZERO
-    )
-    if spent + debit > program.daily_outbound_limit:
-        raise ApiError(
-            ErrorCode.LIMIT_EXCEEDED,
-            f"The payment would exceed the account's daily outbound limit of "
-            f"{program.daily_outbound_limit:.2f} (already sent today: {spent:.2f}).",
-        )
+    daily_outbound_take(program=program, account=account, debit=debit, day=day)
+
+
+def _program_of(account: Account) -> Program:
+    """The account's program: the row loaded with the caller when there is one."""
+    if Account.program.is_cached(account):
+        return account.program
+    return Program.objects.get(id=account.program_id)
 
 
 @dataclass(frozen=True)
@@ -116,19 +109,23 @@ def payment_accept(
     review threshold. Raises ApiError (422) when the payment is stopped; nothing
     is then written. `schedule` is the schedule the payment runs for, if any.
     """
-    with transaction.atomic():
+    now = timezone.now()
+    # No savepoint of its own: a refusal rolls back the caller's transaction.
+    # Callers that go on after a refusal (the schedule runner) open one around it.
+    with transaction.atomic(savepoint=False):
         # The account row stays locked until this transaction ends: two payments
         # from one account serialise here, so neither can pass the funds or
-        # daily-limit check against a balance the other is about to spend.
+        # daily-limit check against a balance the other is about to spend. It is
+        # the only lock the payment takes on it: the ledger posts under it.
         locked = lock_accounts([account.id])[account.id]
-        program = Program.objects.get(id=locked.program_id)
+        program = _program_of(account)
         conversion = _conversion(program, locked, instruction)
         debit, amount, currency = (
             (conversion.sell, conversion.buy, conversion.quote.currency_two)
             if conversion
             else (instruction.amount, instruction.amount, instruction.currency)
         )
-        _check_limits(program, locked, debit)
+        _check_limits(program, locked, debit, now.astimezone(UTC).date())
         fee = payment_fee(program, fee_waived=instruction.fee_waived)
         if locked.balance < debit + fee:
             raise ApiError(
@@ -172,9 +169,10 @@ def payment_accept(
             kind=LedgerTransaction.Kind.PAYMENT,
             legs=legs,
             memo=instruction.reference,
+            locked={locked.id: locked},
         )
         held = debit >= program.review_threshold
-        return PaymentRequest.objects.create(
+        request = PaymentRequest.objects.create(
             program_id=locked.program_id,
             sandbox=locked.sandbox,
             customer_id=locked.customer_id,
@@ -195,6 +193,12 @@ def payment_accept(
             fx_quote=conversion.quote if conversion else None,
             acceptance=entry,
         )
+        if usage_day(request) != now.astimezone(UTC).date():
+            # Accepted across midnight: keep it on the day its limit was checked
+            # against, so a failure gives the amount back to that day.
+            PaymentRequest.objects.filter(id=request.id).update(created_at=now)
+            request.created_at = now
+        return request
 
 
 def _system(account: Account, kind: str, currency: str) -> SystemAccount:

@@ -184,9 +184,10 @@ def _run_once(schedule: ScheduledPayment, run_date: date, summary: RunSummary) -
         return None
     try:
         # Its own savepoint: a refused payment leaves nothing behind but the run record.
-        request = payment_accept(
-            account=schedule.account, instruction=instruction_of(schedule), schedule=schedule
-        )
+        with transaction.atomic():
+            request = payment_accept(
+                account=schedule.account, instruction=instruction_of(schedule), schedule=schedule
+            )
     except ApiError as error:
         run.reason = f"{error.code}: {error.message}"[:300]
         summary.failed.append((str(schedule.id), run_date, run.reason))

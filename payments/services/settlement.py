@@ -16,6 +16,7 @@ from django.utils import timezone
 from bankapi.errors import ApiError, ErrorCode
 from payments.ledger import Leg, ledger_post_once, system_account_for
 from payments.models import LedgerTransaction, PaymentRequest, StatementEntry, SystemAccount
+from payments.services.limits import daily_outbound_give_back
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +86,7 @@ def payment_fail(request: PaymentRequest, reason: str) -> PaymentRequest:
     with transaction.atomic():
         locked = _locked(request, [PaymentRequest.Status.PENDING, PaymentRequest.Status.PENDING_TM], "failed")
         postings = locked.acceptance.postings.select_related("account", "system_account")
-        ledger_post_once(
+        reversal = ledger_post_once(
             program_id=locked.program_id,
             sandbox=locked.sandbox,
             kind=LedgerTransaction.Kind.REVERSAL,
@@ -101,6 +102,9 @@ def payment_fail(request: PaymentRequest, reason: str) -> PaymentRequest:
                 for posting in postings
             ],
         )
+        if reversal is not None:
+            # Under the account's lock, taken by the reversal.
+            daily_outbound_give_back(locked)
         locked.status = PaymentRequest.Status.FAILED
         locked.failure_reason = reason[:200]
         locked.save(update_fields=["status", "failure_reason", "updated_at"])
