@@ -217,6 +217,13 @@ WEBAUTHN_RP_ID = env_str("WEBAUTHN_RP_ID", "localhost")
 WEBAUTHN_RP_NAME = env_str("WEBAUTHN_RP_NAME", "Bank API")
 WEBAUTHN_ORIGINS = env_list("WEBAUTHN_ORIGINS", ["http://localhost:8000"])
 
+# Verification providers of onboarding, by name; a program picks its active one in
+# admin. The second sandbox name lets operators try a provider switch.
+ONBOARDING_VERIFICATION_PROVIDERS = {
+    "sandbox": "onboarding.providers.SandboxVerificationProvider",
+    "sandbox-alternate": "onboarding.providers.SandboxVerificationProvider",
+}
+
 FX_PROVIDER = env_str("FX_PROVIDER", "payments.fx.provider.SandboxFxProvider")
 
 # Steps of `manage.py bootstrap_sandbox`, in order. Each app contributes its part.
@@ -225,6 +232,7 @@ SANDBOX_BOOTSTRAP_STEPS = [
     "authn.sandbox.bootstrap",
     "payments.sandbox.bootstrap",
     "payments.sandbox_fx.bootstrap",
+    "onboarding.sandbox.bootstrap",
 ]
 
 REST_FRAMEWORK = {
@@ -255,7 +263,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "SCHEMA_PATH_PREFIX": r"/v1",
-    "ENUM_NAME_OVERRIDES": {},
+    "ENUM_NAME_OVERRIDES": {"ProgramAccountTypeEnum": ["consumer", "business"]},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "bankapi.schema.document_payload_limit",

@@ -32,6 +32,7 @@ from authn.authentication import BearerAuthentication
 from authn.tokens import ACCESS, ID
 from bankapi.permissions import TokenRequired
 from bankapi.roles import Role
+from onboarding.models import LegalDocument
 from tests.payments.conftest import payments_url
 from tests.proof.cast import (
     OUTSIDERS,
@@ -104,6 +105,11 @@ def principals(api, sandbox):
         me["customerId"],
         me["accountId"],
     ) | {key: value for key, value in me.items() if key.endswith("Id") and key != "customerId"}
+    customer_objects["documentId"] = str(
+        LegalDocument.objects.get(
+            document_set__program_id=sandbox["consumerProgramId"], document_set__is_current=True, key="terms"
+        ).id
+    )
     custodian = sandbox["custodian"]
     custodian_objects = _objects(
         api,

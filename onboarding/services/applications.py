@@ -1,0 +1,88 @@
+"""Applications: creation and the workflow stage.
+
+Stages run NEW -> IN_PROGRESS -> SUBMITTED -> IN_REVIEW -> APPROVED or REJECTED.
+The applicant's legal acceptance moves NEW to IN_PROGRESS; operators move the
+rest in admin, and the verification provider moves SUBMITTED to IN_REVIEW when it
+reports outcomes. Every move goes through `application_stage_move`.
+"""
+
+import uuid
+
+from django.db import transaction
+
+from bankapi.errors import ApiError, ErrorCode
+from bankapi.idempotency import OwnerKind, StoredResponse, idempotent_call
+from bankapi.models import Customer
+from onboarding.models import Application
+from onboarding.providers import active_provider_name
+
+Stage = Application.Stage
+
+NEXT_STAGES: dict[str, set[str]] = {
+    Stage.NEW: {Stage.IN_PROGRESS},
+    Stage.IN_PROGRESS: {Stage.SUBMITTED},
+    Stage.SUBMITTED: {Stage.IN_REVIEW},
+    Stage.IN_REVIEW: {Stage.APPROVED, Stage.REJECTED},
+    Stage.APPROVED: set(),
+    Stage.REJECTED: set(),
+}
+
+
+def application_create(*, customer: Customer, is_company: bool, applicant_email: str) -> Application:
+    return Application.objects.create(
+        program_id=customer.program_id,
+        sandbox=customer.sandbox,
+        customer=customer,
+        is_company=is_company,
+        applicant_email=applicant_email,
+        verification_provider=active_provider_name(customer.program),
+    )
+
+
+def application_submit(
+    *,
+    customer: Customer,
+    is_company: bool,
+    email: str | None,
+    user_email: str,
+    idempotency_key: uuid.UUID | None,
+) -> StoredResponse:
+    """Create an application, at most once per Idempotency-Key of the customer:
+    a retry with the key answers the first application again."""
+    from onboarding.serializers import ApplicationCreatedSerializer
+
+    def work() -> StoredResponse:
+        application = application_create(
+            customer=customer, is_company=is_company, applicant_email=email or user_email
+        )
+        data = ApplicationCreatedSerializer({"application": application}).data
+        return StoredResponse.rendered(200, {"success": True, "data": data})
+
+    return idempotent_call(
+        program=customer.program,
+        sandbox=customer.sandbox,
+        owner_kind=OwnerKind.CUSTOMER,
+        owner_id=customer.id,
+        operation="applications.create",
+        key=idempotency_key,
+        fingerprint={"isCompany": is_company, "email": email},
+        work=work,
+        mismatch_message="This Idempotency-Key was used for a different application (isCompany or email).",
+    )
+
+
+def application_stage_move(*, application: Application, to_stage: str) -> Application:
+    """Move the application one step along its workflow, or refuse with INVALID_STATE."""
+    with transaction.atomic():
+        # Locked so that two moves (an operator and the provider, say) cannot both
+        # start from the same stage.
+        locked = Application.objects.select_for_update().get(pk=application.pk)
+        if to_stage not in NEXT_STAGES[locked.workflow_stage]:
+            raise ApiError(
+                ErrorCode.INVALID_STATE,
+                f"An application in {locked.workflow_stage} cannot move to {to_stage}.",
+            )
+        locked.workflow_stage = to_stage
+        locked.save(update_fields=["workflow_stage", "updated_at"])
+    application.refresh_from_db()
+    return application

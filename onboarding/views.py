@@ -1,0 +1,276 @@
+"""Onboarding routes: applications, KYC schema and legal documents.
+
+Every route takes the customer's id_token (an access token is 401) and sees only
+the caller's own applications: another customer's, program's or environment's
+application answers 404 RESOURCE_NOT_FOUND.
+"""
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+
+from bankapi.api import ScopedAPIView
+from bankapi.errors import ApiError, ErrorCode
+from bankapi.idempotency import HEADER, idempotency_key_parse, stored_response_http
+from bankapi.responses import ok
+from bankapi.roles import Role
+from bankapi.schema import envelope, error_responses
+from bankapi.scope import access_customer, program_for
+from onboarding import serializers as io
+from onboarding.kyc import kyc_schema_for
+from onboarding.selectors import application_of, legal_document_of
+from onboarding.services.applications import application_submit
+from onboarding.services.legal import (
+    NO_SET_MESSAGE,
+    AcceptedDocument,
+    legal_accept,
+    legal_document_data,
+    legal_view,
+)
+
+TAGS = ["onboarding"]
+S401 = "UNAUTHORIZED: missing, expired or revoked token, or an access token (these routes take the id_token)."
+S403 = "FORBIDDEN: only customer users have applications."
+S404_APPLICATION = "RESOURCE_NOT_FOUND: no such application for this customer (another customer's included)."
+
+
+IDEMPOTENCY_KEY = OpenApiParameter(
+    HEADER,
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    pattern="^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    description=(
+        "Optional UUID, scoped to the customer. A retry with the same key answers the first "
+        "application (header `Idempotent-Replayed: true`) instead of creating another; 400 if it was "
+        "used with another isCompany or email; 409 while its first request is still running."
+    ),
+)
+
+
+class OnboardingView(ScopedAPIView):
+    token_use = "id"
+    roles = (Role.CUSTOMER,)
+
+
+def _parse(serializer_class, request) -> dict:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class ApplicationCreateView(OnboardingView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Start onboarding: create an application",
+        description=(
+            "Creates an application for the signed-in customer: `isCompany` false starts the individual "
+            "(KYC) flow, true the company (KYB) flow. workflowStage starts at NEW; primaryApplicant's "
+            "names are empty until collected through the KYC schema. `email` defaults to the signed-in "
+            "user's e-mail address."
+        ),
+        parameters=[IDEMPOTENCY_KEY],
+        request=io.ApplicationCreateSerializer,
+        responses={
+            200: OpenApiResponse(
+                envelope("ApplicationCreatedResponse", io.ApplicationCreatedSerializer()),
+                description="Created. `Idempotent-Replayed: true` on a replay of an earlier answer.",
+            ),
+            **error_responses(
+                400,
+                401,
+                403,
+                409,
+                s400="VALIDATION_ERROR (field errors in `errors`), or IDEMPOTENCY_KEY_MISMATCH: the key was "
+                "used with another isCompany or email.",
+                s401=S401,
+                s403=S403,
+                s409="IDEMPOTENCY_KEY_IN_PROGRESS: the key's first request is still running.",
+            ),
+        },
+    )
+    def post(self, request):
+        data = _parse(io.ApplicationCreateSerializer, request)
+        customer = access_customer(self.scope, str(self.scope.customer_id))
+        header = request.headers.get(HEADER)
+        stored = application_submit(
+            customer=customer,
+            is_company=data["isCompany"],
+            email=data.get("email"),
+            user_email=request.auth["email"],
+            idempotency_key=idempotency_key_parse(header) if header is not None else None,
+        )
+        return stored_response_http(stored)
+
+
+class ApplicationView(OnboardingView):
+    @extend_schema(
+        tags=TAGS,
+        summary="An application and its UBOs",
+        responses={
+            200: envelope("ApplicationResponse", io.ApplicationDetailSerializer()),
+            **error_responses(401, 403, 404, s401=S401, s403=S403, s404=S404_APPLICATION),
+        },
+    )
+    def get(self, request, applicationId: str):
+        application = application_of(self.scope, applicationId)
+        ubos = application.ubos.all() if application.is_company else []
+        return ok(io.ApplicationDetailSerializer({"application": application, "ubos": ubos}).data)
+
+
+class KycSchemaView(OnboardingView):
+    @extend_schema(
+        tags=TAGS,
+        summary="The program's KYC schema",
+        description=(
+            "What the program asks individuals and companies for (`fields`: name, type, required, label) "
+            "and which document types they may upload (`documentTypes`, used by the presign route: "
+            "`kyc` takes the individual types, `kyb` the company types)."
+        ),
+        responses={
+            200: envelope("KycSchemaResponse", io.KycSchemaSerializer()),
+            **error_responses(401, 403, s401=S401, s403=S403),
+        },
+    )
+    def get(self, request):
+        return ok(io.KycSchemaSerializer(kyc_schema_for(program_for(self.scope))).data)
+
+
+LEGAL_DOCUMENT_SET_RESPONSE = envelope("LegalDocumentSetResponse", io.LegalDocumentSetSerializer())
+DOCUMENT_KEY = OpenApiParameter(
+    "documentKey",
+    str,
+    OpenApiParameter.QUERY,
+    required=False,
+    description="Not supported: sending it answers 422 UNSUPPORTED_PARAMETER.",
+)
+
+
+class LegalDocumentsView(OnboardingView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Legal documents to accept",
+        description=(
+            "The program's current legal document set, filtered by the program's account type, and the "
+            "application's current acceptance (null before one). Each document's `hash` is the sha256 of "
+            "its content, served at `location` to the same id_token. When the program has no set, "
+            "`documents` is null and `message` says so."
+        ),
+        parameters=[DOCUMENT_KEY],
+        responses={
+            200: LEGAL_DOCUMENT_SET_RESPONSE,
+            **error_responses(
+                401,
+                403,
+                404,
+                422,
+                s401=S401,
+                s403=S403,
+                s404=S404_APPLICATION,
+                s422="UNSUPPORTED_PARAMETER: documentKey is not supported.",
+            ),
+        },
+    )
+    def get(self, request, applicationId: str):
+        application = application_of(self.scope, applicationId)
+        if "documentKey" in request.query_params:
+            raise ApiError(ErrorCode.UNSUPPORTED_PARAMETER, "The documentKey parameter is not supported.")
+        view = legal_view(application)
+        data: dict = {
+            "documents": None,
+            "currentAcceptance": application.legal_documents_acceptance,
+            "accountType": view.account_type,
+        }
+        if view.document_set is None:
+            data["message"] = NO_SET_MESSAGE
+        else:
+            data["documents"] = {
+                "provider": view.document_set.provider,
+                "documentSetVersion": view.document_set.version,
+                "lastUpdated": view.document_set.last_updated,
+                "docs": [legal_document_data(application, document) for document in view.documents],
+            }
+        return ok(io.LegalDocumentSetSerializer(data).data)
+
+
+class LegalDocumentsAliasView(LegalDocumentsView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Legal documents to accept (alias)",
+        description="The same answer as GET /v1/applications/{applicationId}/documents/legal.",
+        parameters=[DOCUMENT_KEY],
+        responses={
+            200: LEGAL_DOCUMENT_SET_RESPONSE,
+            **error_responses(
+                401,
+                403,
+                404,
+                422,
+                s401=S401,
+                s403=S403,
+                s404=S404_APPLICATION,
+                s422="UNSUPPORTED_PARAMETER: documentKey is not supported.",
+            ),
+        },
+    )
+    def get(self, request, applicationId: str):
+        return super().get(request, applicationId)
+
+
+class LegalAcceptView(OnboardingView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Accept legal documents",
+        description=(
+            "Records the applicant's acceptance on the application. `documentSetVersion` must be the "
+            "current set's; each entry of `acceptedDocuments` must name a document of the set for the "
+            "program's account type with its current `hash` and `version`, each at most once; every "
+            "required document must be included. Any failure answers 400 VALIDATION_ERROR and stores "
+            "nothing. A new acceptance replaces the previous one. An application in NEW moves to "
+            "IN_PROGRESS."
+        ),
+        request=io.LegalAcceptSerializer,
+        responses={
+            200: envelope("LegalAcceptedResponse", io.LegalAcceptedSerializer()),
+            **error_responses(400, 401, 403, 404, s401=S401, s403=S403, s404=S404_APPLICATION),
+        },
+    )
+    def post(self, request, applicationId: str):
+        application = application_of(self.scope, applicationId)
+        data = _parse(io.LegalAcceptSerializer, request)
+        acceptance = legal_accept(
+            application=application,
+            document_set_version=data["documentSetVersion"],
+            accepted=[AcceptedDocument(**entry) for entry in data["acceptedDocuments"]],
+        )
+        body = {"success": True, "message": "Legal documents accepted.", "acceptance": acceptance}
+        return ok(io.LegalAcceptedSerializer(body).data)
+
+
+class LegalDocumentContentView(OnboardingView):
+    @extend_schema(
+        tags=TAGS,
+        summary="The content of a legal document",
+        description=(
+            "The document's content as stored, with its media type; its sha256 is the document's "
+            "`hash`. This path is the `location` the legal documents route gives each document; it stays "
+            "valid for documents of earlier sets, so an acceptance's documents can always be read."
+        ),
+        responses={
+            (200, "*/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The document."),
+            **error_responses(
+                401,
+                403,
+                404,
+                s401=S401,
+                s403=S403,
+                s404="RESOURCE_NOT_FOUND: no such document in this program.",
+            ),
+        },
+    )
+    def get(self, request, applicationId: str, documentId: str):
+        application = application_of(self.scope, applicationId)
+        document = legal_document_of(application, documentId)
+        response = HttpResponse(bytes(document.content), content_type=document.content_type)
+        response["Content-Disposition"] = f'inline; filename="{document.key}"'
+        return response
