@@ -226,6 +226,10 @@ class LoginThrottle(models.Model):
     class Factor(models.TextChoices):
         PASSWORD = "password"
         SECOND_FACTOR = "second_factor"
+        PASSKEY = "passkey"
+        # Per client address (kept in `email`, program null): failed sign-in steps
+        # of any user from one client.
+        CLIENT = "client"
 
     factor = models.CharField(max_length=16, choices=Factor.choices, default=Factor.PASSWORD)
     program = models.ForeignKey(Program, null=True, blank=True, on_delete=models.CASCADE)

@@ -20,6 +20,7 @@ from authn.models import User
 from authn.services.challenges import program_resolve, user_in_program
 from authn.services.login import email_verify, password_change, password_login
 from authn.services.passkeys import passkey_registration_complete, passkey_registration_start, passkey_sign_in
+from authn.services.throttle import client_throttle
 from authn.services.totp import totp_setup_confirm, totp_setup_start, totp_sign_in
 from authn.tokens import ACCESS, ID, tokens_refresh, tokens_revoke_all
 from bankapi.errors import ApiError, ErrorCode, validation_error
@@ -106,9 +107,11 @@ class LoginView(AuthView):
     )
     def post(self, request):
         body = _parse(io.LoginInputSerializer, request)
-        return ok(
-            password_login(program=_program_raw(request), email=body["email"], password=body["password"])
-        )
+        with client_throttle(request):
+            challenge = password_login(
+                program=_program_raw(request), email=body["email"], password=body["password"]
+            )
+        return ok(challenge)
 
 
 class Verify2faView(AuthView):
@@ -129,11 +132,11 @@ class Verify2faView(AuthView):
     )
     def post(self, request):
         body = _parse(io.Verify2faInputSerializer, request)
-        return ok(
-            totp_sign_in(
+        with client_throttle(request):
+            tokens = totp_sign_in(
                 program_id=_program(request), session_token=body["session_token"], code=body["totp_code"]
             )
-        )
+        return ok(tokens)
 
 
 class ChangePasswordView(OptionalBearerView):
@@ -339,11 +342,11 @@ class VerifyPasskeyView(AuthView):
     )
     def post(self, request):
         body = _parse(io.VerifyPasskeyInputSerializer, request)
-        return ok(
-            passkey_sign_in(
+        with client_throttle(request):
+            tokens = passkey_sign_in(
                 program_id=_program(request), session_token=body["session_token"], assertion=body["assertion"]
             )
-        )
+        return ok(tokens)
 
 
 class RefreshView(AuthView):

@@ -36,6 +36,20 @@ JWT_ISSUER = env_str("JWT_ISSUER", "bankapi")
 JWT_LIFETIME_SECONDS = 15 * 60
 REFRESH_TOKEN_LIFETIME_DAYS = 30
 
+# Sign-in abuse limits (DESIGN.md sections 5 and 12). Per (program, e-mail) for
+# passwords and per user for second-factor codes and passkey sign-ins: this many
+# failures within the window lock that key for AUTH_LOCKOUT_SECONDS.
+AUTH_LOCKOUT_MAX_FAILURES = env_int("AUTH_LOCKOUT_MAX_FAILURES", 5)
+AUTH_LOCKOUT_WINDOW_SECONDS = env_int("AUTH_LOCKOUT_WINDOW_SECONDS", 15 * 60)
+AUTH_LOCKOUT_SECONDS = env_int("AUTH_LOCKOUT_SECONDS", 15 * 60)
+# Per client address: failed login, verify-2fa and verify-passkey attempts of any
+# user; at the maximum every such attempt answers 429 until the window ends.
+AUTH_CLIENT_MAX_FAILURES = env_int("AUTH_CLIENT_MAX_FAILURES", 50)
+AUTH_CLIENT_WINDOW_SECONDS = env_int("AUTH_CLIENT_WINDOW_SECONDS", 15 * 60)
+# How many proxies of ours append to X-Forwarded-For; 0 (default): the client is
+# the TCP peer and X-Forwarded-For is ignored.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+
 DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list(
     "ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]", "testserver"]

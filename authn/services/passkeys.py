@@ -42,6 +42,7 @@ from authn.services.challenges import (
     enrolling_user,
     sign_in_complete,
 )
+from authn.services.throttle import passkey_sign_in_attempt, passkey_sign_in_clear
 from bankapi.errors import ApiError, ErrorCode
 
 CEREMONY_TIMEOUT_MS = int(SESSION_LIFETIME.total_seconds() * 1000)
@@ -234,9 +235,13 @@ def passkey_assertion_verify(user: User, challenge: bytes, assertion: dict) -> P
 def passkey_sign_in(*, program_id: uuid.UUID | None, session_token: str, assertion: dict) -> dict:
     """POST verify-passkey: complete PASSKEY_REQUIRED; answers tokens."""
     challenge = challenge_attempt(session_token, [Kind.PASSKEY_REQUIRED], program_id)
+    # Counted per user before the assertion is checked: five failed sign-ins lock
+    # passkey sign-in for the user, across sessions (DESIGN.md section 12).
+    passkey_sign_in_attempt(challenge.user)
     try:
         passkey_assertion_verify(challenge.user, bytes(challenge.secret), assertion)
     except CredentialRejected as exc:
         raise challenge_refusal(challenge, exc.message) from exc
+    passkey_sign_in_clear(challenge.user)
     challenge_consume(challenge)
     return sign_in_complete(challenge.user)

@@ -1,13 +1,21 @@
-"""Lockouts (DESIGN.md section 12): 5 failures in 15 minutes lock for 15 minutes.
+"""Lockouts and the per-client throttle (DESIGN.md sections 5 and 12).
 
-Two counters, one implementation (`LoginThrottle.factor`):
+Per key, 5 failures in 15 minutes lock for 15 minutes (settings
+`AUTH_LOCKOUT_MAX_FAILURES`, `AUTH_LOCKOUT_WINDOW_SECONDS`, `AUTH_LOCKOUT_SECONDS`).
+Three counters of that kind, one implementation (`LoginThrottle.factor`):
 
 - passwords, per (program, e-mail as typed), known or not, so a lockout says
   nothing about which addresses exist; a correct password clears it;
 - second-factor codes, per user, across all of the user's sign-in sessions
   (verify-2fa, verify-email, step-up TOTP); a correct code clears it, a correct
   password does not. Without it a session's five-code cap meant nothing: the
-  password opens as many fresh sessions as an attacker likes.
+  password opens as many fresh sessions as an attacker likes;
+- passkey sign-ins, per user (verify-passkey); a verified assertion clears it.
+
+And one counter per client address (`client_throttle`): failed login,
+verify-2fa and verify-passkey attempts of any user from one address, 50 in 15
+minutes by default (`AUTH_CLIENT_MAX_FAILURES`, `AUTH_CLIENT_WINDOW_SECONDS`).
+The per-user counters cannot stop one client spraying many e-mails.
 
 Every attempt is counted up front, under the row lock and before the password
 hash or the code is checked, and a success then forgets the count. Counting only
@@ -21,25 +29,38 @@ must stay counted when the guess then fails and its error rolls the request back
 """
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from authn.models import LoginThrottle, User
-from bankapi.errors import too_many_requests
+from bankapi.errors import ApiError, too_many_requests
 
 Factor = LoginThrottle.Factor
-
-MAX_FAILURES = 5
-FAILURE_WINDOW = timedelta(minutes=15)
-LOCKOUT = timedelta(minutes=15)
 
 _LOCKED_MESSAGES = {
     Factor.PASSWORD: "Too many failed sign-in attempts; try again later.",
     Factor.SECOND_FACTOR: "Too many wrong codes; try again later.",
+    Factor.PASSKEY: "Too many failed passkey sign-ins; try again later.",
 }
+_CLIENT_MESSAGE = "Too many failed sign-in attempts from this client; try again later."
+
+
+def _max_failures() -> int:
+    return settings.AUTH_LOCKOUT_MAX_FAILURES
+
+
+def _failure_window() -> timedelta:
+    return timedelta(seconds=settings.AUTH_LOCKOUT_WINDOW_SECONDS)
+
+
+def _lockout() -> timedelta:
+    return timedelta(seconds=settings.AUTH_LOCKOUT_SECONDS)
 
 
 # Looks for a key's row (see `_locked_row`). A retry means other requests created
@@ -73,20 +94,20 @@ def _attempt(factor: str, program_id: uuid.UUID | None, email: str, now: datetim
         throttle = _locked_row(factor, program_id, email, now)
         if throttle.locked_until is not None and throttle.locked_until > now:
             raise too_many_requests(_LOCKED_MESSAGES[factor], (throttle.locked_until - now).total_seconds())
-        window_over = throttle.window_started_at <= now - FAILURE_WINDOW
+        window_over = throttle.window_started_at <= now - _failure_window()
         lock_over = throttle.locked_until is not None
         if window_over or lock_over:
             throttle.window_started_at, throttle.failures, throttle.locked_until = now, 0, None
         throttle.failures += 1
-        if throttle.failures >= MAX_FAILURES:
-            throttle.locked_until = now + LOCKOUT
+        if throttle.failures >= _max_failures():
+            throttle.locked_until = now + _lockout()
         throttle.save()
 
 
 def throttle_attempt(program_id: uuid.UUID | None, email: str, now: datetime) -> None:
     """Count one password attempt of the pair, or refuse it (429) while the pair is locked.
 
-    Call before checking the password. The attempt that reaches MAX_FAILURES sets
+    Call before checking the password. The attempt that reaches the maximum sets
     the lock yet is still evaluated (a wrong password answers 401, a right one
     clears the pair); the next one is 429.
     """
@@ -113,9 +134,89 @@ def second_factor_clear(user: User) -> None:
     ).delete()
 
 
+def passkey_sign_in_attempt(user: User, now: datetime | None = None) -> None:
+    """Count one verify-passkey sign-in of the user, or refuse it (429) while locked."""
+    _attempt(Factor.PASSKEY, user.program_id, user.email, now or timezone.now())
+
+
+def passkey_sign_in_clear(user: User) -> None:
+    LoginThrottle.objects.filter(factor=Factor.PASSKEY, program_id=user.program_id, email=user.email).delete()
+
+
+def client_address(request) -> str:
+    """The address of the client a request comes from.
+
+    The peer's, unless `TRUSTED_PROXY_COUNT` says how many proxies of ours
+    append to X-Forwarded-For: the client is then the entry that many from the
+    right (entries further left are whatever the client chose to send).
+    """
+    hops = settings.TRUSTED_PROXY_COUNT
+    forwarded = [entry.strip() for entry in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+    forwarded = [entry for entry in forwarded if entry]
+    if hops > 0 and forwarded:
+        return forwarded[-min(hops, len(forwarded))][:254]
+    return request.META.get("REMOTE_ADDR", "")[:254]
+
+
+def _client_attempt(address: str, now: datetime) -> None:
+    """Count one attempt of the client, or refuse it (429) while the client is throttled.
+
+    The count includes attempts still in flight (counted up front, see above);
+    those that succeed are forgiven by `_client_forgive`, so only failures stay.
+    The throttle is in force while the window holds the maximum; it lifts when
+    the window ends.
+    """
+    window = timedelta(seconds=settings.AUTH_CLIENT_WINDOW_SECONDS)
+    with transaction.atomic():
+        throttle = _locked_row(Factor.CLIENT, None, address, now)
+        if throttle.window_started_at <= now - window:
+            throttle.window_started_at, throttle.failures, throttle.locked_until = now, 0, None
+        if throttle.failures >= settings.AUTH_CLIENT_MAX_FAILURES:
+            window_end = throttle.window_started_at + window
+            throttle.locked_until = window_end
+            throttle.save()
+            raise too_many_requests(_CLIENT_MESSAGE, (window_end - now).total_seconds())
+        throttle.failures += 1
+        throttle.save()
+
+
+def _client_forgive(address: str, window_started_before: datetime) -> None:
+    LoginThrottle.objects.filter(
+        factor=Factor.CLIENT,
+        program_id=None,
+        email=address,
+        failures__gt=0,
+        window_started_at__lte=window_started_before,
+    ).update(failures=F("failures") - 1)
+
+
+@contextmanager
+def client_throttle(request) -> Iterator[None]:
+    """Count a sign-in step of this client as a failure unless it succeeds.
+
+    Failures are refused credentials (401) and refusals of a locked user (429):
+    a client hammering a locked account keeps counting. Bad input (400) and
+    successes are forgiven. Use outside `transaction.atomic`, around the service.
+    """
+    address = client_address(request)
+    now = timezone.now()
+    _client_attempt(address, now)
+    try:
+        yield
+    except ApiError as error:
+        if error.status not in (401, 429):
+            _client_forgive(address, now)
+        raise
+    except BaseException:
+        _client_forgive(address, now)
+        raise
+    _client_forgive(address, now)
+
+
 def throttle_purge(now: datetime) -> int:
     """Forget counters whose window and lock are both over (unknown e-mails pile up otherwise)."""
-    stale = LoginThrottle.objects.filter(window_started_at__lte=now - FAILURE_WINDOW).filter(
+    window = max(settings.AUTH_LOCKOUT_WINDOW_SECONDS, settings.AUTH_CLIENT_WINDOW_SECONDS)
+    stale = LoginThrottle.objects.filter(window_started_at__lte=now - timedelta(seconds=window)).filter(
         Q(locked_until__isnull=True) | Q(locked_until__lte=now)
     )
     return stale.delete()[0]
