@@ -186,7 +186,7 @@ def _claim(slot: _Slot, fingerprint: dict, mismatch_message: str) -> Idempotency
     now = timezone.now()
     # An empty durable block sends nothing to the database; it refuses to run
     # inside a caller's transaction, which would keep the claim uncommitted.
-    with transaction.atomic(durable=True):
+    with transaction.atomic(durable=True, savepoint=False):
         pass
     claimed = _insert_claim(slot, fingerprint, now)
     if claimed is not None:

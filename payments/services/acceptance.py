@@ -14,7 +14,7 @@ from django.utils import timezone
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import ZERO, Account, Program
 from payments.fx import fx_quote_amounts, fx_quote_consume
-from payments.ledger import Leg, ledger_post, lock_accounts, system_account_for
+from payments.ledger import InsufficientBalance, Leg, ledger_post, lock_accounts, system_account_for
 from payments.models import (
     Beneficiary,
     FxQuote,
@@ -56,13 +56,21 @@ def utc_day_start(moment: datetime) -> datetime:
     return datetime.combine(moment.astimezone(UTC).date(), time.min, tzinfo=UTC)
 
 
-def _check_limits(program: Program, account: Account, debit: Decimal, day: date) -> None:
+def _check_per_payment_limit(program: Program, debit: Decimal) -> None:
     if debit > program.per_payment_limit:
         raise ApiError(
             ErrorCode.LIMIT_EXCEEDED,
             f"The amount is above the per-payment limit of {program.per_payment_limit:.2f}.",
         )
-    daily_outbound_take(program=program, account=account, debit=debit, day=day)
+
+
+def _daily_limit_first(program: Program, account: Account, debit: Decimal, day: date) -> Account:
+    """For a payment refused before its daily limit was checked: lock the account
+    and check the limit, which answers first (LIMIT_EXCEEDED) as it does for every
+    payment. The locked row, for the refusal's message."""
+    locked = lock_accounts([account.id])[account.id]
+    daily_outbound_take(program=program, account=locked, debit=debit, day=day)
+    return locked
 
 
 def _program_of(account: Account) -> Program:
@@ -110,35 +118,29 @@ def payment_accept(
     is then written. `schedule` is the schedule the payment runs for, if any.
     """
     now = timezone.now()
+    day = now.astimezone(UTC).date()
     # No savepoint of its own: a refusal rolls back the caller's transaction.
     # Callers that go on after a refusal (the schedule runner) open one around it.
     with transaction.atomic(savepoint=False):
-        # The account row stays locked until this transaction ends: two payments
-        # from one account serialise here, so neither can pass the funds or
-        # daily-limit check against a balance the other is about to spend. It is
-        # the only lock the payment takes on it: the ledger posts under it.
-        locked = lock_accounts([account.id])[account.id]
         program = _program_of(account)
-        conversion = _conversion(program, locked, instruction)
+        conversion = _conversion(program, account, instruction)
         debit, amount, currency = (
             (conversion.sell, conversion.buy, conversion.quote.currency_two)
             if conversion
             else (instruction.amount, instruction.amount, instruction.currency)
         )
-        _check_limits(program, locked, debit, now.astimezone(UTC).date())
-        fee = payment_fee(program, fee_waived=instruction.fee_waived)
-        if locked.balance < debit + fee:
-            raise ApiError(
-                ErrorCode.INSUFFICIENT_FUNDS,
-                f"The account holds {locked.balance:.2f} {locked.currency}; "
-                f"this payment needs {debit + fee:.2f} (amount {debit:.2f} plus fee {fee:.2f}).",
-            )
+        _check_per_payment_limit(program, debit)
+        try:
+            fee = payment_fee(program, fee_waived=instruction.fee_waived)
+        except ApiError:
+            _daily_limit_first(program, account, debit, day)
+            raise
         legs = [
-            Leg(amount=-(debit + fee), currency=locked.currency, account=locked),
+            Leg(amount=-(debit + fee), currency=account.currency, account=account),
             Leg(
                 amount=amount,
                 currency=currency,
-                system_account=_system(locked, SystemAccount.Kind.CLEARING, currency),
+                system_account=_system(account, SystemAccount.Kind.CLEARING, currency),
             ),
         ]
         if conversion:
@@ -146,37 +148,51 @@ def payment_accept(
             legs += [
                 Leg(
                     amount=debit,
-                    currency=locked.currency,
-                    system_account=_system(locked, SystemAccount.Kind.FX, locked.currency),
+                    currency=account.currency,
+                    system_account=_system(account, SystemAccount.Kind.FX, account.currency),
                 ),
                 Leg(
                     amount=-amount,
                     currency=currency,
-                    system_account=_system(locked, SystemAccount.Kind.FX, currency),
+                    system_account=_system(account, SystemAccount.Kind.FX, currency),
                 ),
             ]
         if fee:
             legs.append(
                 Leg(
                     amount=fee,
-                    currency=locked.currency,
-                    system_account=_system(locked, SystemAccount.Kind.FEES, locked.currency),
+                    currency=account.currency,
+                    system_account=_system(account, SystemAccount.Kind.FEES, account.currency),
                 )
             )
-        entry = ledger_post(
-            program_id=locked.program_id,
-            sandbox=locked.sandbox,
-            kind=LedgerTransaction.Kind.PAYMENT,
-            legs=legs,
-            memo=instruction.reference,
-            locked={locked.id: locked},
-        )
+        try:
+            # The debit comes first: it takes the account's row lock (held until
+            # this transaction ends) and is refused if the balance cannot cover
+            # amount plus fee. Two payments from one account serialise on it, so
+            # neither passes the funds or the daily-limit check against money the
+            # other is spending. It is the only lock the payment takes.
+            entry = ledger_post(
+                program_id=account.program_id,
+                sandbox=account.sandbox,
+                kind=LedgerTransaction.Kind.PAYMENT,
+                legs=legs,
+                memo=instruction.reference,
+            )
+        except InsufficientBalance:
+            locked = _daily_limit_first(program, account, debit, day)
+            raise ApiError(
+                ErrorCode.INSUFFICIENT_FUNDS,
+                f"The account holds {locked.balance:.2f} {locked.currency}; "
+                f"this payment needs {debit + fee:.2f} (amount {debit:.2f} plus fee {fee:.2f}).",
+            )
+        # Under the lock the debit took; a refusal rolls the debit back with it.
+        daily_outbound_take(program=program, account=account, debit=debit, day=day)
         held = debit >= program.review_threshold
         request = PaymentRequest.objects.create(
-            program_id=locked.program_id,
-            sandbox=locked.sandbox,
-            customer_id=locked.customer_id,
-            account=locked,
+            program_id=account.program_id,
+            sandbox=account.sandbox,
+            customer_id=account.customer_id,
+            account=account,
             status=PaymentRequest.Status.PENDING_TM if held else PaymentRequest.Status.PENDING,
             amount=amount,
             currency=currency,
@@ -193,7 +209,7 @@ def payment_accept(
             fx_quote=conversion.quote if conversion else None,
             acceptance=entry,
         )
-        if usage_day(request) != now.astimezone(UTC).date():
+        if usage_day(request) != day:
             # Accepted across midnight: keep it on the day its limit was checked
             # against, so a failure gives the amount back to that day.
             PaymentRequest.objects.filter(id=request.id).update(created_at=now)
