@@ -8,6 +8,7 @@ from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, Scop
 from bankapi.idempotency import HEADER, StoredResponse, idempotency_key_resolve, stored_response_http
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
+from payments.plain_inputs import payment_body_plain
 from payments.presenters import payment_request_data, scheduled_payment_data, transaction_data
 from payments.selectors import (
     payment_requests_of,
@@ -51,23 +52,33 @@ class AccountCreateView(AccountScopedView):
     """A create from an account, made at most once per Idempotency-Key."""
 
     input_serializer: type
+    # The common body checked in plain code (None: not that shape; the serializer decides).
+    plain_body: Callable[..., dict | None] | None = None
     submit: Callable[..., StoredResponse]
+
+    def validated_body(self, account) -> dict:
+        data = self.plain_body(self.request.data, account) if self.plain_body else None
+        if data is None:
+            body = self.input_serializer(data=self.request.data, context={"account": account})
+            body.is_valid(raise_exception=True)
+            data = body.validated_data
+        return data
 
     def post(self, request, customerId: str, accountId: str):
         account = self.account
-        body = self.input_serializer(data=request.data, context={"account": account})
-        body.is_valid(raise_exception=True)
+        data = self.validated_body(account)
         key = idempotency_key_resolve(
             program=account.program,
             header=request.headers.get(HEADER),
-            body_key=body.validated_data.get("idempotencyKey"),
+            body_key=data.get("idempotencyKey"),
         )
-        stored = self.submit(account=account, data=body.validated_data, idempotency_key=key)
+        stored = self.submit(account=account, data=data, idempotency_key=key)
         return stored_response_http(stored)
 
 
 class PaymentCreateView(AccountCreateView):
     input_serializer = PaymentCreateSerializer
+    plain_body = staticmethod(payment_body_plain)
     submit = staticmethod(payment_submit)
 
     @extend_schema(
