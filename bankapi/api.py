@@ -1,14 +1,19 @@
 """Base views every authenticated route derives from: tenant scoping done once."""
 
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 from django.db.models import QuerySet
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
+from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from bankapi.models import Account
-from bankapi.pagination import page_body, paginate
+from bankapi.idempotency import StoredResponse, idempotent_call, stored_response_http
+from bankapi.models import Account, Program
+from bankapi.pagination import paginate
 from bankapi.responses import ok
 from bankapi.scope import Role, Scope, access_account, scope_from_request
 
@@ -59,21 +64,59 @@ class AccountScopedView(ScopedAPIView):
 class CursorListView(ScopedAPIView):
     """A cursor-paginated list, newest first: `{<items_key>: [...], "nextToken": ...}`.
 
-    A subclass names its rows (`rows()`), how one row is presented
-    (`present(row)`), the key of the list in `data` and, when rows are ordered
-    by another time than `created_at`, `created_field`. Document its `get` with
+    A subclass names its rows (`rows()`), the list serializer the page is
+    rendered with (the one its OpenAPI response documents, holding the items
+    under `items_key` and `nextToken`) and, when rows are ordered by another
+    time than `created_at`, `created_field`. Document its `get` with
     `extend_schema_view(get=extend_schema(...))` and `PAGE_PARAMETERS`.
     """
 
+    serializer: type[Serializer]
     items_key: str
     created_field: str = "created_at"
 
     def rows(self) -> QuerySet:
         raise NotImplementedError
 
-    def present(self, row: Any) -> dict:
-        raise NotImplementedError
-
     def get(self, request, *args, **kwargs) -> Response:
         page = paginate(self.rows(), request.query_params, created_field=self.created_field)
-        return ok(page_body(page, self.items_key, self.present))
+        return ok(self.serializer({self.items_key: page.items, "nextToken": page.next_token}).data)
+
+
+def respond_once(
+    *,
+    program: Program,
+    sandbox: bool,
+    owner_kind: str,
+    owner_id: uuid.UUID,
+    operation: str,
+    key: uuid.UUID | None,
+    fingerprint: dict,
+    work: Callable[[], Any],
+    serializer: type[Serializer],
+    **options: Any,
+) -> HttpResponse:
+    """Run a create at most once per idempotency key and answer 200
+    `{"success": true, "data": <serializer(result)>}`.
+
+    `work` calls the service and returns its domain result; the answer is
+    rendered inside the create's transaction, stored with the key and replayed
+    byte for byte on a retry (see `bankapi.idempotency`). `options` go to
+    `idempotent_call` (e.g. `mismatch_message`).
+    """
+
+    def answer() -> StoredResponse:
+        return StoredResponse.rendered(200, {"success": True, "data": serializer(work()).data})
+
+    stored = idempotent_call(
+        program=program,
+        sandbox=sandbox,
+        owner_kind=owner_kind,
+        owner_id=owner_id,
+        operation=operation,
+        key=key,
+        fingerprint=fingerprint,
+        work=answer,
+        **options,
+    )
+    return stored_response_http(stored)

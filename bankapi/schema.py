@@ -84,8 +84,9 @@ def document_payload_limit(result: dict, generator, request, public) -> dict:
     error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
-            operation.setdefault("responses", {})["413"] = {
-                "content": error,
-                "description": f"PAYLOAD_TOO_LARGE: the body is over {limit} bytes.",
-            }
+            # A route with its own limit documents its own 413.
+            operation.setdefault("responses", {}).setdefault(
+                "413",
+                {"content": error, "description": f"PAYLOAD_TOO_LARGE: the body is over {limit} bytes."},
+            )
     return result

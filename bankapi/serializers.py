@@ -4,6 +4,8 @@ JSON types are checked strictly: DRF would otherwise turn `123` into `"123"` or
 `"yes"` into `True`, and a bank API should tell the caller its body is wrong.
 """
 
+from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from rest_framework import serializers
@@ -104,3 +106,42 @@ class InputSerializer(serializers.Serializer):
             if unknown:
                 raise serializers.ValidationError(unknown)
         return super().to_internal_value(data)
+
+
+# Response fields: each response shape has one source, the serializer the OpenAPI
+# document is generated from, which also renders the body from the domain objects.
+
+
+class MoneyField(serializers.CharField):
+    """An amount out: a decimal string with exactly two places (`"10.00"`)."""
+
+    def to_representation(self, value: Decimal) -> str:
+        return f"{value:.2f}"
+
+
+class TimestampField(serializers.DateTimeField):
+    """A moment out, written as `datetime.isoformat()` writes it (`+00:00` offset)."""
+
+    def to_representation(self, value: datetime) -> str:
+        return value.isoformat()
+
+
+class OptionalTextField(serializers.CharField):
+    """Text out, null when empty."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(allow_null=True, **kwargs)
+
+    def to_representation(self, value: str) -> str | None:
+        return value or None
+
+
+class ConstantField(serializers.CharField):
+    """A field whose value is always the same text (such as `status: "success"`)."""
+
+    def __init__(self, value: str, **kwargs: Any) -> None:
+        self.value = value
+        super().__init__(**kwargs)
+
+    def get_attribute(self, instance: Any) -> str:
+        return self.value

@@ -12,7 +12,7 @@ import dj_database_url
 from celery.schedules import crontab
 
 from bankapi import dev_secrets
-from bankapi.env import env_bool, env_int, env_list, env_required, env_str
+from bankapi.env import env_bool, env_float, env_int, env_list, env_required, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("BANKAPI_VAR_DIR", str(BASE_DIR / "var")))
@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "batches",
     "cards",
     "onboarding",
+    "events",
 ]
 
 MIDDLEWARE = [
@@ -202,9 +203,14 @@ CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# The queue tasks are sent to and workers read by default (one per deployment
+# sharing a Redis, or per test worker).
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 
 # Periodic work (run `celery -A bankapi beat`; see the README, "Background work").
 CELERY_BEAT_SCHEDULE: dict = {
+    # Webhook retries and deliveries whose task was lost (a worker killed mid-delivery).
+    "sweep-webhook-deliveries": {"task": "events.tasks.deliveries_sweep", "schedule": 30.0},
     # Production payment requests only: sandbox ones settle when integrators say so.
     "settle-pending-payments": {"task": "payments.tasks.settle_pending_payments", "schedule": 60.0},
     # Scheduled payments run at about 02:00 UTC on their day (spec 3.2); CELERY_TIMEZONE is UTC.
@@ -220,7 +226,12 @@ CELERY_BEAT_SCHEDULE: dict = {
         "task": "authn.tasks.purge_auth_records",
         "schedule": crontab(hour=3, minute=30),
     },
+    # Batches and draft verifications a dead worker left unfinished run again.
+    "batches-resume-stalled": {"task": "batches.tasks.resume_stalled_batches", "schedule": 60.0},
 }
+
+# How long a verified batch draft can be submitted (DESIGN 9).
+BATCH_DRAFT_TTL_SECONDS = env_int("BATCH_DRAFT_TTL_SECONDS", 86400)
 
 # Back office (DESIGN 15): admin sign-in asks for a TOTP code too. On by default
 # wherever a real database is configured; off on the embedded default.
@@ -231,6 +242,13 @@ WEBAUTHN_RP_ID = env_str("WEBAUTHN_RP_ID", "localhost")
 WEBAUTHN_RP_NAME = env_str("WEBAUTHN_RP_NAME", "Bank API")
 WEBAUTHN_ORIGINS = env_list("WEBAUTHN_ORIGINS", ["http://localhost:8000"])
 
+# Webhook delivery: the first retry after about this many seconds, doubling up to an
+# hour, for this many hours; an endpoint failing that long is disabled.
+WEBHOOK_RETRY_BASE_SECONDS = env_float("WEBHOOK_RETRY_BASE_SECONDS", 5.0)
+WEBHOOK_RETRY_WINDOW_HOURS = env_float("WEBHOOK_RETRY_WINDOW_HOURS", 72.0)
+# How long a worker holds a delivery it is sending; past it (a killed worker) the
+# sweep sends it again.
+WEBHOOK_DELIVERY_LEASE_SECONDS = env_float("WEBHOOK_DELIVERY_LEASE_SECONDS", 60.0)
 # Verification providers of onboarding, by name; a program picks its active one in
 # admin. The second sandbox name lets operators try a provider switch.
 ONBOARDING_VERIFICATION_PROVIDERS = {
@@ -247,6 +265,7 @@ SANDBOX_BOOTSTRAP_STEPS = [
     "payments.sandbox.bootstrap",
     "payments.sandbox_fx.bootstrap",
     "onboarding.sandbox.bootstrap",
+    "batches.sandbox.bootstrap",
 ]
 
 REST_FRAMEWORK = {
@@ -277,7 +296,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "SCHEMA_PATH_PREFIX": r"/v1",
-    "ENUM_NAME_OVERRIDES": {"ProgramAccountTypeEnum": ["consumer", "business"]},
+    "ENUM_NAME_OVERRIDES": {
+        "ProgramAccountTypeEnum": ["consumer", "business"],
+        "EventTypeEnum": "events.models.EventType",
+        "BatchStatusEnum": "batches.serializers.BATCH_STATUSES",
+        "BatchItemStatusEnum": "batches.serializers.ITEM_STATUSES",
+        "BatchDraftStatusEnum": "batches.serializers.DRAFT_STATUSES",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "bankapi.schema.document_payload_limit",

@@ -24,4 +24,5 @@ urlpatterns = [
     path("v1/", include("batches.urls")),
     path("v1/", include("cards.urls")),
     path("v1/", include("onboarding.urls")),
+    path("v1/", include("events.urls")),
 ]

@@ -62,6 +62,7 @@ class LegalDocumentInline(admin.StackedInline):
 class LegalDocumentSetAdmin(admin.ModelAdmin):
     list_display = ("version", "program", "sandbox", "is_current", "last_updated", "provider")
     list_filter = ("sandbox", "is_current", "program")
+    list_select_related = ("program",)
     search_fields = ("version",)
     inlines = [LegalDocumentInline]
 
@@ -166,6 +167,7 @@ class ApplicationAdmin(admin.ModelAdmin):
 @admin.register(ProgramOnboarding)
 class ProgramOnboardingAdmin(admin.ModelAdmin):
     list_display = ("program", "verification_provider")
+    list_select_related = ("program",)
 
 
 @admin.register(DocumentUpload)

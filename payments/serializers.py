@@ -8,7 +8,16 @@ from decimal import Decimal
 from rest_framework import serializers
 
 from bankapi.banking import PayeeSerializer, iban_is_valid, normalise_iban
-from bankapi.serializers import InputSerializer, StrictBooleanField, StrictCharField, StrictChoiceField
+from bankapi.serializers import (
+    ConstantField,
+    InputSerializer,
+    MoneyField,
+    OptionalTextField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictChoiceField,
+    TimestampField,
+)
 from payments.formats import AMOUNT, CURRENCY, ISO_DATE, ISO_DATE_TIME, uuid_parse
 
 MAX_AMOUNT = Decimal("9999999999999999.99")
@@ -214,31 +223,39 @@ class PaymentCreateSerializer(InputSerializer):
         return data
 
 
+# Rendered from a PaymentSubmission.
 class BankTransferSerializer(serializers.Serializer):
-    status = serializers.CharField(help_text="Always `success`: accepted, not settled.")
+    status = ConstantField("success", help_text="Always `success`: accepted, not settled.")
+    # A missing payment request or schedule leaves its field out.
     requestId = serializers.UUIDField(
-        required=False, help_text="The payment request; absent when only a schedule was created."
+        source="payment_request.id",
+        required=False,
+        help_text="The payment request; absent when only a schedule was created.",
     )
     scheduleId = serializers.UUIDField(
-        required=False, help_text="The schedule, when scheduledDate is a later day or a frequency is set."
+        source="schedule.id",
+        required=False,
+        help_text="The schedule, when scheduledDate is a later day or a frequency is set.",
     )
 
 
 class PaymentCreatedSerializer(serializers.Serializer):
-    bankTransfer = BankTransferSerializer()
+    bankTransfer = BankTransferSerializer(source="*")
 
 
 class PaymentRequestSerializer(serializers.Serializer):
-    requestId = serializers.UUIDField()
+    requestId = serializers.UUIDField(source="id")
     status = serializers.ChoiceField(choices=["PENDING", "PENDING_TM", "FAILED"])
-    amount = serializers.CharField(help_text="Decimal string, payment currency.")
+    amount = MoneyField(help_text="Decimal string, payment currency.")
     currency = serializers.CharField()
     reference = serializers.CharField()
-    beneficiaryId = serializers.UUIDField(allow_null=True)
-    scheduleId = serializers.UUIDField(allow_null=True, help_text="The schedule that made this payment.")
-    failureReason = serializers.CharField(allow_null=True)
-    createdDateTime = serializers.DateTimeField()
-    updatedAt = serializers.DateTimeField()
+    beneficiaryId = serializers.UUIDField(source="beneficiary_id", allow_null=True)
+    scheduleId = serializers.UUIDField(
+        source="schedule_id", allow_null=True, help_text="The schedule that made this payment."
+    )
+    failureReason = OptionalTextField(source="failure_reason")
+    createdDateTime = TimestampField(source="created_at")
+    updatedAt = TimestampField(source="updated_at")
 
 
 class PaymentRequestListSerializer(serializers.Serializer):
@@ -247,13 +264,15 @@ class PaymentRequestListSerializer(serializers.Serializer):
 
 
 class TransactionSerializer(serializers.Serializer):
-    transactionId = serializers.UUIDField()
-    requestId = serializers.UUIDField(allow_null=True, help_text="The payment booked, if any.")
-    amount = serializers.CharField(help_text="Decimal string, account currency, always positive.")
+    transactionId = serializers.UUIDField(source="id")
+    requestId = serializers.UUIDField(
+        source="payment_request_id", allow_null=True, help_text="The payment booked, if any."
+    )
+    amount = MoneyField(help_text="Decimal string, account currency, always positive.")
     currency = serializers.CharField()
     direction = serializers.ChoiceField(choices=["DEBIT", "CREDIT"])
     reference = serializers.CharField()
-    bookedAt = serializers.DateTimeField()
+    bookedAt = TimestampField(source="booked_at")
 
 
 class TransactionListSerializer(serializers.Serializer):
@@ -268,30 +287,32 @@ class PaymentFailSerializer(InputSerializer):
 
 
 class SandboxPaymentRequestSerializer(serializers.Serializer):
-    paymentRequest = PaymentRequestSerializer()
+    paymentRequest = PaymentRequestSerializer(source="*")
 
 
 class LastRunSerializer(serializers.Serializer):
-    date = serializers.DateField(help_text="The UTC day the run was for.")
+    date = serializers.DateField(source="run_date", help_text="The UTC day the run was for.")
     outcome = serializers.ChoiceField(
         choices=["PAID", "HELD", "FAILED"],
         help_text="PAID: payment accepted; HELD: accepted, held for compliance review; FAILED: stopped "
         "before acceptance (see reason).",
     )
-    requestId = serializers.UUIDField(allow_null=True)
-    reason = serializers.CharField(allow_null=True, help_text="Why the run failed, e.g. INSUFFICIENT_FUNDS.")
+    requestId = serializers.UUIDField(source="payment_request_id", allow_null=True)
+    reason = OptionalTextField(help_text="Why the run failed, e.g. INSUFFICIENT_FUNDS.")
 
 
 class ScheduledPaymentSerializer(serializers.Serializer):
-    scheduleId = serializers.UUIDField()
+    scheduleId = serializers.UUIDField(source="id")
     status = serializers.ChoiceField(choices=["ACTIVE", "CANCELLED", "COMPLETED"])
     frequency = serializers.ChoiceField(choices=FREQUENCIES)
-    scheduledDate = serializers.DateField(help_text="First day of the series (UTC).")
-    nextRunDate = serializers.DateField(allow_null=True, help_text="Null once the schedule has ended.")
-    amount = serializers.CharField(help_text="Decimal string.")
+    scheduledDate = serializers.DateField(source="scheduled_date", help_text="First day of the series (UTC).")
+    nextRunDate = serializers.DateField(
+        source="next_run_date", allow_null=True, help_text="Null once the schedule has ended."
+    )
+    amount = MoneyField(help_text="Decimal string.")
     currency = serializers.CharField()
     reference = serializers.CharField()
-    lastRun = LastRunSerializer(allow_null=True)
+    lastRun = LastRunSerializer(source="last_run", allow_null=True)
 
 
 class ScheduledPaymentListSerializer(serializers.Serializer):
@@ -300,7 +321,7 @@ class ScheduledPaymentListSerializer(serializers.Serializer):
 
 
 class ScheduledPaymentCancelledSerializer(serializers.Serializer):
-    scheduledPayment = ScheduledPaymentSerializer()
+    scheduledPayment = ScheduledPaymentSerializer(source="*")
 
 
 class InternationalTransferCreateSerializer(InputSerializer):
@@ -327,16 +348,30 @@ class InternationalTransferCreateSerializer(InputSerializer):
         return data
 
 
+class RateField(serializers.CharField):
+    """A rate out as a decimal string without trailing zeros."""
+
+    def to_representation(self, value: Decimal) -> str:
+        return str(value.normalize())
+
+
+# Rendered from the transfer's PaymentRequest.
 class InternationalTransferSerializer(serializers.Serializer):
-    status = serializers.CharField(help_text="Always `success`: accepted, not settled.")
-    requestId = serializers.UUIDField(help_text="The payment request, listed on payment-requests.")
-    quoteId = serializers.UUIDField()
-    sellAmount = serializers.CharField(help_text="Debited from the account (fee excluded), account currency.")
-    sellCurrency = serializers.CharField()
-    buyAmount = serializers.CharField(help_text="Paid to the payee, in the quote's buy currency.")
-    buyCurrency = serializers.CharField()
-    rate = serializers.CharField(help_text="The quote's rate: price of 1 sellCurrency in buyCurrency.")
+    status = ConstantField("success", help_text="Always `success`: accepted, not settled.")
+    requestId = serializers.UUIDField(
+        source="id", help_text="The payment request, listed on payment-requests."
+    )
+    quoteId = serializers.UUIDField(source="fx_quote_id")
+    sellAmount = MoneyField(
+        source="debit_amount", help_text="Debited from the account (fee excluded), account currency."
+    )
+    sellCurrency = serializers.CharField(source="account.currency")
+    buyAmount = MoneyField(source="amount", help_text="Paid to the payee, in the quote's buy currency.")
+    buyCurrency = serializers.CharField(source="currency")
+    rate = RateField(
+        source="fx_quote.rate", help_text="The quote's rate: price of 1 sellCurrency in buyCurrency."
+    )
 
 
 class InternationalTransferCreatedSerializer(serializers.Serializer):
-    internationalTransfer = InternationalTransferSerializer()
+    internationalTransfer = InternationalTransferSerializer(source="*")

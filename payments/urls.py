@@ -10,6 +10,7 @@ from payments.views import (
     ScheduledPaymentView,
     TransactionListView,
 )
+from payments.views_clock import SandboxClockView
 from payments.views_fx import FxQuoteView
 
 ACCOUNT = "customers/<str:customerId>/accounts/<str:accountId>"
@@ -23,5 +24,6 @@ urlpatterns = [
     path(f"{ACCOUNT}/scheduled-payments/<str:scheduleId>", ScheduledPaymentView.as_view()),
     path("sandbox/payment-requests/<str:requestId>/settle", SandboxSettleView.as_view()),
     path("sandbox/payment-requests/<str:requestId>/fail", SandboxFailView.as_view()),
+    path("sandbox/scheduled-payments/run", SandboxClockView.as_view()),
     path("accounts/<str:accountId>/fx/quote", FxQuoteView.as_view(), name="fx-quote"),
 ]

@@ -1,15 +1,16 @@
 """Payment routes. Views parse and authorise; services decide."""
 
+import uuid
 from collections.abc import Callable
 
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 
-from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView
-from bankapi.idempotency import HEADER, StoredResponse, idempotency_key_resolve, stored_response_http
+from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
+from bankapi.idempotency import HEADER, OwnerKind, idempotency_key_resolve
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
 from payments.plain_inputs import payment_body_plain
-from payments.presenters import payment_request_data, scheduled_payment_data, transaction_data
 from payments.selectors import (
     payment_requests_of,
     sandbox_payment_request,
@@ -29,10 +30,15 @@ from payments.serializers import (
     ScheduledPaymentListSerializer,
     TransactionListSerializer,
 )
-from payments.services.create import payment_submit
+from payments.services import create, transfers
+from payments.services.create import payment_fingerprint, payment_instruction_build, payment_submit
 from payments.services.schedules import schedule_cancel
 from payments.services.settlement import payment_fail, payment_settle
-from payments.services.transfers import international_transfer_submit
+from payments.services.transfers import (
+    international_transfer_fingerprint,
+    international_transfer_instruction_build,
+    international_transfer_submit,
+)
 
 IDEMPOTENCY_KEY = OpenApiParameter(
     HEADER,
@@ -49,38 +55,45 @@ IDEMPOTENCY_KEY = OpenApiParameter(
 
 
 class AccountCreateView(AccountScopedView):
-    """A create from an account, made at most once per Idempotency-Key."""
+    """A create from an account, made at most once per Idempotency-Key of the
+    account's customer. The body is checked (400) and the key read before the
+    service resolves what the body names (404); only then is the key claimed."""
 
-    input_serializer: type
-    # The common body checked in plain code (None: not that shape; the serializer decides).
-    plain_body: Callable[..., dict | None] | None = None
-    submit: Callable[..., StoredResponse]
-
-    def validated_body(self, account) -> dict:
-        data = self.plain_body(self.request.data, account) if self.plain_body else None
+    def validated_body(self, serializer: type, plain: Callable[..., dict | None] | None = None) -> dict:
+        """The body validated by `serializer`; `plain` may recognise a common shape
+        in plain code first (None: not that shape, the serializer decides)."""
+        data = plain(self.request.data, self.account) if plain else None
         if data is None:
-            body = self.input_serializer(data=self.request.data, context={"account": account})
+            body = serializer(data=self.request.data, context={"account": self.account})
             body.is_valid(raise_exception=True)
             data = body.validated_data
         return data
 
-    def post(self, request, customerId: str, accountId: str):
-        account = self.account
-        data = self.validated_body(account)
-        key = idempotency_key_resolve(
-            program=account.program,
-            header=request.headers.get(HEADER),
-            body_key=data.get("idempotencyKey"),
+    def idempotency_key(self, body: dict) -> uuid.UUID | None:
+        return idempotency_key_resolve(
+            program=self.account.program,
+            header=self.request.headers.get(HEADER),
+            body_key=body.get("idempotencyKey"),
         )
-        stored = self.submit(account=account, data=data, idempotency_key=key)
-        return stored_response_http(stored)
+
+    def respond_once(
+        self, *, key: uuid.UUID | None, operation: str, fingerprint: dict, work, serializer
+    ) -> HttpResponse:
+        return respond_once(
+            program=self.account.program,
+            sandbox=self.account.sandbox,
+            owner_kind=OwnerKind.CUSTOMER,
+            owner_id=self.account.customer_id,
+            operation=operation,
+            key=key,
+            fingerprint=fingerprint,
+            work=work,
+            serializer=serializer,
+            mismatch_message=create.MISMATCH_MESSAGE,
+        )
 
 
 class PaymentCreateView(AccountCreateView):
-    input_serializer = PaymentCreateSerializer
-    plain_body = staticmethod(payment_body_plain)
-    submit = staticmethod(payment_submit)
-
     @extend_schema(
         tags=["payments"],
         summary="Send a payment (or schedule one)",
@@ -115,14 +128,38 @@ class PaymentCreateView(AccountCreateView):
             ),
         },
     )
-    def post(self, request, customerId: str, accountId: str):
-        return super().post(request, customerId, accountId)
+    def post(self, request, customerId: str, accountId: str) -> HttpResponse:
+        body = self.validated_body(PaymentCreateSerializer, plain=payment_body_plain)
+        key = self.idempotency_key(body)
+        crypto_quote = body.get("cryptoQuote")
+        instruction = payment_instruction_build(
+            account=self.account,
+            amount=body["amount"],
+            currency=body.get("currency", ""),
+            reference=body["reference"],
+            purpose=body.get("purpose", ""),
+            charge_bearer=body.get("chargeBearer", ""),
+            beneficiary_id=body.get("beneficiaryId"),
+            payee=body.get("payee"),
+            virtual_iban=body.get("virtualIban", ""),
+            fee_waived=body.get("feeWaived", False),
+            quote_id=crypto_quote["quoteId"] if crypto_quote else None,
+        )
+        return self.respond_once(
+            key=key,
+            operation=create.OPERATION,
+            fingerprint=payment_fingerprint(account=self.account, instruction=instruction),
+            work=lambda: payment_submit(
+                account=self.account,
+                instruction=instruction,
+                scheduled_date=body.get("scheduledDate"),
+                frequency=body.get("frequency", "NEVER"),
+            ),
+            serializer=PaymentCreatedSerializer,
+        )
 
 
 class InternationalTransferCreateView(AccountCreateView):
-    input_serializer = InternationalTransferCreateSerializer
-    submit = staticmethod(international_transfer_submit)
-
     @extend_schema(
         tags=["payments"],
         summary="Send an international transfer using an FX quote",
@@ -157,8 +194,25 @@ class InternationalTransferCreateView(AccountCreateView):
             ),
         },
     )
-    def post(self, request, customerId: str, accountId: str):
-        return super().post(request, customerId, accountId)
+    def post(self, request, customerId: str, accountId: str) -> HttpResponse:
+        body = self.validated_body(InternationalTransferCreateSerializer)
+        key = self.idempotency_key(body)
+        instruction = international_transfer_instruction_build(
+            account=self.account,
+            quote_id=body["quoteId"],
+            reference=body["reference"],
+            purpose=body.get("purpose", ""),
+            charge_bearer=body.get("chargeBearer", ""),
+            beneficiary_id=body.get("beneficiaryId"),
+            payee=body.get("payee"),
+        )
+        return self.respond_once(
+            key=key,
+            operation=transfers.OPERATION,
+            fingerprint=international_transfer_fingerprint(account=self.account, instruction=instruction),
+            work=lambda: international_transfer_submit(account=self.account, instruction=instruction),
+            serializer=InternationalTransferCreatedSerializer,
+        )
 
 
 @extend_schema_view(
@@ -178,8 +232,8 @@ class InternationalTransferCreateView(AccountCreateView):
     )
 )
 class PaymentRequestListView(AccountScopedView, CursorListView):
+    serializer = PaymentRequestListSerializer
     items_key = "paymentRequests"
-    present = staticmethod(payment_request_data)
 
     def rows(self):
         return payment_requests_of(self.account)
@@ -201,9 +255,9 @@ class PaymentRequestListView(AccountScopedView, CursorListView):
     )
 )
 class TransactionListView(AccountScopedView, CursorListView):
+    serializer = TransactionListSerializer
     items_key = "transactions"
     created_field = "booked_at"
-    present = staticmethod(transaction_data)
 
     def rows(self):
         return statement_of(self.account)
@@ -226,8 +280,8 @@ class TransactionListView(AccountScopedView, CursorListView):
     )
 )
 class ScheduledPaymentListView(AccountScopedView, CursorListView):
+    serializer = ScheduledPaymentListSerializer
     items_key = "scheduledPayments"
-    present = staticmethod(scheduled_payment_data)
 
     def rows(self):
         return scheduled_payments_of(self.account)
@@ -254,7 +308,7 @@ class ScheduledPaymentView(AccountScopedView):
     )
     def delete(self, request, customerId: str, accountId: str, scheduleId: str):
         schedule = schedule_cancel(scheduled_payment_of(self.account, scheduleId))
-        return ok({"scheduledPayment": scheduled_payment_data(schedule)})
+        return ok(ScheduledPaymentCancelledSerializer(schedule).data)
 
 
 SANDBOX_ERRORS = error_responses(
@@ -281,7 +335,7 @@ class SandboxSettleView(ScopedAPIView):
     )
     def post(self, request, requestId: str):
         payment = payment_settle(sandbox_payment_request(self.scope, requestId))
-        return ok({"paymentRequest": payment_request_data(payment)})
+        return ok(SandboxPaymentRequestSerializer(payment).data)
 
 
 class SandboxFailView(ScopedAPIView):
@@ -300,4 +354,4 @@ class SandboxFailView(ScopedAPIView):
         body = PaymentFailSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         reason = body.validated_data.get("reason", "Failed in the sandbox")
-        return ok({"paymentRequest": payment_request_data(payment_fail(payment_request, reason))})
+        return ok(SandboxPaymentRequestSerializer(payment_fail(payment_request, reason)).data)

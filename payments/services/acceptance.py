@@ -13,6 +13,8 @@ from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import ZERO, Account, Program
+from events.models import EventType
+from payments.events import payment_request_event
 from payments.fx import fx_quote_amounts, fx_quote_consume
 from payments.ledger import InsufficientBalance, Leg, ledger_post, lock_accounts, system_account_for
 from payments.models import (
@@ -214,6 +216,9 @@ def payment_accept(
             # against, so a failure gives the amount back to that day.
             PaymentRequest.objects.filter(id=request.id).update(created_at=now)
             request.created_at = now
+        payment_request_event(
+            request, EventType.PAYMENT_REQUEST_HELD if held else EventType.PAYMENT_REQUEST_ACCEPTED
+        )
         return request
 
 

@@ -1,101 +1,127 @@
-"""POST .../payments: from a validated body to an accepted or scheduled payment (spec 2.1, 3.2, 4.1)."""
+"""Payment creation: a payment accepted now, a schedule for a later day, or both
+(spec 2.1, 3.2, 4.1).
+
+The route runs it in two steps, so that what can be refused without doing
+anything (a beneficiary not found, a body breaking a rule) is refused before the
+Idempotency-Key is claimed: `payment_instruction_build` resolves and checks the
+instruction, then `payment_submit` pays or schedules it, at most once per key
+(`payment_fingerprint` is what the key is bound to).
+"""
 
 import uuid
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
 
 from bankapi.errors import validation_error
-from bankapi.idempotency import OwnerKind, StoredResponse, idempotent_call
 from bankapi.models import Account
-from payments.models import Beneficiary, ScheduledPayment
+from payments.models import Beneficiary, PaymentRequest, ScheduledPayment
 from payments.selectors import beneficiary_of
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.schedules import schedule_create, utc_today
 
+OPERATION = "payments.create"
 MISMATCH_MESSAGE = (
     "This Idempotency-Key was used for a different payment (amount, accountId or beneficiaryId)."
 )
 
 
-def payee_resolve(*, account: Account, data: dict) -> tuple[Beneficiary | None, dict | None]:
+@dataclass(frozen=True)
+class PaymentSubmission:
+    """What a payment create did: the payment accepted today, the schedule made
+    for later days, or both (a repeating payment whose first run is today)."""
+
+    payment_request: PaymentRequest | None = None
+    schedule: ScheduledPayment | None = None
+
+
+def payee_resolve(
+    *, account: Account, beneficiary_id: str | None, payee: dict | None
+) -> tuple[Beneficiary | None, dict | None]:
     """The beneficiary (the customer's own, else 404) and the payee as paid."""
-    if "beneficiaryId" not in data:
-        return None, data.get("payee")
-    beneficiary = beneficiary_of(account.customer, data["beneficiaryId"])
+    if beneficiary_id is None:
+        return None, payee
+    beneficiary = beneficiary_of(account.customer, beneficiary_id)
     return beneficiary, beneficiary.payee_details()
 
 
-def payment_instruction_build(*, account: Account, data: dict) -> PaymentInstruction:
-    """The instruction of a body validated by PaymentCreateSerializer.
+def virtual_iban_error(*, virtual_iban: str, currency: str, beneficiary: Beneficiary | None) -> str | None:
+    """A domestic GBP payment to a UK beneficiary must come from a GB virtual IBAN."""
+    if virtual_iban and beneficiary and beneficiary.is_uk and currency == "GBP":
+        if not virtual_iban.startswith("GB"):
+            return "A domestic GBP payment must come from a GB virtual IBAN."
+    return None
+
+
+def payment_instruction_build(
+    *,
+    account: Account,
+    amount: Decimal,
+    currency: str,
+    reference: str,
+    purpose: str = "",
+    charge_bearer: str = "",
+    beneficiary_id: str | None = None,
+    payee: dict | None = None,
+    virtual_iban: str = "",
+    fee_waived: bool = False,
+    quote_id: uuid.UUID | None = None,
+) -> PaymentInstruction:
+    """What to pay, with its payee resolved: exactly one of `beneficiary_id`,
+    `payee` (inline) or `quote_id` (crypto-funded) names where the money goes.
 
     A beneficiary of another customer is not found (404), never a 400.
     """
-    beneficiary, payee = payee_resolve(account=account, data=data)
-    virtual_iban = data.get("virtualIban", "")
-    if virtual_iban and beneficiary and beneficiary.is_uk and data["currency"] == "GBP":
-        if not virtual_iban.startswith("GB"):
-            raise validation_error("virtualIban", "A domestic GBP payment must come from a GB virtual IBAN.")
-    crypto_quote = data.get("cryptoQuote")
+    beneficiary, payee_as_paid = payee_resolve(account=account, beneficiary_id=beneficiary_id, payee=payee)
+    error = virtual_iban_error(virtual_iban=virtual_iban, currency=currency, beneficiary=beneficiary)
+    if error:
+        raise validation_error("virtualIban", error)
     return PaymentInstruction(
-        amount=data["amount"],
-        currency=data.get("currency", ""),
-        reference=data["reference"],
-        purpose=data.get("purpose", ""),
-        charge_bearer=data.get("chargeBearer", ""),
+        amount=amount,
+        currency=currency,
+        reference=reference,
+        purpose=purpose,
+        charge_bearer=charge_bearer,
         beneficiary=beneficiary,
-        payee=payee,
+        payee=payee_as_paid,
         virtual_iban=virtual_iban,
-        fee_waived=data.get("feeWaived", False),
-        quote_id=crypto_quote["quoteId"] if crypto_quote else None,
+        fee_waived=fee_waived,
+        quote_id=quote_id,
     )
 
 
-def created_response(
-    *, request_id: uuid.UUID | None = None, schedule_id: uuid.UUID | None = None
-) -> StoredResponse:
-    transfer = {"status": "success"}
-    if request_id:
-        transfer["requestId"] = str(request_id)
-    if schedule_id:
-        transfer["scheduleId"] = str(schedule_id)
-    return StoredResponse.rendered(200, {"success": True, "data": {"bankTransfer": transfer}})
-
-
-def payment_submit(*, account: Account, data: dict, idempotency_key: uuid.UUID | None) -> StoredResponse:
-    """Accept a payment now, or for a later day schedule it, at most once per
-    Idempotency-Key: a retry with the key answers the first response."""
-    instruction = payment_instruction_build(account=account, data=data)
-    fingerprint = {
-        "amount": f"{data['amount']:.2f}",
+def payment_fingerprint(*, account: Account, instruction: PaymentInstruction) -> dict:
+    """What an Idempotency-Key is bound to: amount, account and beneficiary."""
+    return {
+        "amount": f"{instruction.amount:.2f}",
         "accountId": str(account.id),
         "beneficiaryId": str(instruction.beneficiary.id) if instruction.beneficiary else None,
     }
-    scheduled_date = data.get("scheduledDate")
-    frequency = data.get("frequency", ScheduledPayment.Frequency.NEVER)
 
-    def work() -> StoredResponse:
-        today = utc_today()
-        if scheduled_date and scheduled_date > today:
-            schedule = schedule_create(
-                account=account, instruction=instruction, anchor=scheduled_date, frequency=frequency
-            )
-            return created_response(schedule_id=schedule.id)
-        # Today or earlier pays at once, as if scheduledDate were omitted (spec
-        # 3.2); a repeating frequency then goes on from today.
-        request = payment_accept(account=account, instruction=instruction)
-        if frequency == ScheduledPayment.Frequency.NEVER:
-            return created_response(request_id=request.id)
+
+def payment_submit(
+    *,
+    account: Account,
+    instruction: PaymentInstruction,
+    scheduled_date: date | None = None,
+    frequency: str = ScheduledPayment.Frequency.NEVER,
+) -> PaymentSubmission:
+    """Accept the payment now, or for a later UTC day schedule it.
+
+    Today or earlier pays at once, as if `scheduled_date` were omitted (spec 3.2);
+    a repeating frequency then goes on from today. Raises ApiError (4xx) when the
+    payment is stopped; nothing is then written.
+    """
+    today = utc_today()
+    if scheduled_date and scheduled_date > today:
         schedule = schedule_create(
-            account=account, instruction=instruction, anchor=today, frequency=frequency, first_payment=request
+            account=account, instruction=instruction, anchor=scheduled_date, frequency=frequency
         )
-        return created_response(request_id=request.id, schedule_id=schedule.id)
-
-    return idempotent_call(
-        program=account.program,
-        sandbox=account.sandbox,
-        owner_kind=OwnerKind.CUSTOMER,
-        owner_id=account.customer_id,
-        operation="payments.create",
-        key=idempotency_key,
-        fingerprint=fingerprint,
-        work=work,
-        mismatch_message=MISMATCH_MESSAGE,
+        return PaymentSubmission(schedule=schedule)
+    request = payment_accept(account=account, instruction=instruction)
+    if frequency == ScheduledPayment.Frequency.NEVER:
+        return PaymentSubmission(payment_request=request)
+    schedule = schedule_create(
+        account=account, instruction=instruction, anchor=today, frequency=frequency, first_payment=request
     )
+    return PaymentSubmission(payment_request=request, schedule=schedule)

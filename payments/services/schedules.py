@@ -19,10 +19,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, timedelta
 
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from bankapi.errors import ApiError, ErrorCode
-from bankapi.models import Account
+from bankapi.errors import ApiError, ErrorCode, validation_error
+from bankapi.models import Account, Customer
+from events.models import EventType
+from payments.events import scheduled_payment_event
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
 from payments.services.acceptance import PaymentInstruction, payment_accept, payment_fee
 
@@ -209,6 +212,16 @@ def _run_due(schedule: ScheduledPayment, day: date, summary: RunSummary) -> None
         if run is not None:
             schedule.last_run = run
         _advance(schedule)
+        if run is not None:
+            failed = run.outcome == ScheduleRun.Outcome.FAILED
+            scheduled_payment_event(
+                schedule,
+                EventType.SCHEDULED_PAYMENT_RUN_FAILED
+                if failed
+                else EventType.SCHEDULED_PAYMENT_RUN_SUCCEEDED,
+            )
+        if schedule.status == ScheduledPayment.Status.COMPLETED:
+            scheduled_payment_event(schedule, EventType.SCHEDULED_PAYMENT_COMPLETED)
     schedule.save(update_fields=["occurrence", "next_run_date", "status", "last_run", "updated_at"])
 
 
@@ -236,12 +249,39 @@ def scheduled_payments_run(
     that would debit today every run dated up to it (RunDateInFuture).
     """
     run_date_check(day)
+    return _run_in_chunks(scheduled_payments_due(day), day, chunk_size=chunk_size, on_progress=on_progress)
+
+
+SANDBOX_CLOCK_MAX_DAYS = 366
+
+
+def sandbox_clock_run(*, customer: Customer, up_to: date) -> RunSummary:
+    """Sandbox only: run the customer's schedules for every day up to `up_to`, as
+    the 02:00 UTC run of each of those days would have. Run records stay unique
+    per (schedule, day), so the real run of a day already run here pays nothing."""
+    if not customer.sandbox:
+        raise ApiError(ErrorCode.RESOURCE_NOT_FOUND, "Not found")
+    latest = utc_today() + timedelta(days=SANDBOX_CLOCK_MAX_DAYS)
+    if up_to > latest:
+        raise validation_error(
+            "date", f"date may be at most {SANDBOX_CLOCK_MAX_DAYS} days after today (UTC)."
+        )
+    due = scheduled_payments_due(up_to).filter(customer=customer, sandbox=True)
+    return _run_in_chunks(due, up_to)
+
+
+def _run_in_chunks(
+    due: QuerySet[ScheduledPayment],
+    day: date,
+    *,
+    chunk_size: int = RUN_CHUNK,
+    on_progress: Callable[[int], None] | None = None,
+) -> RunSummary:
     summary = RunSummary()
     while True:
         with transaction.atomic():
             chunk = list(
-                scheduled_payments_due(day)
-                .select_for_update(skip_locked=True, of=("self",))
+                due.select_for_update(skip_locked=True, of=("self",))
                 .select_related("account", "beneficiary")
                 # Account order: accounts are then locked in ascending id across
                 # the chunk, as the ledger locks them, so two runners (or a runner

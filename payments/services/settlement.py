@@ -14,6 +14,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode
+from events.models import EventType
+from payments.events import payment_request_event
 from payments.ledger import Leg, ledger_post_once, system_account_for
 from payments.models import LedgerTransaction, PaymentRequest, StatementEntry, SystemAccount
 from payments.services.limits import daily_outbound_give_back
@@ -77,6 +79,7 @@ def payment_settle(request: PaymentRequest) -> PaymentRequest:
         locked.status = PaymentRequest.Status.SETTLED
         locked.settled_at = timezone.now()
         locked.save(update_fields=["status", "settled_at", "updated_at"])
+        payment_request_event(locked, EventType.PAYMENT_REQUEST_SETTLED)
         return locked
 
 
@@ -108,6 +111,7 @@ def payment_fail(request: PaymentRequest, reason: str) -> PaymentRequest:
         locked.status = PaymentRequest.Status.FAILED
         locked.failure_reason = reason[:200]
         locked.save(update_fields=["status", "failure_reason", "updated_at"])
+        payment_request_event(locked, EventType.PAYMENT_REQUEST_FAILED)
         return locked
 
 
@@ -117,6 +121,7 @@ def payment_review_approve(request: PaymentRequest) -> PaymentRequest:
         locked = _locked(request, [PaymentRequest.Status.PENDING_TM], "approved")
         locked.status = PaymentRequest.Status.PENDING
         locked.save(update_fields=["status", "updated_at"])
+        payment_request_event(locked, EventType.PAYMENT_REQUEST_APPROVED)
         return locked
 
 

@@ -1,59 +1,54 @@
-"""POST .../international-transfers: a payment converted through an FX quote (DESIGN 8)."""
+"""International transfers: a payment converted through an FX quote (DESIGN 8).
+
+As for payments, the route builds the instruction first (payee resolved, 404
+before any Idempotency-Key is claimed), then submits it at most once per key.
+"""
 
 import uuid
 
-from bankapi.idempotency import OwnerKind, StoredResponse, idempotent_call
 from bankapi.models import Account
+from payments.models import PaymentRequest
 from payments.services.acceptance import PaymentInstruction, payment_accept
-from payments.services.create import MISMATCH_MESSAGE, payee_resolve
+from payments.services.create import payee_resolve
+
+OPERATION = "payments.international_transfer"
 
 
-def international_transfer_submit(
-    *, account: Account, data: dict, idempotency_key: uuid.UUID | None
-) -> StoredResponse:
-    """Accept a transfer paid in the quote's buy currency, at most once per
-    Idempotency-Key. The quote is spent with the acceptance, in one transaction:
-    a refused transfer leaves the quote usable until it expires."""
-    beneficiary, payee = payee_resolve(account=account, data=data)
-    instruction = PaymentInstruction(
+def international_transfer_instruction_build(
+    *,
+    account: Account,
+    quote_id: uuid.UUID,
+    reference: str,
+    purpose: str = "",
+    charge_bearer: str = "",
+    beneficiary_id: str | None = None,
+    payee: dict | None = None,
+) -> PaymentInstruction:
+    """A transfer paid in the quote's buy currency to a saved beneficiary or an
+    inline payee; its amounts come from the quote."""
+    beneficiary, payee_as_paid = payee_resolve(account=account, beneficiary_id=beneficiary_id, payee=payee)
+    return PaymentInstruction(
         amount=None,
         currency="",
-        reference=data["reference"],
-        purpose=data.get("purpose", ""),
-        charge_bearer=data.get("chargeBearer", ""),
+        reference=reference,
+        purpose=purpose,
+        charge_bearer=charge_bearer,
         beneficiary=beneficiary,
-        payee=payee,
-        quote_id=data["quoteId"],
+        payee=payee_as_paid,
+        quote_id=quote_id,
     )
-    fingerprint = {
-        "quoteId": str(data["quoteId"]),
+
+
+def international_transfer_fingerprint(*, account: Account, instruction: PaymentInstruction) -> dict:
+    """What an Idempotency-Key is bound to: quote, account and beneficiary."""
+    return {
+        "quoteId": str(instruction.quote_id),
         "accountId": str(account.id),
-        "beneficiaryId": str(beneficiary.id) if beneficiary else None,
+        "beneficiaryId": str(instruction.beneficiary.id) if instruction.beneficiary else None,
     }
 
-    def work() -> StoredResponse:
-        request = payment_accept(account=account, instruction=instruction)
-        quote = request.fx_quote
-        transfer = {
-            "status": "success",
-            "requestId": str(request.id),
-            "quoteId": str(quote.id),
-            "sellAmount": f"{request.debit_amount:.2f}",
-            "sellCurrency": account.currency,
-            "buyAmount": f"{request.amount:.2f}",
-            "buyCurrency": request.currency,
-            "rate": str(quote.rate.normalize()),
-        }
-        return StoredResponse.rendered(200, {"success": True, "data": {"internationalTransfer": transfer}})
 
-    return idempotent_call(
-        program=account.program,
-        sandbox=account.sandbox,
-        owner_kind=OwnerKind.CUSTOMER,
-        owner_id=account.customer_id,
-        operation="payments.international_transfer",
-        key=idempotency_key,
-        fingerprint=fingerprint,
-        work=work,
-        mismatch_message=MISMATCH_MESSAGE,
-    )
+def international_transfer_submit(*, account: Account, instruction: PaymentInstruction) -> PaymentRequest:
+    """Accept the transfer. The quote is spent with the acceptance, in one
+    transaction: a refused transfer leaves the quote usable until it expires."""
+    return payment_accept(account=account, instruction=instruction)

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from authn.models import PasskeyCredential, User
 from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Program
+from onboarding.models import Application, DocumentUpload, LegalDocumentSet, ProgramOnboarding
 from payments.models import (
     Beneficiary,
     FxQuote,
@@ -283,3 +284,50 @@ def _idempotency_records(sandbox):
         )
         for _ in range(ROWS)
     )
+
+
+@maker("onboarding.application")
+def _applications(sandbox):
+    customer = _customer(sandbox)
+    Application.objects.bulk_create(
+        Application(
+            program_id=customer.program_id,
+            customer=customer,
+            is_company=bool(n % 2),
+            applicant_email=f"applicant{n}@example.com",
+            verification_provider="sandbox",
+        )
+        for n in range(ROWS)
+    )
+
+
+@maker("onboarding.documentupload")
+def _document_uploads(sandbox):
+    customer = _customer(sandbox)
+    DocumentUpload.objects.bulk_create(
+        DocumentUpload(
+            program_id=customer.program_id,
+            customer=customer,
+            collection="kyc",
+            document_type="PASSPORT",
+            key=f"kyc/{customer.id}/PASSPORT/{uuid.uuid4()}",
+            content_type="application/pdf",
+        )
+        for _ in range(ROWS)
+    )
+
+
+@maker("onboarding.legaldocumentset")
+def _legal_document_sets(sandbox):
+    program = _customer(sandbox).program
+    LegalDocumentSet.objects.bulk_create(
+        LegalDocumentSet(program=program, version=f"v{n}", last_updated=date(2026, 1, 1)) for n in range(ROWS)
+    )
+
+
+@maker("onboarding.programonboarding")
+def _program_onboarding(sandbox):
+    programs = Program.objects.bulk_create(
+        Program(name=f"Onboarding program {n}", account_type="consumer") for n in range(ROWS)
+    )
+    ProgramOnboarding.objects.bulk_create(ProgramOnboarding(program=program) for program in programs)

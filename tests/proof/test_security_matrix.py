@@ -29,10 +29,16 @@ from rest_framework.permissions import AllowAny
 from rest_framework.test import APIClient
 
 from authn.authentication import BearerAuthentication
+from authn.models import User
 from authn.tokens import ACCESS, ID
+from bankapi.models import Account, Customer
 from bankapi.permissions import TokenRequired
 from bankapi.roles import Role
+from events.models import EventType, WebhookEndpoint
+from events.services import event_record
 from onboarding.models import LegalDocument
+from tests.batches.conftest import payment
+from tests.batches.helpers import batch_submitted
 from tests.payments.conftest import payments_url
 from tests.proof.cast import (
     OUTSIDERS,
@@ -44,7 +50,7 @@ from tests.proof.cast import (
 )
 from tests.proof.conftest import report_figures
 from tests.proof.routes import all_routes, has_admin
-from tests.support.auth import access_header
+from tests.support.auth import access_header, user_by_email
 
 # Routes anyone may call: no bearer is read, so every variant answers alike.
 PUBLIC = {
@@ -72,6 +78,10 @@ NOT_FOUND_CODES = {"RESOURCE_NOT_FOUND", "CARD_NOT_FOUND"}
 ROLE_ORDER = (Role.CUSTOMER, Role.CUSTODIAN, Role.MANAGEMENT)
 
 
+def custodian_id_of(custodian: dict) -> str:
+    return str(User.objects.get(email=custodian["email"], program__isnull=False).custodian_id)
+
+
 def _objects(api, sandbox, principal_auth: dict, customer_id: str, account_id: str) -> dict[str, str]:
     """The victim's resources that path parameters name, made through the API."""
     url = payments_url(customer_id, account_id)
@@ -95,6 +105,34 @@ def _objects(api, sandbox, principal_auth: dict, customer_id: str, account_id: s
     }
 
 
+def _event_and_endpoint(sandbox, customer_id: str, custodian_id: str | None) -> dict[str, str]:
+    """An event the victim may see and a webhook endpoint of its program."""
+    customer = Customer.objects.get(id=customer_id)
+    event = event_record(
+        type=EventType.PAYMENT_REQUEST_ACCEPTED,
+        program_id=customer.program_id,
+        sandbox=customer.sandbox,
+        customer_id=None if custodian_id else customer.id,
+        custodian_id=custodian_id,
+        resource_type="payment_request",
+        resource_id="matrix",
+        data={"requestId": "matrix"},
+    )
+    endpoint = WebhookEndpoint.objects.create(
+        program_id=customer.program_id,
+        sandbox=customer.sandbox,
+        url="https://hooks.example.com/m",
+        secret="whsec_",
+    )
+    return {"eventId": str(event.event_id), "endpointId": str(endpoint.id)}
+
+
+def _batch(email: str, program_id: str, account_id: str) -> str:
+    """A submitted batch of the victim (made by the service: a submit needs a step-up)."""
+    account = Account.objects.get(id=account_id)
+    return str(batch_submitted(user_by_email(email, program_id), [payment(account, "1.00")]).id)
+
+
 @pytest.fixture
 def principals(api, sandbox):
     me = sandbox["customer"]
@@ -105,11 +143,13 @@ def principals(api, sandbox):
         me["customerId"],
         me["accountId"],
     ) | {key: value for key, value in me.items() if key.endswith("Id") and key != "customerId"}
+    customer_objects |= _event_and_endpoint(sandbox, me["customerId"], None)
     customer_objects["documentId"] = str(
         LegalDocument.objects.get(
             document_set__program_id=sandbox["consumerProgramId"], document_set__is_current=True, key="terms"
         ).id
     )
+    customer_objects["batchId"] = _batch(me["email"], sandbox["consumerProgramId"], me["accountId"])
     custodian = sandbox["custodian"]
     custodian_objects = _objects(
         api,
@@ -117,6 +157,9 @@ def principals(api, sandbox):
         access_header(custodian["email"], sandbox["consumerProgramId"]),
         custodian["accounts"][0]["customerId"],
         custodian["accounts"][0]["accountId"],
+    ) | _event_and_endpoint(sandbox, custodian["accounts"][0]["customerId"], custodian_id_of(custodian))
+    custodian_objects["batchId"] = _batch(
+        custodian["email"], sandbox["consumerProgramId"], custodian["accounts"][0]["accountId"]
     )
     customer = customer_principal(sandbox, customer_objects)
     return {
@@ -153,14 +196,17 @@ def _cases(routes, principals):
             elif kind == "optional":
                 yield route, method, kind, principals[Role.CUSTOMER], OPTIONAL_BEARER[route.pattern]
             else:
+                view = route.view_class
+                # A view whose roles differ per method (batches: management reads, never posts).
+                roles = view.roles_for(method) if hasattr(view, "roles_for") else view.roles
                 for role in ROLE_ORDER:
-                    if role in route.view_class.roles:
+                    if role in roles:
                         use = route.view_class().required_token_use({"role": role})
                         yield route, method, kind, principals[role], use
 
 
 def _call(client: APIClient, method: str, path: str, query: dict, headers: dict):
-    if method in ("POST", "PUT", "PATCH"):
+    if method in ("POST", "PUT", "PATCH", "DELETE"):
         suffix = "?" + "&".join(f"{key}={value}" for key, value in query.items()) if query else ""
         return client.generic(method, path + suffix, json.dumps({}), "application/json", **headers)
     return getattr(client, method.lower())(path, query, **headers)
@@ -201,6 +247,9 @@ def test_every_route_refuses_every_caller_it_must_and_leaks_nothing(api, princip
     failures: list[str] = []
     # Outsiders first, the controls last: a control may change its object (cancel
     # a schedule, settle a request), which an outsider's 404 must not depend on.
+    # Among the controls, removals go last: a control DELETE must not take away
+    # what another route's control still names.
+    cases.sort(key=lambda case: case[1] == "DELETE")
     for stage in (VARIANTS[:-1], ("own",)):
         for route, method, kind, principal, use in cases:
             missing = [name for name in route.parameters if name not in principal.path_values]

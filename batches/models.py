@@ -1,0 +1,181 @@
+"""Batch payments: drafts, SCA challenges, batches and their items.
+
+A batch belongs to whoever submitted it: a custodian (paying from the accounts of
+many of its customers) or a customer (paying from its own accounts). Exactly one
+of `custodian` and `owner_customer` is set on a draft, a challenge and a batch.
+"""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from bankapi.models import MONEY, Account, Custodian, Customer, TenantOwned
+
+ONE_OWNER = Q(custodian__isnull=False, owner_customer__isnull=True) | Q(
+    custodian__isnull=True, owner_customer__isnull=False
+)
+
+
+class Owned(TenantOwned):
+    """A row owned by a custodian or by a customer (never both)."""
+
+    custodian = models.ForeignKey(
+        Custodian, null=True, blank=True, on_delete=models.PROTECT, related_name="%(app_label)s_%(class)s_set"
+    )
+    owner_customer = models.ForeignKey(
+        Customer, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    # The customer named in the path of the single-customer route: its accounts
+    # are the only payers allowed. Null on the custodian-wide route.
+    route_customer = models.ForeignKey(
+        Customer, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        abstract = True
+
+
+class Draft(Owned):
+    """A verified (or still verifying) batch not yet submitted.
+
+    Its status (DRAFT or EXPIRED) is derived from `expires_at` at read time,
+    never stored. `payments` is what verify was sent; the verification task fills
+    `valid_payments` and `invalid_payments` and sets `verified_at`.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    payments = models.JSONField()
+    payments_count = models.PositiveIntegerField()
+    valid_payments = models.JSONField(null=True, blank=True)
+    invalid_payments = models.JSONField(null=True, blank=True)
+    verified_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField()
+    # Set in the transaction that creates the batch from this draft.
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["program", "sandbox", "custodian", "created_at"]),
+            models.Index(fields=["program", "sandbox", "owner_customer", "created_at"]),
+        ]
+        constraints = [models.CheckConstraint(condition=ONE_OWNER, name="draft_one_owner")]
+
+    def __str__(self) -> str:
+        return f"Draft {self.id}"
+
+
+class ScaChallenge(Owned):
+    """What initiate answered: the SCA challenge a submit must present.
+
+    Bound to the user who asked for it and to a hash of the payments (and draft);
+    valid five minutes; consumed by the one submit that succeeds with it.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    payments_hash = models.CharField(max_length=64)
+    draft = models.ForeignKey(Draft, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    total_amount = models.DecimalField(**MONEY)
+    currency = models.CharField(max_length=3)
+    expires_at = models.DateTimeField()
+    consumed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=ONE_OWNER, name="sca_challenge_one_owner")]
+
+    def __str__(self) -> str:
+        return f"SCA challenge {self.id}"
+
+
+class Batch(Owned):
+    class Status(models.TextChoices):
+        CREATED = "CREATED", "Created"
+        FUNDING_PENDING = "FUNDING_PENDING", "Funding pending"
+        FUNDED = "FUNDED", "Funded"
+        FUNDING_FAILED = "FUNDING_FAILED", "Funding failed"
+        QUEUED = "QUEUED", "Queued"
+        PROCESSING = "PROCESSING", "Processing"
+        COMPLETED = "COMPLETED", "Completed"
+        PARTIALLY_FAILED = "PARTIALLY_FAILED", "Partially failed"
+        FAILED = "FAILED", "Failed"
+
+    FINAL = (Status.FUNDING_FAILED, Status.COMPLETED, Status.PARTIALLY_FAILED, Status.FAILED)
+
+    # A batch made from a draft takes the draft's id.
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.CREATED)
+    # The payers' customer when they all share one, else null.
+    customer = models.ForeignKey(Customer, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    payments_count = models.PositiveIntegerField()
+    # Items that passed every rule at submit (the others are FAILED from the start).
+    valid_count = models.PositiveIntegerField()
+    currency = models.CharField(max_length=3, blank=True)
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        verbose_name_plural = "batches"
+        indexes = [
+            models.Index(fields=["program", "sandbox", "created_at"]),
+            models.Index(fields=["program", "sandbox", "custodian", "created_at"]),
+            models.Index(fields=["program", "sandbox", "owner_customer", "created_at"]),
+            models.Index(fields=["status", "updated_at"]),
+        ]
+        constraints = [models.CheckConstraint(condition=ONE_OWNER, name="batch_one_owner")]
+
+    def __str__(self) -> str:
+        return f"Batch {self.id} ({self.status})"
+
+
+class BatchItem(TenantOwned):
+    """One payment of a batch, valid or not: every item sent becomes one.
+
+    An invalid item is FAILED from the start with its reasons in `error` and is
+    never paid. A valid one is funded with its payer's other items, then becomes
+    exactly one payment request (`payment`, unique: an item is paid at most once).
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "QUEUED", "Queued"
+        PROCESSING = "PROCESSING", "Processing"
+        SUCCESS = "SUCCESS", "Success"
+        FAILED = "FAILED", "Failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="items")
+    index = models.PositiveIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices)
+    error = models.TextField(blank=True)
+    # The payer account (null when the item named no account the caller may pay from).
+    account = models.ForeignKey(Account, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    customer = models.ForeignKey(Customer, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    payer_name = models.CharField(max_length=200, blank=True)
+    payer_account_number = models.CharField(max_length=34, blank=True)
+    # {name, accountNumber, sortCode, iban, bic, accountType}: the payee as sent.
+    payee = models.JSONField()
+    # Null when the amount sent is not an amount.
+    amount = models.DecimalField(**MONEY, null=True, blank=True)
+    currency = models.CharField(max_length=3, blank=True)
+    reference = models.TextField(blank=True)
+    scheduled_date = models.DateField()
+    # What the batch's funding took from the payer for this item (amount plus
+    # fee), set in the transaction that debits the payer's total; null until then.
+    reserved_amount = models.DecimalField(**MONEY, null=True, blank=True)
+    payment = models.OneToOneField(
+        "payments.PaymentRequest", null=True, blank=True, on_delete=models.PROTECT, related_name="batch_item"
+    )
+
+    class Meta:
+        indexes = [models.Index(fields=["batch", "status"]), models.Index(fields=["status"])]
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "index"], name="batch_item_index_unique"),
+            models.CheckConstraint(
+                condition=Q(payment__isnull=True) | Q(status="SUCCESS"), name="batch_item_paid_is_success"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Item {self.index} of {self.batch_id} ({self.status})"

@@ -1,0 +1,115 @@
+"""Response payloads of the batch routes."""
+
+from django.utils import timezone
+
+from batches.models import Batch, BatchItem, Draft
+
+PAYLOAD_PENDING = "PENDING"
+PAYLOAD_COMPLETE = "COMPLETE"
+
+
+def _money(value) -> str | None:
+    return None if value is None else f"{value:.2f}"
+
+
+def _id(value) -> str | None:
+    return None if value is None else str(value)
+
+
+def draft_status(draft: Draft, now=None) -> str:
+    """DRAFT until expiresAt, then EXPIRED: derived at read time, never stored."""
+    return "EXPIRED" if draft.expires_at <= (now or timezone.now()) else "DRAFT"
+
+
+def draft_summary(draft: Draft) -> dict:
+    return {
+        "id": str(draft.id),
+        "status": draft_status(draft),
+        "paymentsCount": draft.payments_count,
+        "expiresAt": draft.expires_at.isoformat(),
+        "createdDateTime": draft.created_at.isoformat(),
+        "payloadStatus": PAYLOAD_COMPLETE if draft.verified_at else PAYLOAD_PENDING,
+    }
+
+
+def draft_detail(draft: Draft) -> dict:
+    """`{batchId, draft}`: the payload while the draft lives and is verified."""
+    status = draft_status(draft)
+    body = {
+        "status": status,
+        "paymentsCount": draft.payments_count,
+        "expiresAt": draft.expires_at.isoformat(),
+        "createdDateTime": draft.created_at.isoformat(),
+        "payloadStatus": PAYLOAD_COMPLETE if draft.verified_at else PAYLOAD_PENDING,
+    }
+    if status == "DRAFT" and draft.verified_at:
+        body["validPayments"] = draft.valid_payments
+        body["invalidPayments"] = draft.invalid_payments
+    return {"batchId": str(draft.id), "draft": body}
+
+
+def batch_summary(batch: Batch, *, summary: dict | None, management: bool) -> dict:
+    body = {
+        "id": str(batch.id),
+        "status": batch.status,
+        "customerId": _id(batch.customer_id),
+        "programId": str(batch.program_id),
+        "sandbox": batch.sandbox,
+        "paymentsCount": batch.payments_count,
+        "createdDateTime": batch.created_at.isoformat(),
+    }
+    if management:
+        customer = batch.customer or batch.owner_customer
+        body["customerName"] = customer.name if customer else None
+        body["custodianName"] = batch.custodian.name if batch.custodian else None
+    if summary is not None:
+        body["itemsStatus"] = {
+            key: summary.get(key, 0) for key in ("completed", "pending", "processing", "failed")
+        }
+        body["totalAmount"] = _money(summary.get("total")) or "0.00"
+    return body
+
+
+def batch_item_data(item: BatchItem) -> dict:
+    payee = item.payee
+    body = {
+        "id": str(item.id),
+        "batchId": str(item.batch_id),
+        "customerId": _id(item.customer_id),
+        "accountId": _id(item.account_id),
+        "payer": {"name": item.payer_name or None, "accountNumber": item.payer_account_number or None},
+        "payee": {key: payee.get(key) for key in ("name", "accountNumber", "sortCode", "iban", "bic")},
+        "amount": _money(item.amount),
+        "currency": item.currency or None,
+        "reference": item.reference,
+        "bankName": None,
+        "scheduledDate": item.scheduled_date.strftime("%Y/%m/%d"),
+        "status": item.status,
+        "createdDateTime": item.created_at.isoformat(),
+        "updatedAt": item.updated_at.isoformat(),
+        "programId": str(item.program_id),
+        "sandbox": item.sandbox,
+    }
+    if item.status == BatchItem.Status.FAILED:
+        body["error"] = item.error
+    return body
+
+
+def batch_detail(batch: Batch, items: list[BatchItem]) -> dict:
+    return {
+        "batchId": str(batch.id),
+        "status": batch.status,
+        "paymentsBatchItems": [batch_item_data(item) for item in items],
+    }
+
+
+def submit_answer(batch: Batch) -> dict:
+    return {
+        "batchId": str(batch.id),
+        "status": batch.status,
+        "counts": {
+            "total": batch.payments_count,
+            "valid": batch.valid_count,
+            "invalid": batch.payments_count - batch.valid_count,
+        },
+    }

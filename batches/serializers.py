@@ -1,0 +1,295 @@
+"""Request and response shapes of the batch routes (validation and OpenAPI)."""
+
+import re
+import uuid
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from authn.serializers import (
+    ConfirmationSerializer,
+    PasskeyConfirmationSerializer,
+    PinConfirmationSerializer,
+    TotpConfirmationSerializer,
+)
+from authn.services import stepup
+from bankapi.banking import AccountObjectSerializer, PayeeSerializer
+from bankapi.serializers import InputSerializer, StrictCharField, StrictChoiceField, unknown_fields
+from batches.rules import MAX_PAYMENTS, payments_shape_errors
+
+UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+ACTIONS = ["verify", "initiate", "passkey-challenge", "submit"]
+ITEM_STATUSES = ["QUEUED", "PROCESSING", "SUCCESS", "FAILED"]
+DRAFT_STATUSES = ["DRAFT", "EXPIRED"]
+PAYLOAD_STATUSES = ["PENDING", "COMPLETE"]
+BATCH_STATUSES = [
+    "CREATED",
+    "FUNDING_PENDING",
+    "FUNDED",
+    "FUNDING_FAILED",
+    "QUEUED",
+    "PROCESSING",
+    "COMPLETED",
+    "PARTIALLY_FAILED",
+    "FAILED",
+]
+
+
+class BatchPayerSerializer(serializers.Serializer):
+    account = AccountObjectSerializer(
+        help_text="An account of a customer the caller acts for (a custodian: any of its customers)."
+    )
+
+
+class BatchPaymentSerializer(serializers.Serializer):
+    """One payment. Only the JSON shape is a 400; a value breaking a rule makes
+    the item invalid, with its reasons, and the others go on."""
+
+    payer = BatchPayerSerializer()
+    payee = PayeeSerializer()
+    reference = serializers.CharField(
+        help_text="Within the payer account's reference rules (min, max, charset in GET /v1/capabilities)."
+    )
+    amount = serializers.RegexField(
+        r"^\d+(\.\d{1,2})?$", help_text="Decimal string above 0, at most 2 decimals, in the payer's currency."
+    )
+
+
+@extend_schema_field(BatchPaymentSerializer(many=True))
+class PaymentsField(serializers.Field):
+    """The payments list: its JSON shape checked here, its rules per item later."""
+
+    def to_internal_value(self, data: Any) -> list[dict]:
+        errors = payments_shape_errors(data, path="")
+        if errors and not errors[0]["field"]:
+            raise serializers.ValidationError(errors[0]["message"])
+        if errors:
+            raise serializers.ValidationError(
+                {error["field"].lstrip("."): [error["message"]] for error in errors}
+            )
+        return data
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+class ScaChallengeSerializer(serializers.Serializer):
+    id = StrictCharField(max_length=64, help_text="As initiate answered it.")
+    expiresAt = StrictCharField(max_length=64, help_text="As initiate answered it.")
+
+
+@extend_schema_field(ConfirmationSerializer)
+class ConfirmationField(serializers.Field):
+    """The step-up confirmation, with no key its method does not take."""
+
+    SHAPES = {
+        stepup.PASSKEY: PasskeyConfirmationSerializer,
+        stepup.TOTP: TotpConfirmationSerializer,
+        stepup.PIN: PinConfirmationSerializer,
+    }
+
+    def to_internal_value(self, data: Any) -> dict:
+        value = ConfirmationSerializer().to_internal_value(data)
+        unknown = unknown_fields(self.SHAPES[value["method"]](), data)
+        if unknown:
+            raise serializers.ValidationError(unknown)
+        return value
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+class IdempotencyKeyField(StrictCharField):
+    """A UUID in its canonical 8-4-4-4-12 form."""
+
+    default_error_messages = {**StrictCharField.default_error_messages, "uuid": "Must be a UUID."}
+
+    def to_internal_value(self, data: Any) -> uuid.UUID:
+        text = super().to_internal_value(data)
+        if not UUID_TEXT.fullmatch(text):
+            self.fail("uuid")
+        return uuid.UUID(text)
+
+
+class BatchActionSerializer(InputSerializer):
+    """The body of POST batch-payments; which fields are required depends on `action`."""
+
+    REQUIRED = {
+        "verify": ("payments",),
+        "initiate": ("payments",),
+        "passkey-challenge": ("scaChallenge",),
+        "submit": ("payments", "scaChallenge", "confirmation"),
+    }
+
+    action = StrictChoiceField(choices=ACTIONS)
+    payments = PaymentsField(
+        required=False,
+        help_text=f"verify, initiate and submit: 1 to {MAX_PAYMENTS} payments. Payers may belong "
+        "to different customers of the caller's custodian.",
+    )
+    batchId = StrictCharField(
+        required=False,
+        max_length=64,
+        help_text="initiate and submit: the draft's id (verify's requestId) to submit that draft.",
+    )
+    scaChallenge = ScaChallengeSerializer(
+        required=False, help_text="passkey-challenge and submit: the scaChallenge initiate answered."
+    )
+    confirmation = ConfirmationField(
+        required=False,
+        help_text="submit: `{method: passkey, passkeySession, assertion}`, `{method: totp, code}` or "
+        "`{method: pin, pin}` (pin only where the program offers it).",
+    )
+    idempotencyKey = IdempotencyKeyField(
+        required=False,
+        help_text="submit: a UUID. A retry with the same key answers the first successful answer "
+        "(header `Idempotent-Replayed: true`) before any other check.",
+    )
+
+    def validate(self, data: dict) -> dict:
+        missing = [name for name in self.REQUIRED[data["action"]] if name not in data]
+        if missing:
+            raise serializers.ValidationError({name: [f"Required for {data['action']}."] for name in missing})
+        return data
+
+
+class VerifyAnswerSerializer(serializers.Serializer):
+    success = serializers.BooleanField(default=True)
+    requestId = serializers.CharField(help_text="The draft's id: the batchId to read it and submit it.")
+    status = serializers.ChoiceField(choices=["DRAFT"], help_text="The draft's status.")
+
+
+class ScaChallengeAnswerSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    expiresAt = serializers.DateTimeField(help_text="Five minutes after initiate.")
+
+
+class InitiateAnswerSerializer(serializers.Serializer):
+    totalAmount = serializers.CharField(help_text="Decimal string: the sum of the valid payments.")
+    currency = serializers.CharField(help_text="ISO 4217: the payer accounts' currency.")
+    scaChallenge = ScaChallengeAnswerSerializer()
+
+
+class CountsSerializer(serializers.Serializer):
+    total = serializers.IntegerField()
+    valid = serializers.IntegerField()
+    invalid = serializers.IntegerField()
+
+
+class SubmitAnswerSerializer(serializers.Serializer):
+    batchId = serializers.CharField()
+    status = serializers.ChoiceField(choices=BATCH_STATUSES)
+    counts = CountsSerializer()
+
+
+class ItemsStatusSerializer(serializers.Serializer):
+    completed = serializers.IntegerField(help_text="Items SUCCESS.")
+    pending = serializers.IntegerField(help_text="Items QUEUED.")
+    processing = serializers.IntegerField(help_text="Items PROCESSING.")
+    failed = serializers.IntegerField(help_text="Items FAILED.")
+
+
+class BatchSummarySerializer(serializers.Serializer):
+    id = serializers.CharField()
+    status = serializers.ChoiceField(choices=BATCH_STATUSES)
+    customerId = serializers.CharField(allow_null=True, help_text="The payers' customer when they share one.")
+    programId = serializers.CharField()
+    sandbox = serializers.BooleanField()
+    paymentsCount = serializers.IntegerField()
+    createdDateTime = serializers.DateTimeField()
+    customerName = serializers.CharField(
+        required=False, allow_null=True, help_text="Management callers only."
+    )
+    custodianName = serializers.CharField(
+        required=False, allow_null=True, help_text="Management callers only."
+    )
+    itemsStatus = ItemsStatusSerializer(required=False, help_text="Only with includeItemSummary=true.")
+    totalAmount = serializers.CharField(
+        required=False, help_text="Sum of the item amounts; only with includeItemSummary=true."
+    )
+
+
+class DraftSummarySerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="The batchId to submit the draft with.")
+    status = serializers.ChoiceField(choices=DRAFT_STATUSES)
+    paymentsCount = serializers.IntegerField()
+    expiresAt = serializers.DateTimeField()
+    createdDateTime = serializers.DateTimeField()
+    payloadStatus = serializers.ChoiceField(
+        choices=PAYLOAD_STATUSES, help_text="PENDING while its payments are being verified."
+    )
+
+
+class BatchListSerializer(serializers.Serializer):
+    paymentsBatches = BatchSummarySerializer(
+        many=True, help_text="Batches, or with drafts=true the caller's drafts (DraftSummary entries)."
+    )
+    nextToken = serializers.CharField(allow_null=True)
+
+
+class PayerShownSerializer(serializers.Serializer):
+    name = serializers.CharField(allow_null=True)
+    accountNumber = serializers.CharField(allow_null=True)
+
+
+class PayeeShownSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    accountNumber = serializers.CharField(allow_null=True)
+    sortCode = serializers.CharField(allow_null=True)
+    iban = serializers.CharField(allow_null=True)
+    bic = serializers.CharField(allow_null=True)
+
+
+class BatchItemSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    batchId = serializers.CharField()
+    customerId = serializers.CharField(allow_null=True)
+    accountId = serializers.CharField(
+        allow_null=True, help_text="The payer account (null if none was found)."
+    )
+    payer = PayerShownSerializer()
+    payee = PayeeShownSerializer()
+    amount = serializers.CharField(allow_null=True, help_text="Null when the amount sent was not an amount.")
+    currency = serializers.CharField(allow_null=True)
+    reference = serializers.CharField()
+    bankName = serializers.CharField(allow_null=True)
+    scheduledDate = serializers.CharField(help_text="YYYY/MM/DD.")
+    status = serializers.ChoiceField(choices=ITEM_STATUSES)
+    error = serializers.CharField(required=False, help_text="Only on FAILED items: why.")
+    createdDateTime = serializers.DateTimeField()
+    updatedAt = serializers.DateTimeField()
+    programId = serializers.CharField()
+    sandbox = serializers.BooleanField()
+
+
+class DraftPaymentSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="Position in the payments sent, from 0.")
+    payment = BatchPaymentSerializer()
+
+
+class InvalidDraftPaymentSerializer(DraftPaymentSerializer):
+    reasons = serializers.ListField(child=serializers.CharField())
+
+
+class DraftDetailSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=DRAFT_STATUSES)
+    paymentsCount = serializers.IntegerField()
+    expiresAt = serializers.DateTimeField()
+    createdDateTime = serializers.DateTimeField()
+    payloadStatus = serializers.ChoiceField(choices=PAYLOAD_STATUSES)
+    validPayments = DraftPaymentSerializer(
+        many=True, required=False, help_text="Once verified, until expiry."
+    )
+    invalidPayments = InvalidDraftPaymentSerializer(
+        many=True, required=False, help_text="Once verified, until expiry."
+    )
+
+
+class BatchDetailSerializer(serializers.Serializer):
+    batchId = serializers.CharField()
+    status = serializers.ChoiceField(
+        choices=BATCH_STATUSES, required=False, help_text="The batch's status (absent for a draft)."
+    )
+    paymentsBatchItems = BatchItemSerializer(many=True, required=False, help_text="Absent for a draft.")
+    draft = DraftDetailSerializer(required=False, help_text="Only when the id names a draft.")

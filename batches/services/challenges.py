@@ -1,0 +1,90 @@
+"""initiate and passkey-challenge: the SCA challenge a submit must present.
+
+initiate checks the items with verify's rules and binds a challenge to a hash of
+the payments exactly as sent (and to the draft, if any), so the confirmation
+authorises exactly what will be paid: the total of the valid items.
+"""
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from authn.models import User
+from bankapi.errors import ApiError, ErrorCode, validation_error
+from bankapi.scope import get_or_not_found, parse_uuid
+from batches.actors import Actor
+from batches.models import Draft, ScaChallenge
+from batches.rules import CheckedItem, PayerBook, items_check, payments_hash
+
+SCA_CHALLENGE_TTL = timedelta(minutes=5)
+STEP_UP_PURPOSE = "batch-submit"
+
+
+def draft_for_submit(actor: Actor, draft_id: str) -> Draft:
+    """The caller's draft not yet submitted: 404 if none, 422 DRAFT_EXPIRED once expired."""
+    draft = get_or_not_found(actor.drafts(Draft.objects).filter(submitted_at__isnull=True), draft_id, "Batch")
+    if draft.expires_at <= timezone.now():
+        raise ApiError(ErrorCode.DRAFT_EXPIRED, "The draft has expired; verify the payments again.")
+    if draft.verified_at is None:
+        raise ApiError(ErrorCode.INVALID_STATE, "The draft is still being verified; try again shortly.")
+    return draft
+
+
+def payments_checked(actor: Actor, payments: list[dict]) -> tuple[list[CheckedItem], str | None]:
+    return items_check(payments, PayerBook.of(actor.payer_accounts()))
+
+
+def batch_initiate(*, actor: Actor, user: User, payments: list[dict], draft_id: str | None) -> dict:
+    draft = draft_for_submit(actor, draft_id) if draft_id is not None else None
+    if draft is not None and draft.payments != payments:
+        raise validation_error("payments", "Must be the payments of the draft named by batchId.")
+    checked, currency = payments_checked(actor, payments)
+    valid = [item for item in checked if item.valid]
+    if not valid:
+        raise validation_error("payments", "No payment is valid: verify them to see each one's reasons.")
+    total = sum((item.amount for item in valid), start=valid[0].amount * 0)
+    challenge = ScaChallenge.objects.create(
+        program_id=actor.scope.program_id,
+        sandbox=actor.scope.sandbox,
+        **actor.owner_fields(),
+        route_customer=actor.route_customer,
+        user=user,
+        payments_hash=payments_hash(payments, str(draft.id) if draft else None),
+        draft=draft,
+        total_amount=total,
+        currency=currency,
+        expires_at=timezone.now() + SCA_CHALLENGE_TTL,
+    )
+    return {
+        "totalAmount": f"{total:.2f}",
+        "currency": currency,
+        "scaChallenge": {"id": str(challenge.id), "expiresAt": challenge.expires_at.isoformat()},
+    }
+
+
+def sca_challenge_live(
+    *, actor: Actor, user: User, sca: dict, payments: list[dict] | None = None, draft_id: str | None = None
+) -> ScaChallenge:
+    """The caller's unexpired, unused challenge; with `payments`, bound to them.
+
+    Every refusal is a 400 on `scaChallenge`: unknown (another user's included),
+    used, expired, or made for other payments or another draft.
+    """
+    challenge = (
+        ScaChallenge.objects.for_scope(actor.scope)
+        .filter(user=user, consumed_at__isnull=True, id=_uuid_or_none(sca.get("id")))
+        .first()
+    )
+    if challenge is None:
+        raise validation_error("scaChallenge", "Unknown or already used scaChallenge; initiate again.")
+    if challenge.expires_at <= timezone.now():
+        raise validation_error("scaChallenge", "The scaChallenge has expired; initiate again.")
+    if payments is not None and challenge.payments_hash != payments_hash(payments, draft_id):
+        raise validation_error(
+            "scaChallenge", "The payments (or batchId) differ from those the scaChallenge was initiated for."
+        )
+    return challenge
+
+
+def _uuid_or_none(value):
+    return parse_uuid(value) if isinstance(value, str) else None

@@ -1,0 +1,76 @@
+"""verify: a draft stored at once, its items checked by a Celery task."""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from batches.actors import Actor, payer_accounts_of
+from batches.models import Draft
+from batches.rules import PayerBook, items_check
+
+
+def draft_ttl() -> timedelta:
+    return timedelta(seconds=settings.BATCH_DRAFT_TTL_SECONDS)
+
+
+def draft_create(*, actor: Actor, payments: list[dict]) -> Draft:
+    """Store the draft (listed at once, payload PENDING) and queue its verification."""
+    from batches.tasks import verify_draft
+
+    draft = Draft.objects.create(
+        program_id=actor.scope.program_id,
+        sandbox=actor.scope.sandbox,
+        **actor.owner_fields(),
+        route_customer=actor.route_customer,
+        payments=payments,
+        payments_count=len(payments),
+        expires_at=timezone.now() + draft_ttl(),
+    )
+    transaction.on_commit(lambda: verify_draft.delay(str(draft.id)))
+    return draft
+
+
+def draft_verify(draft_id: str) -> None:
+    """Check every item of the draft and keep the valid and the invalid ones.
+
+    Safe to run twice (a redelivered task): it recomputes the same result from
+    the same payments and the same accounts.
+    """
+    draft = Draft.objects.filter(id=draft_id, submitted_at__isnull=True).first()
+    if draft is None or draft.verified_at is not None:
+        return
+    actor_accounts = _payer_accounts_of(draft)
+    checked, _currency = items_check(draft.payments, PayerBook.of(actor_accounts))
+    draft.valid_payments = [{"index": c.index, "payment": c.payment} for c in checked if c.valid]
+    draft.invalid_payments = [
+        {"index": c.index, "payment": c.payment, "reasons": c.reasons} for c in checked if not c.valid
+    ]
+    draft.verified_at = timezone.now()
+    draft.save(update_fields=["valid_payments", "invalid_payments", "verified_at", "updated_at"])
+
+
+def _payer_accounts_of(draft: Draft):
+    """The accounts the draft's owner may pay from."""
+    return payer_accounts_of(
+        program_id=draft.program_id,
+        sandbox=draft.sandbox,
+        custodian_id=draft.custodian_id,
+        owner_customer_id=draft.owner_customer_id,
+        route_customer_id=draft.route_customer_id,
+    )
+
+
+def drafts_stalled(older_than: timedelta) -> list[str]:
+    """Drafts whose verification has not finished (a lost task): to queue again."""
+    cutoff = timezone.now() - older_than
+    return [
+        str(draft_id)
+        for draft_id in Draft.objects.filter(
+            verified_at__isnull=True,
+            submitted_at__isnull=True,
+            created_at__lt=cutoff,
+            expires_at__gt=timezone.now(),
+        ).values_list("id", flat=True)
+    ]

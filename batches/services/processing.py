@@ -1,0 +1,273 @@
+"""A submitted batch: created with its items, then funded and paid by Celery.
+
+Lifecycle: CREATED -> FUNDING_PENDING -> FUNDED (or FUNDING_FAILED) -> QUEUED
+-> PROCESSING -> COMPLETED, PARTIALLY_FAILED or FAILED. Items: QUEUED ->
+PROCESSING -> SUCCESS or FAILED; an item invalid at submit is FAILED at once.
+
+Safe to rerun after a crash at any point, and to run twice at once:
+- Funding takes the batch row lock, reserves each payer's total in one ledger
+  movement and marks the payer's items reserved in the same transaction: a
+  crash rolls both back, and the reservation's ledger key stops a second
+  reservation of the same payer for the same batch.
+- Items are claimed in chunks (QUEUED -> PROCESSING, committed), then paid in
+  one transaction per chunk that locks the items (SKIP LOCKED: another runner's
+  chunk is left to it) and re-checks that each has no payment yet. The payment
+  requests and the items' outcomes commit together, and `BatchItem.payment` is
+  unique: an item is paid at most once. A chunk cut off by a crash stays
+  PROCESSING without payment and is paid by the next run.
+"""
+
+import logging
+import uuid
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Count, F, Q, Sum
+from django.utils import timezone
+
+from authn.models import User
+from bankapi.errors import ApiError
+from bankapi.models import Program
+from batches.actors import Actor
+from batches.models import Batch, BatchItem, Draft
+from batches.rules import CheckedItem
+from payments.services.reserved import (
+    Reservation,
+    ReservedPayment,
+    fee_per_payment,
+    funds_reserve,
+    payments_accept_reserved,
+)
+
+logger = logging.getLogger(__name__)
+
+CHUNK_SIZE = 500
+# Payer accounts funded per transaction (each locked once, in id order).
+PAYER_GROUP = 200
+Status = Batch.Status
+ItemStatus = BatchItem.Status
+
+
+def batch_create(
+    *,
+    actor: Actor,
+    user: User,
+    checked: list[CheckedItem],
+    currency: str | None,
+    draft: Draft | None,
+) -> Batch:
+    """The batch and one item per payment sent; processing is queued after commit."""
+    from batches.tasks import process_batch
+
+    now = timezone.now()
+    payer_customers = {item.payer.customer_id for item in checked if item.payer is not None}
+    valid = sum(1 for item in checked if item.valid)
+    batch = Batch.objects.create(
+        id=draft.id if draft is not None else uuid.uuid4(),
+        program_id=actor.scope.program_id,
+        sandbox=actor.scope.sandbox,
+        **actor.owner_fields(),
+        route_customer=actor.route_customer,
+        customer_id=next(iter(payer_customers)) if len(payer_customers) == 1 else None,
+        payments_count=len(checked),
+        valid_count=valid,
+        currency=currency or "",
+        submitted_by=user,
+    )
+    BatchItem.objects.bulk_create(
+        (_item(batch, item, now) for item in checked),
+        batch_size=1000,
+    )
+    transaction.on_commit(lambda: process_batch.delay(str(batch.id)))
+    return batch
+
+
+def _item(batch: Batch, checked: CheckedItem, now) -> BatchItem:
+    payer = checked.payer
+    reference = checked.payment.get("reference")
+    return BatchItem(
+        program_id=batch.program_id,
+        sandbox=batch.sandbox,
+        batch=batch,
+        index=checked.index,
+        status=ItemStatus.QUEUED if checked.valid else ItemStatus.FAILED,
+        error="; ".join(checked.reasons),
+        account=payer,
+        customer_id=payer.customer_id if payer else None,
+        payer_name=payer.customer.name if payer else "",
+        payer_account_number=(payer.account_number or payer.iban) if payer else "",
+        payee=checked.payee,
+        amount=checked.amount,
+        currency=payer.currency if payer else "",
+        reference=reference if isinstance(reference, str) else "",
+        scheduled_date=now.date(),
+    )
+
+
+def batch_process(batch_id: str, *, chunk_size: int = CHUNK_SIZE) -> None:
+    """Fund the batch, pay its items chunk by chunk, then settle its status."""
+    batch_fund(batch_id)
+    while batch_process_chunk(batch_id, chunk_size=chunk_size):
+        pass
+    batch_finish(batch_id)
+
+
+def batch_fund(batch_id: str) -> None:
+    """Reserve, per payer account, the total of its items (amounts plus fees) in
+    one ledger movement; a payer that cannot cover its total fails its own items."""
+    Batch.objects.filter(id=batch_id, status=Status.CREATED).update(
+        status=Status.FUNDING_PENDING, updated_at=timezone.now()
+    )
+    while True:
+        with transaction.atomic():
+            # Two runners fund one after the other; the second finds nothing left.
+            batch = Batch.objects.select_for_update().filter(id=batch_id).first()
+            if batch is None or batch.status != Status.FUNDING_PENDING:
+                return
+            program = Program.objects.get(id=batch.program_id)
+            fee = fee_per_payment(program)
+            unfunded = BatchItem.objects.filter(
+                batch=batch, status=ItemStatus.QUEUED, reserved_amount__isnull=True
+            )
+            payers = list(
+                unfunded.values("account_id")
+                .annotate(total=Sum("amount"), count=Count("id"))
+                .order_by("account_id")[:PAYER_GROUP]
+            )
+            if not payers:
+                _funding_settled(batch)
+                return
+            outcome = funds_reserve(
+                program=program,
+                sandbox=batch.sandbox,
+                reservations=[
+                    Reservation(
+                        account_id=payer["account_id"],
+                        amount=payer["total"] + fee * payer["count"],
+                        key=f"batch:{batch.id}:fund:{payer['account_id']}",
+                    )
+                    for payer in payers
+                ],
+                memo=f"Batch {batch.id} funding",
+            )
+            funded = [account_id for account_id, refusal in outcome.items() if refusal is None]
+            unfunded.filter(account_id__in=funded).update(
+                reserved_amount=F("amount") + fee, updated_at=timezone.now()
+            )
+            for account_id, refusal in outcome.items():
+                if refusal is not None:
+                    unfunded.filter(account_id=account_id).update(
+                        status=ItemStatus.FAILED, error=refusal, updated_at=timezone.now()
+                    )
+
+
+def _funding_settled(batch: Batch) -> None:
+    if BatchItem.objects.filter(batch=batch, reserved_amount__isnull=False).exists():
+        batch.status = Status.FUNDED
+    elif batch.valid_count:
+        batch.status = Status.FUNDING_FAILED
+    else:
+        batch.status = Status.FAILED
+    batch.save(update_fields=["status", "updated_at"])
+    logger.info("Batch %s funding: %s", batch.id, batch.status)
+
+
+def _payee_as_paid(payee: dict) -> dict:
+    if payee.get("iban"):
+        account = {"type": "iban", "iban": payee["iban"]}
+        if payee.get("bic"):
+            account["bic"] = payee["bic"]
+    else:
+        account = {"type": "uk", "sortCode": payee["sortCode"], "accountNumber": payee["accountNumber"]}
+    paid = {"name": payee["name"], "account": account}
+    if payee.get("accountType"):
+        paid["accountType"] = payee["accountType"]
+    return paid
+
+
+def batch_process_chunk(batch_id: str, *, chunk_size: int = CHUNK_SIZE) -> bool:
+    """Claim and pay one chunk of items; False once there is nothing left to do here."""
+    now = timezone.now()
+    Batch.objects.filter(id=batch_id, status=Status.FUNDED).update(status=Status.QUEUED, updated_at=now)
+    Batch.objects.filter(id=batch_id, status=Status.QUEUED).update(status=Status.PROCESSING, updated_at=now)
+    batch = Batch.objects.filter(id=batch_id, status=Status.PROCESSING).first()
+    if batch is None:
+        return False
+    with transaction.atomic():
+        claimed = list(
+            BatchItem.objects.select_for_update(skip_locked=True)
+            .filter(batch=batch, status=ItemStatus.QUEUED, reserved_amount__isnull=False)
+            .order_by("index")
+            .values_list("id", flat=True)[:chunk_size]
+        )
+        BatchItem.objects.filter(id__in=claimed).update(status=ItemStatus.PROCESSING, updated_at=now)
+    with transaction.atomic():
+        # Our claimed chunk, or one a crashed run left PROCESSING; items another
+        # runner is paying right now are locked and skipped.
+        items = list(
+            BatchItem.objects.select_for_update(skip_locked=True)
+            .filter(batch=batch, status=ItemStatus.PROCESSING, payment__isnull=True)
+            .order_by("index")[:chunk_size]
+        )
+        if not items:
+            return bool(claimed)
+        program = Program.objects.get(id=batch.program_id)
+        outcomes = payments_accept_reserved(
+            program=program,
+            sandbox=batch.sandbox,
+            payments=[
+                ReservedPayment(
+                    account_id=item.account_id,
+                    reserved=item.reserved_amount,
+                    amount=item.amount,
+                    reference=item.reference,
+                    payee=_payee_as_paid(item.payee),
+                )
+                for item in items
+            ],
+            memo=f"Batch {batch.id} release",
+        )
+        now = timezone.now()
+        for item, outcome in zip(items, outcomes, strict=True):
+            item.updated_at = now
+            if isinstance(outcome, ApiError):
+                item.status, item.error = ItemStatus.FAILED, f"{outcome.code}: {outcome.message}"
+            else:
+                item.status, item.payment = ItemStatus.SUCCESS, outcome
+        BatchItem.objects.bulk_update(items, ["status", "error", "payment", "updated_at"], batch_size=1000)
+        Batch.objects.filter(id=batch.id).update(updated_at=now)
+    return True
+
+
+def batch_finish(batch_id: str) -> None:
+    """PROCESSING -> COMPLETED, PARTIALLY_FAILED or FAILED once no item is left to pay."""
+    with transaction.atomic():
+        batch = Batch.objects.select_for_update().filter(id=batch_id).first()
+        if batch is None or batch.status != Status.PROCESSING:
+            return
+        counts = BatchItem.objects.filter(batch=batch).aggregate(
+            open=Count("id", filter=Q(status__in=[ItemStatus.QUEUED, ItemStatus.PROCESSING])),
+            paid=Count("id", filter=Q(status=ItemStatus.SUCCESS)),
+            failed=Count("id", filter=Q(status=ItemStatus.FAILED)),
+        )
+        if counts["open"]:
+            return
+        if not counts["failed"]:
+            batch.status = Status.COMPLETED
+        elif not counts["paid"]:
+            batch.status = Status.FAILED
+        else:
+            batch.status = Status.PARTIALLY_FAILED
+        batch.save(update_fields=["status", "updated_at"])
+        logger.info("Batch %s: %s", batch.id, batch.status)
+
+
+def batches_stalled(older_than: timedelta) -> list[str]:
+    """Unfinished batches with no progress for a while (a worker died): to run again."""
+    cutoff = timezone.now() - older_than
+    return [
+        str(batch_id)
+        for batch_id in Batch.objects.exclude(status__in=Batch.FINAL)
+        .filter(updated_at__lt=cutoff)
+        .values_list("id", flat=True)
+    ]

@@ -1,0 +1,114 @@
+"""passkey-challenge and submit: the step-up that turns payments into a batch.
+
+submit checks, in this order (a refused submit changes nothing and keeps its
+scaChallenge usable until it expires):
+1. a remembered idempotencyKey: the first answer again (done by the view, before
+   the body is even read: the first submit's confirmation is already spent);
+2. the body's shape: 400;
+3. the scaChallenge: unknown, used, expired, or for other payments: 400;
+4. the draft named by batchId: 404, or 422 DRAFT_EXPIRED;
+5. the confirmation method the program offers: 422 NOT_SUPPORTED;
+6. the confirmation itself: 401 INVALID_CREDENTIALS (429 while locked).
+Then, in one transaction, the challenge (and draft) are consumed and the batch
+created; only that success is remembered under the idempotencyKey.
+"""
+
+import uuid
+
+from django.utils import timezone
+
+from authn.models import User
+from authn.services.stepup import step_up_confirm, step_up_passkey_challenge
+from bankapi.errors import ApiError, ErrorCode, validation_error
+from bankapi.idempotency import StoredResponse, idempotency_owner_of, idempotent_call, idempotent_replay
+from bankapi.models import Program
+from batches.actors import Actor
+from batches.models import Draft, ScaChallenge
+from batches.presenters import submit_answer
+from batches.rules import payments_hash
+from batches.services.challenges import (
+    STEP_UP_PURPOSE,
+    draft_for_submit,
+    payments_checked,
+    sca_challenge_live,
+)
+from batches.services.processing import batch_create
+
+OPERATION = "batches.submit"
+
+
+def batch_passkey_challenge(*, actor: Actor, user: User, sca: dict) -> dict:
+    """A single-use passkey session bound to the caller's live scaChallenge."""
+    challenge = sca_challenge_live(actor=actor, user=user, sca=sca)
+    return step_up_passkey_challenge(user=user, purpose=STEP_UP_PURPOSE, bound_to=str(challenge.id))
+
+
+def batch_submit_replay(*, actor: Actor, key: uuid.UUID | None) -> StoredResponse | None:
+    """The answer of an earlier successful submit with this key, if any."""
+    if key is None:
+        return None
+    owner_kind, owner_id = idempotency_owner_of(actor.scope)
+    return idempotent_replay(
+        program=Program.objects.get(id=actor.scope.program_id),
+        sandbox=actor.scope.sandbox,
+        owner_kind=owner_kind,
+        owner_id=owner_id,
+        operation=OPERATION,
+        key=key,
+    )
+
+
+def batch_submit(
+    *,
+    actor: Actor,
+    user: User,
+    payments: list[dict],
+    sca: dict,
+    confirmation: dict,
+    draft_id: str | None,
+    idempotency_key: uuid.UUID | None,
+) -> StoredResponse:
+    challenge = sca_challenge_live(actor=actor, user=user, sca=sca, payments=payments, draft_id=draft_id)
+    draft = draft_for_submit(actor, draft_id) if draft_id is not None else None
+    program = Program.objects.get(id=actor.scope.program_id)
+    # Outside any transaction: a counted wrong code, or a spent passkey session,
+    # must stay so when the request then fails.
+    step_up_confirm(
+        user=user,
+        program=program,
+        confirmation=confirmation,
+        purpose=STEP_UP_PURPOSE,
+        bound_to=str(challenge.id),
+    )
+
+    def work() -> StoredResponse:
+        now = timezone.now()
+        # Conditional updates: of two submits racing with one challenge (or one
+        # draft), exactly one consumes it and makes a batch.
+        consumed = ScaChallenge.objects.filter(
+            id=challenge.id, consumed_at__isnull=True, expires_at__gt=now
+        ).update(consumed_at=now)
+        if not consumed:
+            raise validation_error(
+                "scaChallenge", "The scaChallenge was used or has expired; initiate again."
+            )
+        if draft is not None:
+            taken = Draft.objects.filter(id=draft.id, submitted_at__isnull=True).update(submitted_at=now)
+            if not taken:
+                raise ApiError(ErrorCode.INVALID_STATE, "This draft has already been submitted.")
+        checked, currency = payments_checked(actor, payments)
+        batch = batch_create(actor=actor, user=user, checked=checked, currency=currency, draft=draft)
+        return StoredResponse.rendered(200, {"success": True, "data": submit_answer(batch)})
+
+    owner_kind, owner_id = idempotency_owner_of(actor.scope)
+    return idempotent_call(
+        program=program,
+        sandbox=actor.scope.sandbox,
+        owner_kind=owner_kind,
+        owner_id=owner_id,
+        operation=OPERATION,
+        key=idempotency_key,
+        fingerprint={"payments": payments_hash(payments, draft_id)},
+        work=work,
+        mismatch_message="This idempotencyKey was used for a submit of other payments.",
+    )

@@ -1,0 +1,38 @@
+"""Celery tasks of batch payments: thin wrappers, each safe to run twice."""
+
+from datetime import timedelta
+
+from celery import shared_task
+
+from batches.services.drafts import draft_verify, drafts_stalled
+from batches.services.processing import batch_process, batches_stalled
+
+# Unfinished work untouched this long is taken to be lost (its worker died).
+STALLED_AFTER = timedelta(minutes=2)
+
+
+@shared_task
+def verify_draft(draft_id: str) -> None:
+    draft_verify(draft_id)
+
+
+@shared_task
+def process_batch(batch_id: str) -> None:
+    batch_process(batch_id)
+
+
+@shared_task
+def resume_stalled_batches(older_than_seconds: float = STALLED_AFTER.total_seconds()) -> dict:
+    """Beat sweep: queue again the drafts and batches a dead worker left unfinished.
+
+    Running a batch or a verification twice is safe, so a sweep that races a
+    slow live worker costs only duplicate work, never a duplicate payment.
+    """
+    older_than = timedelta(seconds=older_than_seconds)
+    drafts = drafts_stalled(older_than)
+    batches = batches_stalled(older_than)
+    for draft_id in drafts:
+        verify_draft.delay(draft_id)
+    for batch_id in batches:
+        process_batch.delay(batch_id)
+    return {"drafts": len(drafts), "batches": len(batches)}

@@ -1,0 +1,139 @@
+"""Events (an outbox written with the change that caused them) and webhook endpoints.
+
+An event row is written in the same transaction as the change it reports, so it
+exists if and only if that change committed. Deliveries to webhook endpoints are
+made afterwards from these rows, at least once, in order per resource.
+"""
+
+import uuid
+
+from django.db import models
+
+from bankapi.crypto import EncryptedTextField
+from bankapi.models import Custodian, Customer, TenantOwned
+
+
+class EventType(models.TextChoices):
+    PAYMENT_REQUEST_ACCEPTED = "payment_request.accepted"
+    PAYMENT_REQUEST_HELD = "payment_request.held"
+    PAYMENT_REQUEST_APPROVED = "payment_request.approved"
+    PAYMENT_REQUEST_SETTLED = "payment_request.settled"
+    PAYMENT_REQUEST_FAILED = "payment_request.failed"
+    SCHEDULED_PAYMENT_RUN_SUCCEEDED = "scheduled_payment.run_succeeded"
+    SCHEDULED_PAYMENT_RUN_FAILED = "scheduled_payment.run_failed"
+    SCHEDULED_PAYMENT_COMPLETED = "scheduled_payment.completed"
+    BATCH_FUNDED = "batch.funded"
+    BATCH_FUNDING_FAILED = "batch.funding_failed"
+    BATCH_COMPLETED = "batch.completed"
+    BATCH_PARTIALLY_FAILED = "batch.partially_failed"
+    BATCH_FAILED = "batch.failed"
+    APPLICATION_STAGE_CHANGED = "application.stage_changed"
+    APPLICATION_VERIFICATION_UPDATED = "application.verification_updated"
+    CARD_ISSUED = "card.issued"
+
+
+class Event(TenantOwned):
+    # The integer key orders events as they were written: deliveries of one
+    # resource go out in this order.
+    id = models.BigAutoField(primary_key=True)
+    event_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    type = models.CharField(max_length=64, choices=EventType.choices)
+    # Who may see it: the customer it concerns, and the custodian for its batches.
+    customer = models.ForeignKey(Customer, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    custodian = models.ForeignKey(
+        Custodian, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    resource_type = models.CharField(max_length=40)
+    resource_id = models.CharField(max_length=64)
+    data = models.JSONField()
+    # Set once its deliveries exist (one per subscribed endpoint). Writing the
+    # event costs the change one INSERT; the fan-out happens after commit.
+    fanned_out = models.BooleanField(default=False)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["program", "sandbox", "created_at"]),
+            models.Index(fields=["customer", "created_at"]),
+            models.Index(fields=["custodian", "created_at"]),
+            models.Index(fields=["resource_type", "resource_id", "id"]),
+            models.Index(fields=["id"], condition=models.Q(fanned_out=False), name="event_not_fanned_out"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.event_id}"
+
+    @property
+    def resource_key(self) -> str:
+        return f"{self.resource_type}:{self.resource_id}"
+
+
+class WebhookEndpoint(TenantOwned):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    url = models.URLField(max_length=2000)
+    event_types = models.JSONField(default=list)
+    # `whsec_<base64>`; the previous one keeps signing beside it for a while
+    # after a rotation, so receivers can switch without losing deliveries.
+    secret = EncryptedTextField()
+    previous_secret = EncryptedTextField(blank=True, default="")
+    previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
+    enabled = models.BooleanField(default=True)
+    disabled_reason = models.CharField(max_length=300, blank=True)
+    # Start of the current run of failed attempts; cleared by a success.
+    failing_since = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["program", "sandbox", "created_at"])]
+
+    def __str__(self) -> str:
+        return self.url
+
+    def subscribes_to(self, event_type: str) -> bool:
+        return event_type in self.event_types
+
+
+class Delivery(models.Model):
+    """One event to deliver to one endpoint (a redelivery adds another)."""
+
+    class State(models.TextChoices):
+        PENDING = "PENDING"
+        DELIVERED = "DELIVERED"
+        FAILED = "FAILED"  # gave up after the retry window
+
+    id = models.BigAutoField(primary_key=True)
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="deliveries")
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
+    resource_key = models.CharField(max_length=120)
+    redelivery = models.BooleanField(default=False)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField()
+    # A worker sending this delivery holds it until then; a crashed worker's
+    # lease runs out and the sweep sends it again (at least once).
+    leased_until = models.DateTimeField(null=True, blank=True)
+    first_attempt_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["endpoint", "resource_key", "state", "id"]),
+            models.Index(fields=["state", "next_attempt_at"]),
+        ]
+        constraints = [
+            # The fan-out may run twice (a redelivered task, the sweep): one
+            # first delivery per event and endpoint whatever happens.
+            models.UniqueConstraint(
+                fields=["event", "endpoint"],
+                condition=models.Q(redelivery=False),
+                name="delivery_once_per_endpoint",
+            )
+        ]
+
+
+class DeliveryAttempt(models.Model):
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_log")
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField()
+    error = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)

@@ -1,0 +1,43 @@
+"""Reads of events and webhook endpoints, always inside the caller's scope."""
+
+from datetime import datetime
+
+from django.db.models import QuerySet
+
+from bankapi.errors import not_found
+from bankapi.roles import Role
+from bankapi.scope import Scope, get_or_not_found, parse_uuid
+from events.models import Event, WebhookEndpoint
+
+
+def events_of(
+    scope: Scope, *, type: str | None = None, created_after: datetime | None = None
+) -> QuerySet[Event]:
+    """A customer sees its own events, a custodian those of its batches, a
+    management caller every event of the named program in its environment."""
+    events = Event.objects.for_scope(scope)
+    if scope.role == Role.CUSTOMER:
+        events = events.filter(customer_id=scope.customer_id) if scope.customer_id else events.none()
+    elif scope.role == Role.CUSTODIAN:
+        events = events.filter(custodian_id=scope.custodian_id) if scope.custodian_id else events.none()
+    if type:
+        events = events.filter(type=type)
+    if created_after:
+        events = events.filter(created_at__gt=created_after)
+    return events
+
+
+def event_of(scope: Scope, event_id: str) -> Event:
+    parsed = parse_uuid(event_id)
+    event = events_of(scope).filter(event_id=parsed).first() if parsed else None
+    if event is None:
+        raise not_found("Event")
+    return event
+
+
+def endpoints_of(scope: Scope) -> QuerySet[WebhookEndpoint]:
+    return WebhookEndpoint.objects.for_scope(scope)
+
+
+def endpoint_of(scope: Scope, endpoint_id: str) -> WebhookEndpoint:
+    return get_or_not_found(endpoints_of(scope), endpoint_id, "Webhook endpoint")

@@ -1,0 +1,63 @@
+"""Request and response bodies of the event and webhook-endpoint routes."""
+
+from rest_framework import serializers
+
+from bankapi.serializers import InputSerializer, StrictCharField, StrictChoiceField, StrictListField
+from events.models import EventType
+
+
+class EventSerializer(serializers.Serializer):
+    eventId = serializers.UUIDField()
+    type = serializers.ChoiceField(choices=EventType.choices)
+    createdAt = serializers.DateTimeField()
+    sandbox = serializers.BooleanField()
+    data = serializers.DictField(
+        help_text="The resource as its own route shows it, at the time of the event."
+    )
+
+
+class EventListSerializer(serializers.Serializer):
+    events = EventSerializer(many=True)
+    nextToken = serializers.CharField(allow_null=True)
+
+
+class EventRedeliveredSerializer(serializers.Serializer):
+    eventId = serializers.UUIDField()
+    queued = serializers.IntegerField(
+        help_text="Deliveries queued: one per enabled endpoint subscribed to the type."
+    )
+
+
+class WebhookEndpointCreateSerializer(InputSerializer):
+    url = StrictCharField(
+        max_length=2000,
+        help_text="Where events are POSTed. https only in production, where loopback and private "
+        "addresses are refused; the sandbox also takes http.",
+    )
+    eventTypes = StrictListField(
+        child=StrictChoiceField(choices=EventType.choices), min_length=1, max_length=len(EventType.values)
+    )
+
+
+class WebhookEndpointSerializer(serializers.Serializer):
+    endpointId = serializers.UUIDField()
+    url = serializers.CharField()
+    eventTypes = serializers.ListField(child=serializers.ChoiceField(choices=EventType.choices))
+    enabled = serializers.BooleanField()
+    disabledReason = serializers.CharField(allow_null=True)
+    createdAt = serializers.DateTimeField()
+
+
+class WebhookEndpointSecretSerializer(serializers.Serializer):
+    endpointId = serializers.UUIDField()
+    url = serializers.CharField()
+    eventTypes = serializers.ListField(child=serializers.ChoiceField(choices=EventType.choices))
+    secret = serializers.CharField(
+        help_text="`whsec_` and the base64 of the signing key. Shown only in this answer: store it."
+    )
+    createdAt = serializers.DateTimeField()
+
+
+class WebhookEndpointListSerializer(serializers.Serializer):
+    webhookEndpoints = WebhookEndpointSerializer(many=True)
+    nextToken = serializers.CharField(allow_null=True)

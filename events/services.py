@@ -1,0 +1,358 @@
+"""Events: recorded with the change, fanned out to endpoints, delivered in order.
+
+`event_record` is what every domain calls inside the transaction of its change.
+Everything else here runs after commit, from Celery tasks (in-process on the
+embedded default) or the sweep.
+"""
+
+import ipaddress
+import json
+import random
+import socket
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+import urllib3
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from bankapi.errors import ApiError, validation_error
+from bankapi.scope import Scope
+from events import signing
+from events.models import Delivery, DeliveryAttempt, Event, EventType, WebhookEndpoint
+
+ATTEMPT_TIMEOUT_SECONDS = 10.0
+ROTATION_OVERLAP = timedelta(hours=24)
+FAN_OUT_GRACE = timedelta(seconds=30)
+
+
+def _enqueue_fan_out(event_id: int) -> None:
+    from events.tasks import event_fan_out
+
+    event_fan_out.delay(event_id)
+
+
+def event_record(
+    *,
+    type: EventType,
+    program_id: uuid.UUID,
+    sandbox: bool,
+    resource_type: str,
+    resource_id: Any,
+    data: dict[str, Any],
+    customer_id: uuid.UUID | None = None,
+    custodian_id: uuid.UUID | None = None,
+) -> Event:
+    """Write an event in the caller's transaction: it exists iff the change commits.
+
+    Its delivery is queued after commit; a rolled-back change leaves neither.
+    """
+    event = Event.objects.create(
+        type=type,
+        program_id=program_id,
+        sandbox=sandbox,
+        customer_id=customer_id,
+        custodian_id=custodian_id,
+        resource_type=resource_type,
+        resource_id=str(resource_id),
+        data=data,
+    )
+    transaction.on_commit(lambda: _enqueue_fan_out(event.id))
+    return event
+
+
+def event_payload(event: Event) -> dict[str, Any]:
+    """The event as the events list and webhook deliveries show it."""
+    return {
+        "eventId": str(event.event_id),
+        "type": event.type,
+        "createdAt": event.created_at.isoformat(),
+        "sandbox": event.sandbox,
+        "data": event.data,
+    }
+
+
+def _endpoints_for(event: Event):
+    return [
+        endpoint
+        for endpoint in WebhookEndpoint.objects.filter(program_id=event.program_id, sandbox=event.sandbox)
+        if endpoint.subscribes_to(event.type)
+    ]
+
+
+def event_fan_out(event_id: int) -> list[tuple[uuid.UUID, str]]:
+    """Create the event's deliveries, once; answer the (endpoint, resource) queues to drain."""
+    with transaction.atomic():
+        event = Event.objects.select_for_update().filter(id=event_id).first()
+        if event is None:
+            return []
+        if not event.fanned_out:
+            now = timezone.now()
+            Delivery.objects.bulk_create(
+                [
+                    Delivery(
+                        event=event, endpoint=endpoint, resource_key=event.resource_key, next_attempt_at=now
+                    )
+                    for endpoint in _endpoints_for(event)
+                ],
+                ignore_conflicts=True,
+            )
+            event.fanned_out = True
+            event.save(update_fields=["fanned_out", "updated_at"])
+        endpoint_ids = Delivery.objects.filter(event=event, state=Delivery.State.PENDING).values_list(
+            "endpoint_id", flat=True
+        )
+        return [(endpoint_id, event.resource_key) for endpoint_id in endpoint_ids]
+
+
+def endpoint_url_check(url: str, *, sandbox: bool) -> None:
+    """Production endpoints are https on public addresses only: a webhook must not
+    be a way to reach this service's own network. The sandbox also takes http and
+    loopback, for receivers on a developer's machine."""
+    parts = urlsplit(url)
+    schemes = ("https", "http") if sandbox else ("https",)
+    if parts.scheme not in schemes or not parts.hostname:
+        raise validation_error("url", f"url must be an absolute {' or '.join(schemes)} URL.")
+    if sandbox:
+        return
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or 443, proto=socket.IPPROTO_TCP)
+    except (socket.gaierror, UnicodeError):
+        raise validation_error("url", "url's host cannot be resolved.")
+    for info in infos:
+        address = ipaddress.ip_address(info[4][0])
+        if not address.is_global:
+            raise validation_error("url", "url must not point at a loopback, private or reserved address.")
+
+
+def endpoint_create(*, scope: Scope, url: str, event_types: list[str]) -> WebhookEndpoint:
+    endpoint_url_check(url, sandbox=scope.sandbox)
+    return WebhookEndpoint.objects.create(
+        program_id=scope.program_id,
+        sandbox=scope.sandbox,
+        url=url,
+        event_types=sorted(set(event_types)),
+        secret=signing.secret_generate(),
+    )
+
+
+def endpoint_delete(endpoint: WebhookEndpoint) -> None:
+    endpoint.delete()
+
+
+def endpoint_rotate_secret(endpoint: WebhookEndpoint) -> WebhookEndpoint:
+    """A new secret, answered once; the old one keeps signing beside it for 24 hours."""
+    with transaction.atomic():
+        locked = WebhookEndpoint.objects.select_for_update().get(id=endpoint.id)
+        locked.previous_secret = locked.secret
+        locked.previous_secret_expires_at = timezone.now() + ROTATION_OVERLAP
+        locked.secret = signing.secret_generate()
+        locked.save(update_fields=["previous_secret", "previous_secret_expires_at", "secret", "updated_at"])
+        return locked
+
+
+def event_redeliver(event: Event) -> int:
+    """Queue one more delivery of the event to each endpoint subscribed to it now."""
+    with transaction.atomic():
+        now = timezone.now()
+        deliveries = Delivery.objects.bulk_create(
+            [
+                Delivery(
+                    event=event,
+                    endpoint=endpoint,
+                    resource_key=event.resource_key,
+                    redelivery=True,
+                    next_attempt_at=now,
+                )
+                for endpoint in _endpoints_for(event)
+                if endpoint.enabled
+            ]
+        )
+        queues = {(delivery.endpoint_id, delivery.resource_key) for delivery in deliveries}
+        transaction.on_commit(lambda: _enqueue_drains(queues))
+        return len(deliveries)
+
+
+def _enqueue_drains(queues) -> None:
+    from events.tasks import deliveries_drain
+
+    for endpoint_id, resource_key in queues:
+        deliveries_drain.delay(str(endpoint_id), resource_key)
+
+
+def retry_delay(attempts: int) -> timedelta:
+    """Exponential backoff with jitter: base, 2x base, 4x base... capped at an hour."""
+    base = float(settings.WEBHOOK_RETRY_BASE_SECONDS)
+    seconds = min(base * 2 ** max(attempts - 1, 0), 3600.0)
+    return timedelta(seconds=seconds * random.uniform(0.75, 1.25))  # noqa: S311 - jitter, not a secret
+
+
+def _live_secrets(endpoint: WebhookEndpoint, now: datetime) -> list[str]:
+    secrets_ = [endpoint.secret]
+    if (
+        endpoint.previous_secret
+        and endpoint.previous_secret_expires_at
+        and endpoint.previous_secret_expires_at > now
+    ):
+        secrets_.append(endpoint.previous_secret)
+    return secrets_
+
+
+def _claim_next(endpoint: WebhookEndpoint, resource_key: str, now: datetime) -> Delivery | None:
+    """The oldest pending delivery of this resource to this endpoint, if it is due
+    and nobody holds it. A later event never overtakes an earlier one."""
+    head = (
+        Delivery.objects.filter(endpoint=endpoint, resource_key=resource_key, state=Delivery.State.PENDING)
+        .select_related("event")
+        .order_by("event_id", "id")
+        .first()
+    )
+    if head is None or head.next_attempt_at > now or (head.leased_until and head.leased_until > now):
+        return None
+    resource_type, _, resource_id = resource_key.partition(":")
+    earlier_unsent = Event.objects.filter(
+        program_id=head.event.program_id,
+        resource_type=resource_type,
+        resource_id=resource_id,
+        id__lt=head.event_id,
+        fanned_out=False,
+    ).exists()
+    if earlier_unsent:
+        return None
+    # A conditional update is the claim: of two workers draining the same queue,
+    # one moves the lease and the other updates nothing.
+    lease = now + timedelta(seconds=settings.WEBHOOK_DELIVERY_LEASE_SECONDS)
+    claimed = Delivery.objects.filter(
+        id=head.id, state=Delivery.State.PENDING, leased_until=head.leased_until
+    ).update(leased_until=lease)
+    if not claimed:
+        return None
+    head.leased_until = lease
+    return head
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    delivered: bool
+    status_code: int | None
+    error: str
+
+
+_http = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(total=ATTEMPT_TIMEOUT_SECONDS))
+
+
+def _post(endpoint: WebhookEndpoint, event: Event, now: datetime) -> AttemptOutcome:
+    body = json.dumps(event_payload(event), separators=(",", ":")).encode()
+    message_id = str(event.event_id)
+    timestamp = int(now.timestamp())
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "bankapi-webhooks/1",
+        "webhook-id": message_id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": signing.signature_header(
+            _live_secrets(endpoint, now), message_id, timestamp, body
+        ),
+    }
+    try:
+        if not endpoint.sandbox:
+            # Checked again at send time: a name may resolve elsewhere than when
+            # the endpoint was created.
+            endpoint_url_check(endpoint.url, sandbox=False)
+        response = _http.request("POST", endpoint.url, body=body, headers=headers, redirect=False)
+    except ApiError as error:
+        return AttemptOutcome(False, None, error.message)
+    except urllib3.exceptions.HTTPError as error:
+        return AttemptOutcome(False, None, f"{type(error).__name__}: {error}"[:300])
+    if 200 <= response.status < 300:
+        return AttemptOutcome(True, response.status, "")
+    return AttemptOutcome(False, response.status, f"HTTP {response.status}")
+
+
+def _record(endpoint: WebhookEndpoint, delivery: Delivery, outcome: AttemptOutcome, latency_ms: int) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        DeliveryAttempt.objects.create(
+            delivery=delivery, status_code=outcome.status_code, latency_ms=latency_ms, error=outcome.error
+        )
+        delivery.attempts += 1
+        delivery.first_attempt_at = delivery.first_attempt_at or now
+        delivery.leased_until = None
+        delivery.last_error = outcome.error
+        window = timedelta(hours=settings.WEBHOOK_RETRY_WINDOW_HOURS)
+        if outcome.delivered:
+            delivery.state = Delivery.State.DELIVERED
+            delivery.delivered_at = now
+        elif now - delivery.first_attempt_at >= window:
+            delivery.state = Delivery.State.FAILED
+        else:
+            delivery.next_attempt_at = now + retry_delay(delivery.attempts)
+        delivery.save()
+        endpoint_health_update(endpoint, delivered=outcome.delivered, error=outcome.error, now=now)
+
+
+def endpoint_health_update(endpoint: WebhookEndpoint, *, delivered: bool, error: str, now: datetime) -> None:
+    """An endpoint failing without a success for the whole retry window is disabled."""
+    locked = WebhookEndpoint.objects.select_for_update().get(id=endpoint.id)
+    if delivered:
+        locked.failing_since = None
+    else:
+        locked.failing_since = locked.failing_since or now
+        window = timedelta(hours=settings.WEBHOOK_RETRY_WINDOW_HOURS)
+        if now - locked.failing_since >= window:
+            locked.enabled = False
+            locked.disabled_reason = f"Failing since {locked.failing_since.isoformat()}: {error}"[:300]
+    locked.save(update_fields=["failing_since", "enabled", "disabled_reason", "updated_at"])
+    endpoint.enabled, endpoint.failing_since = locked.enabled, locked.failing_since
+
+
+@dataclass(frozen=True)
+class DrainResult:
+    delivered: int
+    retry_at: datetime | None
+
+
+def deliveries_drain(endpoint_id: uuid.UUID | str, resource_key: str) -> DrainResult:
+    """Send the resource's pending events to the endpoint, oldest first, until one
+    fails (it then holds back the later ones until its retry) or none is due."""
+    delivered = 0
+    while True:
+        endpoint = WebhookEndpoint.objects.filter(id=endpoint_id, enabled=True).first()
+        if endpoint is None:
+            return DrainResult(delivered, None)
+        now = timezone.now()
+        delivery = _claim_next(endpoint, resource_key, now)
+        if delivery is None:
+            return DrainResult(delivered, None)
+        started = time.monotonic()
+        outcome = _post(endpoint, delivery.event, now)
+        _record(endpoint, delivery, outcome, int((time.monotonic() - started) * 1000))
+        if not outcome.delivered:
+            retry_at = delivery.next_attempt_at if delivery.state == Delivery.State.PENDING else None
+            return DrainResult(delivered, retry_at)
+        delivered += 1
+
+
+def deliveries_sweep(limit: int = 500) -> set[tuple[str, str]]:
+    """What the beat sweep re-drives: events whose fan-out never ran (a lost task),
+    and queues whose head is due (a retry, or a lease left by a crashed worker)."""
+    now = timezone.now()
+    stale = Event.objects.filter(fanned_out=False, created_at__lt=now - FAN_OUT_GRACE).order_by("id")
+    queues: set[tuple[str, str]] = set()
+    for event_id in stale.values_list("id", flat=True)[:limit]:
+        queues.update((str(endpoint), key) for endpoint, key in event_fan_out(event_id))
+    due = (
+        Delivery.objects.filter(
+            state=Delivery.State.PENDING, next_attempt_at__lte=now, endpoint__enabled=True
+        )
+        .exclude(leased_until__gt=now)
+        .values_list("endpoint_id", "resource_key")
+        .distinct()[:limit]
+    )
+    queues.update((str(endpoint), key) for endpoint, key in due)
+    return queues

@@ -1,0 +1,34 @@
+"""Celery tasks of event delivery: thin wrappers, safe to run twice or at once."""
+
+from celery import shared_task
+
+from events import services
+
+
+def _drain_later(queues) -> None:
+    for endpoint_id, resource_key in queues:
+        deliveries_drain.delay(str(endpoint_id), resource_key)
+
+
+@shared_task
+def event_fan_out(event_id: int) -> int:
+    queues = services.event_fan_out(event_id)
+    _drain_later(queues)
+    return len(queues)
+
+
+@shared_task
+def deliveries_drain(endpoint_id: str, resource_key: str) -> int:
+    result = services.deliveries_drain(endpoint_id, resource_key)
+    if result.retry_at is not None and not deliveries_drain.app.conf.task_always_eager:
+        # In-process (no broker) a retry waits for the sweep instead: an eager
+        # countdown would retry at once, in the request that wrote the event.
+        deliveries_drain.apply_async((endpoint_id, resource_key), eta=result.retry_at)
+    return result.delivered
+
+
+@shared_task
+def deliveries_sweep() -> int:
+    queues = services.deliveries_sweep()
+    _drain_later(queues)
+    return len(queues)

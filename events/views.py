@@ -1,0 +1,241 @@
+"""Event and webhook-endpoint routes. Views parse and authorise; services decide."""
+
+from datetime import datetime
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from bankapi.api import ScopedAPIView
+from bankapi.errors import validation_error
+from bankapi.pagination import page_body, paginate
+from bankapi.responses import ok
+from bankapi.roles import Role
+from bankapi.schema import envelope, error_responses
+from events.models import EventType, WebhookEndpoint
+from events.selectors import endpoint_of, endpoints_of, event_of, events_of
+from events.serializers import (
+    EventListSerializer,
+    EventRedeliveredSerializer,
+    WebhookEndpointCreateSerializer,
+    WebhookEndpointListSerializer,
+    WebhookEndpointSecretSerializer,
+)
+from events.services import (
+    endpoint_create,
+    endpoint_delete,
+    endpoint_rotate_secret,
+    event_payload,
+    event_redeliver,
+)
+from payments.formats import ISO_DATE_TIME
+
+PROGRAM_ID = OpenApiParameter(
+    "programId",
+    str,
+    OpenApiParameter.QUERY,
+    required=False,
+    description="The program, for management callers (required for them, else 400); ignored for others.",
+)
+PAGE = [
+    OpenApiParameter(
+        "limit", str, OpenApiParameter.QUERY, required=False, description="1 to 200 (default 50)."
+    ),
+    OpenApiParameter(
+        "nextToken", str, OpenApiParameter.QUERY, required=False, description="From the last page."
+    ),
+]
+
+
+def endpoint_data(endpoint: WebhookEndpoint) -> dict:
+    return {
+        "endpointId": str(endpoint.id),
+        "url": endpoint.url,
+        "eventTypes": endpoint.event_types,
+        "enabled": endpoint.enabled,
+        "disabledReason": endpoint.disabled_reason or None,
+        "createdAt": endpoint.created_at.isoformat(),
+    }
+
+
+def endpoint_secret_data(endpoint: WebhookEndpoint) -> dict:
+    return {
+        "endpointId": str(endpoint.id),
+        "url": endpoint.url,
+        "eventTypes": endpoint.event_types,
+        "secret": endpoint.secret,
+        "createdAt": endpoint.created_at.isoformat(),
+    }
+
+
+class EventsScopedView(ScopedAPIView):
+    """Customers and custodians with their access token; management with its id token."""
+
+    roles = (Role.CUSTOMER, Role.CUSTODIAN, Role.MANAGEMENT)
+
+    def required_token_use(self, claims: dict) -> str:
+        return "id" if claims.get("role") == Role.MANAGEMENT else "access"
+
+
+class ManagementView(ScopedAPIView):
+    token_use = "id"
+    roles = (Role.MANAGEMENT,)
+
+
+def _created_after(raw: str | None) -> datetime | None:
+    if raw is None:
+        return None
+    if not ISO_DATE_TIME.fullmatch(raw):
+        raise validation_error(
+            "createdAfter", "createdAfter must be an ISO 8601 date-time, e.g. 2026-01-31T00:00:00Z."
+        )
+    try:
+        moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        raise validation_error("createdAfter", "createdAfter is not a real date-time.")
+    if moment.tzinfo is None:
+        raise validation_error("createdAfter", "createdAfter needs a time zone (Z or an offset).")
+    return moment
+
+
+def _event_type(raw: str | None) -> str | None:
+    if raw is not None and raw not in EventType.values:
+        raise validation_error("type", f"type must be one of: {', '.join(EventType.values)}.")
+    return raw
+
+
+class EventListView(EventsScopedView):
+    @extend_schema(
+        tags=["events"],
+        summary="Events of the caller",
+        description=(
+            "What happened after the requests that started it, newest first: a customer sees its "
+            "own events, a custodian those of its batches, a management caller (id token and "
+            "`programId`) every event of the program in its environment. Each event carries the "
+            "resource as its own route shows it."
+        ),
+        parameters=[
+            PROGRAM_ID,
+            OpenApiParameter("type", str, OpenApiParameter.QUERY, required=False, enum=EventType.values),
+            OpenApiParameter(
+                "createdAfter",
+                str,
+                OpenApiParameter.QUERY,
+                required=False,
+                description="ISO 8601 date-time with a zone; only later events.",
+            ),
+            *PAGE,
+        ],
+        responses={
+            200: envelope("EventListResponse", EventListSerializer()),
+            **error_responses(400, 401, 403, 404),
+        },
+    )
+    def get(self, request):
+        events = events_of(
+            self.scope,
+            type=_event_type(request.query_params.get("type")),
+            created_after=_created_after(request.query_params.get("createdAfter")),
+        )
+        return ok(page_body(paginate(events, request.query_params), "events", event_payload))
+
+
+class EventRedeliverView(EventsScopedView):
+    @extend_schema(
+        tags=["events"],
+        summary="Deliver an event again",
+        description=(
+            "Queues one more delivery of the event to every enabled webhook endpoint subscribed to "
+            "its type. The delivery carries the same `webhook-id` as the first one."
+        ),
+        request=None,
+        parameters=[PROGRAM_ID],
+        responses={
+            200: envelope("EventRedeliveredResponse", EventRedeliveredSerializer()),
+            **error_responses(400, 401, 403, 404, s404="RESOURCE_NOT_FOUND: no such event for this caller."),
+        },
+    )
+    def post(self, request, eventId: str):
+        event = event_of(self.scope, eventId)
+        return ok({"eventId": str(event.event_id), "queued": event_redeliver(event)})
+
+
+class WebhookEndpointListView(ManagementView):
+    @extend_schema(
+        tags=["webhooks"],
+        summary="Webhook endpoints of the program",
+        description="Management id token and `programId`. Secrets are never listed.",
+        parameters=[PROGRAM_ID, *PAGE],
+        responses={
+            200: envelope("WebhookEndpointListResponse", WebhookEndpointListSerializer()),
+            **error_responses(400, 401, 403, 404),
+        },
+    )
+    def get(self, request):
+        page = paginate(endpoints_of(self.scope), request.query_params)
+        return ok(page_body(page, "webhookEndpoints", endpoint_data))
+
+    @extend_schema(
+        tags=["webhooks"],
+        summary="Subscribe a webhook endpoint",
+        description=(
+            "Events of the listed types, of this program and environment, are POSTed to `url` and "
+            "signed as the Standard Webhooks specification says: headers `webhook-id` (the eventId), "
+            "`webhook-timestamp` (unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "
+            '"<webhook-id>.<webhook-timestamp>.<body>">`, keyed by the secret\'s bytes after `whsec_`). '
+            "A delivery answered with anything but 2xx within 10 s is retried with exponential backoff "
+            "for 72 hours; an endpoint failing for 72 hours is disabled. The secret is answered only here."
+        ),
+        parameters=[PROGRAM_ID],
+        request=WebhookEndpointCreateSerializer,
+        responses={
+            200: envelope("WebhookEndpointCreatedResponse", WebhookEndpointSecretSerializer()),
+            **error_responses(400, 401, 403, 404),
+        },
+    )
+    def post(self, request):
+        body = WebhookEndpointCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        endpoint = endpoint_create(
+            scope=self.scope, url=body.validated_data["url"], event_types=body.validated_data["eventTypes"]
+        )
+        return ok(endpoint_secret_data(endpoint))
+
+
+class WebhookEndpointView(ManagementView):
+    @extend_schema(
+        tags=["webhooks"],
+        summary="Remove a webhook endpoint",
+        description="Stops every delivery to it, pending ones included.",
+        parameters=[PROGRAM_ID],
+        responses={
+            200: envelope(
+                "WebhookEndpointDeletedResponse",
+                serializers.JSONField(allow_null=True, default=None, help_text="Always null."),
+            ),
+            **error_responses(400, 401, 403, 404),
+        },
+    )
+    def delete(self, request, endpointId: str):
+        endpoint_delete(endpoint_of(self.scope, endpointId))
+        return Response({"success": True, "data": None})
+
+
+class WebhookEndpointRotateView(ManagementView):
+    @extend_schema(
+        tags=["webhooks"],
+        summary="Rotate a webhook endpoint's secret",
+        description=(
+            "Answers a new secret, once. For 24 hours deliveries carry two signatures, by the new "
+            "and the old secret, space-separated, so the receiver can switch without a gap."
+        ),
+        request=None,
+        parameters=[PROGRAM_ID],
+        responses={
+            200: envelope("WebhookEndpointRotatedResponse", WebhookEndpointSecretSerializer()),
+            **error_responses(400, 401, 403, 404),
+        },
+    )
+    def post(self, request, endpointId: str):
+        endpoint = endpoint_rotate_secret(endpoint_of(self.scope, endpointId))
+        return ok(endpoint_secret_data(endpoint))

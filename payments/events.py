@@ -1,0 +1,30 @@
+"""The events payments write, in the transaction of the change they report."""
+
+from events.models import EventType
+from events.services import event_record
+from payments.models import PaymentRequest, ScheduledPayment
+from payments.presenters import payment_request_data, scheduled_payment_data
+
+
+def payment_request_event(request: PaymentRequest, type: EventType) -> None:
+    event_record(
+        type=type,
+        program_id=request.program_id,
+        sandbox=request.sandbox,
+        customer_id=request.customer_id,
+        resource_type="payment_request",
+        resource_id=request.id,
+        data=payment_request_data(request),
+    )
+
+
+def scheduled_payment_event(schedule: ScheduledPayment, type: EventType) -> None:
+    event_record(
+        type=type,
+        program_id=schedule.program_id,
+        sandbox=schedule.sandbox,
+        customer_id=schedule.customer_id,
+        resource_type="scheduled_payment",
+        resource_id=schedule.id,
+        data=scheduled_payment_data(schedule),
+    )

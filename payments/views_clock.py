@@ -1,0 +1,69 @@
+"""The sandbox clock: run a customer's schedules ahead of time, in the sandbox only."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+
+from bankapi.api import ScopedAPIView
+from bankapi.errors import not_found, validation_error
+from bankapi.responses import ok
+from bankapi.roles import Role
+from bankapi.schema import envelope, error_responses
+from bankapi.scope import access_customer
+from bankapi.serializers import InputSerializer, StrictCharField
+from payments.formats import iso_date_parse
+from payments.services.schedules import sandbox_clock_run
+
+
+class SandboxClockSerializer(InputSerializer):
+    date = StrictCharField(
+        help_text="YYYY-MM-DD, at most 366 days after today (UTC).",
+    )
+
+
+class SandboxClockRunSerializer(serializers.Serializer):
+    date = serializers.DateField()
+    paid = serializers.IntegerField(help_text="Runs that made a payment (PENDING).")
+    held = serializers.IntegerField(help_text="Runs whose payment is held for review (PENDING_TM).")
+    failed = serializers.IntegerField(
+        help_text="Runs refused before acceptance; see each schedule's lastRun."
+    )
+
+
+class SandboxClockView(ScopedAPIView):
+    roles = (Role.CUSTOMER,)
+
+    @extend_schema(
+        tags=["sandbox"],
+        summary="Sandbox: run scheduled payments up to a day",
+        description=(
+            "Runs every schedule of the calling customer for each day up to `date`, as the 02:00 UTC "
+            "run of each of those days would have: a monthly schedule three months ahead pays three "
+            "times (on the last day of shorter months when its day is missing). A day run here is "
+            "never paid again by the real run of that day. Sandbox access tokens only; production "
+            "tokens get 404."
+        ),
+        request=SandboxClockSerializer,
+        responses={
+            200: envelope("SandboxClockRunResponse", SandboxClockRunSerializer()),
+            **error_responses(400, 401, 403, 404, s404="RESOURCE_NOT_FOUND: always for production tokens."),
+        },
+    )
+    def post(self, request):
+        if not self.scope.sandbox:
+            raise not_found()
+        body = SandboxClockSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            up_to = iso_date_parse(body.validated_data["date"])
+        except ValueError:
+            raise validation_error("date", "date must be a real calendar date written YYYY-MM-DD.")
+        customer = access_customer(self.scope, str(self.scope.customer_id))
+        summary = sandbox_clock_run(customer=customer, up_to=up_to)
+        return ok(
+            {
+                "date": up_to.isoformat(),
+                "paid": summary.paid,
+                "held": summary.held,
+                "failed": len(summary.failed),
+            }
+        )

@@ -1,0 +1,185 @@
+"""Processing: funding per payer account, items paid in chunks, safe to rerun."""
+
+from decimal import Decimal
+
+import pytest
+
+from bankapi.models import Account, Customer, Program
+from batches.models import Batch, BatchItem
+from batches.services import processing
+from batches.services.processing import batch_fund, batch_process
+from payments.ledger import ledger_check
+from payments.models import LedgerTransaction, PaymentRequest
+from payments.services.settlement import payment_fail
+from tests.batches.conftest import PAYEE_IBAN, balance, payment
+from tests.batches.helpers import batch_submitted
+from tests.payments.factories import funded_account
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def payers(custodian_accounts) -> list[Account]:
+    return [Account.objects.get(id=entry["accountId"]) for entry in custodian_accounts]
+
+
+def custodian_payer(custodian, balance_: str) -> Account:
+    customer = Customer.objects.create(
+        program_id=custodian.program_id, name="Short Client", custodian=custodian
+    )
+    return funded_account(customer, balance_, sort_code="300000", account_number="12345678")
+
+
+def test_a_batch_is_funded_and_every_valid_item_paid_once(custodian_user, payers):
+    first, second = payers
+    before = {p.id: p.balance for p in payers}
+    batch = batch_submitted(
+        custodian_user,
+        [
+            payment(first, "10.00"),
+            payment(second, "2.50", payee=PAYEE_IBAN),
+            payment(first, "1.25"),
+            payment(first, "0"),
+        ],
+    )
+    assert batch.status == "CREATED"
+
+    batch_process(str(batch.id), chunk_size=2)
+
+    batch.refresh_from_db()
+    assert batch.status == "PARTIALLY_FAILED"
+    items = list(batch.items.order_by("index"))
+    assert [i.status for i in items] == ["SUCCESS", "SUCCESS", "SUCCESS", "FAILED"]
+    assert items[3].payment is None and items[3].error.startswith("amount:")
+    assert balance(first.id) == before[first.id] - Decimal("11.25")
+    assert balance(second.id) == before[second.id] - Decimal("2.50")
+    requests = PaymentRequest.objects.filter(batch_item__batch=batch)
+    assert requests.count() == 3
+    paid = items[1].payment
+    assert (paid.status, paid.amount, paid.account_id, paid.customer_id) == (
+        "PENDING",
+        Decimal("2.50"),
+        second.id,
+        second.customer_id,
+    )
+    assert paid.payee == {
+        "name": "Hans Payee",
+        "account": {"type": "iban", "iban": "DE89370400440532013000", "bic": "COBADEFFXXX"},
+    }
+    # One funding movement per payer account.
+    assert LedgerTransaction.objects.filter(key__startswith=f"batch:{batch.id}:fund:").count() == 2
+    assert ledger_check().ok
+
+
+def test_all_valid_items_paid_is_completed(custodian_user, payers):
+    batch = batch_submitted(custodian_user, [payment(payers[0], "1.00")])
+    batch_process(str(batch.id))
+    batch.refresh_from_db()
+    assert batch.status == "COMPLETED"
+
+
+def test_running_twice_pays_nothing_twice(custodian_user, payers):
+    batch = batch_submitted(custodian_user, [payment(payers[n % 2], "1.00") for n in range(7)])
+    batch_process(str(batch.id), chunk_size=3)
+    after_first = {p.id: balance(p.id) for p in payers}
+
+    batch_process(str(batch.id), chunk_size=3)
+    Batch.objects.filter(id=batch.id).update(status="FUNDING_PENDING")
+    batch_fund(str(batch.id))
+
+    assert {p.id: balance(p.id) for p in payers} == after_first
+    assert PaymentRequest.objects.filter(batch_item__batch=batch).count() == 7
+
+
+def test_a_payer_that_cannot_cover_its_total_fails_its_own_items(custodian_user, custodian, payers):
+    short = custodian_payer(custodian, "5.00")
+    batch = batch_submitted(
+        custodian_user, [payment(short, "3.00"), payment(payers[0], "1.00"), payment(short, "3.00")]
+    )
+    batch_process(str(batch.id))
+
+    batch.refresh_from_db()
+    assert batch.status == "PARTIALLY_FAILED"
+    items = list(batch.items.order_by("index"))
+    assert [i.status for i in items] == ["FAILED", "SUCCESS", "FAILED"]
+    assert items[0].error.startswith("INSUFFICIENT_FUNDS")
+    assert balance(short.id) == Decimal("5.00")
+
+
+def test_funding_failed_when_no_payer_can_cover(custodian_user, custodian):
+    short = custodian_payer(custodian, "5.00")
+    batch = batch_submitted(custodian_user, [payment(short, "6.00")])
+    batch_process(str(batch.id))
+    batch.refresh_from_db()
+    assert batch.status == "FUNDING_FAILED"
+    assert batch.items.get().status == "FAILED"
+    assert balance(short.id) == Decimal("5.00")
+
+
+def test_a_batch_of_invalid_items_only_fails(custodian_user, payers):
+    batch = batch_submitted(custodian_user, [payment(payers[0], "abc")])
+    batch_process(str(batch.id))
+    batch.refresh_from_db()
+    assert batch.status == "FAILED"
+
+
+def test_payments_follow_the_programs_rules(custodian_user, payers):
+    program = Program.objects.get(id=custodian_user.program_id)
+    program.fee_per_payment = Decimal("0.50")
+    program.save()
+    start = balance(payers[0].id)
+    batch = batch_submitted(
+        custodian_user,
+        [payment(payers[0], "10000.00"), payment(payers[0], "25000.01"), payment(payers[0], "5.00")],
+    )
+    batch_process(str(batch.id))
+
+    items = list(batch.items.order_by("index"))
+    assert [i.status for i in items] == ["SUCCESS", "FAILED", "SUCCESS"]
+    assert items[0].payment.status == "PENDING_TM"
+    assert items[1].error.startswith("LIMIT_EXCEEDED")
+    assert items[2].payment.fee == Decimal("0.50")
+    # The refused item's reserved funds went back to its account.
+    assert balance(payers[0].id) == start - Decimal("10005.00") - Decimal("1.00")
+
+
+def test_a_batch_payment_that_fails_later_returns_the_money_to_its_payer(custodian_user, payers):
+    start = balance(payers[0].id)
+    batch = batch_submitted(custodian_user, [payment(payers[0], "7.00")])
+    batch_process(str(batch.id))
+    request = batch.items.get().payment
+
+    payment_fail(request, "Returned by the payee's bank")
+
+    assert balance(payers[0].id) == start
+    assert BatchItem.objects.get(batch=batch).status == "SUCCESS"
+
+
+def test_a_crash_while_paying_a_chunk_loses_and_duplicates_nothing(custodian_user, payers, monkeypatch):
+    batch = batch_submitted(custodian_user, [payment(payers[n % 2], "1.00") for n in range(6)])
+    start = {p.id: balance(p.id) for p in payers}
+    real = processing.payments_accept_reserved
+    calls = {"n": 0}
+
+    def crash_on_second_chunk(**kwargs):
+        calls["n"] += 1
+        outcome = real(**kwargs)
+        if calls["n"] == 2:
+            raise RuntimeError("worker killed")
+        return outcome
+
+    monkeypatch.setattr(processing, "payments_accept_reserved", crash_on_second_chunk)
+    with pytest.raises(RuntimeError):
+        batch_process(str(batch.id), chunk_size=2)
+    assert batch.items.filter(status="PROCESSING", payment__isnull=True).count() == 2
+    monkeypatch.setattr(processing, "payments_accept_reserved", real)
+
+    batch_process(str(batch.id), chunk_size=2)
+
+    batch.refresh_from_db()
+    assert batch.status == "COMPLETED"
+    assert PaymentRequest.objects.filter(batch_item__batch=batch).count() == 6
+    assert {p.id: balance(p.id) for p in payers} == {
+        pid: value - Decimal("3.00") for pid, value in start.items()
+    }
+    assert ledger_check().ok

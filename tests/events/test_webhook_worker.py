@@ -1,0 +1,149 @@
+"""Deliveries by a real Celery worker process, against PostgreSQL and Redis, to a
+real receiver on a loopback port (skipped without DATABASE_URL and REDIS_URL)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from decimal import Decimal
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from standardwebhooks import Webhook
+
+from bankapi.celery import app
+from bankapi.models import Account
+from events.models import Delivery, WebhookEndpoint
+from payments.services.acceptance import PaymentInstruction, payment_accept
+from tests.conftest import requires_redis
+from tests.events.test_webhooks import subscribe
+from tests.support.receiver import start_receiver
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+class Workers:
+    """Real `celery -A bankapi worker` processes on a queue of their own."""
+
+    def __init__(self) -> None:
+        self.queue = f"test-events-{uuid.uuid4().hex}"
+        self.processes: list[subprocess.Popen] = []
+
+    def start(self) -> subprocess.Popen:
+        env = {
+            **os.environ,
+            "DATABASE_URL": _database_url(),
+            "CELERY_TASK_DEFAULT_QUEUE": self.queue,
+            "WEBHOOK_RETRY_BASE_SECONDS": "0.2",
+            "WEBHOOK_DELIVERY_LEASE_SECONDS": "2",
+        }
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "bankapi",
+                "worker",
+                "--pool=solo",
+                "--loglevel=WARNING",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "-Q",
+                self.queue,
+                "-n",
+                f"{uuid.uuid4().hex}@%h",
+            ],
+            cwd=settings.BASE_DIR,
+            env=env,
+        )
+        self.processes.append(worker)
+        return worker
+
+
+@pytest.fixture
+def workers():
+    pool = Workers()
+    previous = (app.conf.task_always_eager, app.conf.task_default_queue)
+    app.conf.task_always_eager = False
+    app.conf.task_default_queue = pool.queue
+    try:
+        yield pool
+    finally:
+        app.conf.task_always_eager, app.conf.task_default_queue = previous
+        for worker in pool.processes:
+            if worker.poll() is None:
+                worker.kill()
+            worker.wait()
+
+
+def wait_for(predicate, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def pay(account: Account):
+    return payment_accept(
+        account=account,
+        instruction=PaymentInstruction(amount=Decimal("2.00"), currency=account.currency, reference="Worker"),
+    )
+
+
+@requires_redis
+@pytest.mark.django_db(transaction=True)
+def test_a_receiver_failing_three_times_gets_the_event_once_from_a_real_worker(sandbox, workers):
+    receiver, server = start_receiver(script=[500, 500, 500])
+    try:
+        account = Account.objects.get(id=sandbox["customer"]["accountId"])
+        endpoint = subscribe(account, receiver.url)
+        workers.start()
+
+        request = pay(account)  # commits: its event's fan-out goes to the broker
+        delivery = lambda: Delivery.objects.filter(event__resource_id=str(request.id)).first()  # noqa: E731
+        wait_for(lambda: delivery() is not None and delivery().state == Delivery.State.DELIVERED)
+
+        assert receiver.answered == [500, 500, 500, 200]
+        body = Webhook(endpoint.secret).verify(receiver.received[-1].body, receiver.received[-1].headers)
+        assert body["data"]["requestId"] == str(request.id)
+        assert delivery().attempts == 4
+    finally:
+        server.shutdown()
+
+
+@requires_redis
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_mid_delivery_loses_nothing(sandbox, workers):
+    receiver, server = start_receiver(hold_first=30.0)
+    try:
+        account = Account.objects.get(id=sandbox["customer"]["accountId"])
+        endpoint = subscribe(account, receiver.url)
+        first = workers.start()
+        request = pay(account)
+
+        wait_for(lambda: len(receiver.received) == 1)  # the worker is inside the POST
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        workers.start()
+        time.sleep(2.5)  # the killed worker's lease runs out
+        app.send_task("events.tasks.deliveries_sweep", queue=workers.queue)  # what beat does
+
+        delivery = lambda: Delivery.objects.get(event__resource_id=str(request.id))  # noqa: E731
+        wait_for(lambda: delivery().state == Delivery.State.DELIVERED)
+        assert len(receiver.received) == 2
+        assert {item.headers["webhook-id"] for item in receiver.received} == {
+            receiver.received[0].headers["webhook-id"]
+        }
+        Webhook(endpoint.secret).verify(receiver.received[1].body, receiver.received[1].headers)
+        assert WebhookEndpoint.objects.get(id=endpoint.id).enabled
+    finally:
+        server.shutdown()
