@@ -4,6 +4,7 @@ import uuid
 from collections.abc import Callable
 
 from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 
 from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
@@ -42,7 +43,7 @@ from payments.services.transfers import (
 
 IDEMPOTENCY_KEY = OpenApiParameter(
     HEADER,
-    str,
+    OpenApiTypes.UUID,
     OpenApiParameter.HEADER,
     required=False,
     description=(
