@@ -264,6 +264,7 @@ SANDBOX_BOOTSTRAP_STEPS = [
     "authn.sandbox.bootstrap",
     "payments.sandbox.bootstrap",
     "payments.sandbox_fx.bootstrap",
+    "cards.sandbox.bootstrap",
     "onboarding.sandbox.bootstrap",
     "batches.sandbox.bootstrap",
 ]

@@ -5,7 +5,7 @@ Called by the payment route, the schedule runner and (later) admin and batches.
 
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date
 from decimal import Decimal
 
 from django.db import transaction
@@ -52,10 +52,6 @@ class PaymentInstruction:
     virtual_iban: str = ""
     fee_waived: bool = False
     quote_id: uuid.UUID | None = None
-
-
-def utc_day_start(moment: datetime) -> datetime:
-    return datetime.combine(moment.astimezone(UTC).date(), time.min, tzinfo=UTC)
 
 
 def _check_per_payment_limit(program: Program, debit: Decimal) -> None:

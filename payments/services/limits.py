@@ -57,3 +57,23 @@ def daily_outbound_spent(account_ids, day: date) -> dict:
     """What each account has sent on `day` (accounts that sent nothing: absent)."""
     rows = DailyOutboundUsage.objects.filter(account_id__in=account_ids, day=day)
     return dict(rows.values_list("account_id", "total"))
+
+
+def daily_outbound_add(totals: dict, day: date) -> None:
+    """Count what several accounts sent on `day` (`{account_id: amount}`), for
+    payments accepted in bulk. Under the accounts' locks, in the accepting
+    transaction, after checking each payment against `daily_outbound_spent`."""
+    existing = set(
+        DailyOutboundUsage.objects.filter(account_id__in=list(totals), day=day).values_list(
+            "account_id", flat=True
+        )
+    )
+    for account_id in sorted(existing):
+        DailyOutboundUsage.objects.filter(account_id=account_id, day=day).update(
+            total=F("total") + totals[account_id]
+        )
+    DailyOutboundUsage.objects.bulk_create(
+        DailyOutboundUsage(account_id=account_id, day=day, total=amount)
+        for account_id, amount in totals.items()
+        if account_id not in existing and amount
+    )

@@ -18,6 +18,8 @@ from django.utils import timezone
 
 from authn.models import PasskeyCredential, User
 from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Program
+from cards.models import Card, Cardholder
+from cards.numbers import sandbox_cvv, sandbox_pan
 from events.models import Delivery, DeliveryAttempt, Event, EventType, WebhookEndpoint
 from onboarding.models import Application, DocumentUpload, LegalDocumentSet, ProgramOnboarding
 from payments.models import (
@@ -284,6 +286,34 @@ def _idempotency_records(sandbox):
             claimed_at=timezone.now(),
         )
         for _ in range(ROWS)
+    )
+
+
+@maker("cards.card")
+def _cards(sandbox):
+    account = _account(sandbox)
+    numbers = [sandbox_pan() for _ in range(ROWS)]
+    Card.objects.bulk_create(
+        Card(
+            program_id=account.program_id,
+            account=account,
+            name_on_card=f"HOLDER {n}",
+            last_four=pan[-4:],
+            expiry_month=1 + n % 12,
+            expiry_year=2030,
+            pan=pan,
+            cvv=sandbox_cvv(),
+        )
+        for n, pan in enumerate(numbers)
+    )
+
+
+@maker("cards.cardholder")
+def _cardholders(sandbox):
+    account = _account(sandbox)
+    Cardholder.objects.bulk_create(
+        Cardholder(program_id=account.program_id, account=account, first_name=name, last_name="Holder")
+        for name in codes(ROWS, "Card")
     )
 
 
