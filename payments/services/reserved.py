@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.models import ZERO, Account, Program
+from payments.events import payment_requests_accepted
 from payments.ledger import Leg, Movement, ledger_post_many, lock_accounts, system_account_for
 from payments.models import LedgerTransaction, PaymentRequest, SystemAccount
 from payments.services.acceptance import payment_fee
@@ -41,8 +42,13 @@ class Reservation:
 
 @dataclass(frozen=True)
 class ReservedPayment:
-    """One payment from funds reserved on its account (`reserved` of them)."""
+    """One payment from funds reserved on its account (`reserved` of them).
 
+    `request_id` is the id its payment request takes: the caller's own id for
+    the payment (a batch item's), so the caller can link the two in bulk.
+    """
+
+    request_id: uuid.UUID
     account_id: uuid.UUID
     reserved: Decimal
     amount: Decimal
@@ -198,6 +204,7 @@ def payments_accept_reserved(
     requests = PaymentRequest.objects.bulk_create(
         (
             PaymentRequest(
+                id=payment.request_id,
                 program_id=program.id,
                 sandbox=sandbox,
                 customer_id=locked[payment.account_id].customer_id,
@@ -227,6 +234,7 @@ def payments_accept_reserved(
         for request in requests:
             if request.id in crossed_midnight:
                 request.created_at = now
+    payment_requests_accepted(requests)
     by_payment = dict(zip(map(id, accepted), requests, strict=True))
     return [
         by_payment[id(outcome)] if isinstance(outcome, ReservedPayment) else outcome for outcome in outcomes
