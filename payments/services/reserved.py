@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.models import ZERO, Account, Program
+from payments.events import payment_requests_accepted
 from payments.ledger import Leg, Movement, ledger_post_many, lock_accounts, system_account_for
 from payments.models import LedgerTransaction, PaymentRequest, SystemAccount
 from payments.services.acceptance import payment_fee, utc_day_start
@@ -228,6 +229,7 @@ def payments_accept_reserved(
         ),
         batch_size=1000,
     )
+    payment_requests_accepted(requests)
     by_payment = dict(zip(map(id, accepted), requests, strict=True))
     return [
         by_payment[id(outcome)] if isinstance(outcome, ReservedPayment) else outcome for outcome in outcomes
