@@ -1,4 +1,4 @@
-"""The events a batch writes, in the transaction of the status change they report."""
+"""The events batches write, in the transaction of the status change they report."""
 
 from batches.models import Batch
 from batches.presenters import batch_summary
@@ -6,7 +6,7 @@ from batches.selectors import item_summaries
 from events.models import EventType
 from events.services import event_record
 
-STATUS_EVENTS = {
+BY_STATUS = {
     Batch.Status.FUNDED: EventType.BATCH_FUNDED,
     Batch.Status.FUNDING_FAILED: EventType.BATCH_FUNDING_FAILED,
     Batch.Status.COMPLETED: EventType.BATCH_COMPLETED,
@@ -15,20 +15,17 @@ STATUS_EVENTS = {
 }
 
 
-def batch_status_event(batch: Batch) -> None:
-    """The event of the batch's new status, if it has one: `data` is the batch as
-    the list shows it with includeItemSummary=true. Seen by the batch's owner:
-    its custodian, or the customer that submitted it."""
-    event_type = STATUS_EVENTS.get(batch.status)
-    if event_type is None:
-        return
+def batch_event(batch: Batch) -> None:
+    """The batch as its list entry shows it with includeItemSummary=true. The
+    customer that owns a batch and the custodian that submitted it see the event."""
+    summary = item_summaries([batch.id]).get(batch.id, {})
     event_record(
-        type=event_type,
+        type=BY_STATUS[batch.status],
         program_id=batch.program_id,
         sandbox=batch.sandbox,
         customer_id=batch.owner_customer_id,
         custodian_id=batch.custodian_id,
         resource_type="batch",
         resource_id=batch.id,
-        data=batch_summary(batch, summary=item_summaries([batch.id]).get(batch.id, {}), management=False),
+        data=batch_summary(batch, summary=summary, management=False),
     )

@@ -17,16 +17,11 @@ PAYLOADS: dict[EventType, str] = {
     EventType.SCHEDULED_PAYMENT_RUN_SUCCEEDED: "payments.serializers.ScheduledPaymentSerializer",
     EventType.SCHEDULED_PAYMENT_RUN_FAILED: "payments.serializers.ScheduledPaymentSerializer",
     EventType.SCHEDULED_PAYMENT_COMPLETED: "payments.serializers.ScheduledPaymentSerializer",
-    **dict.fromkeys(
-        (
-            EventType.BATCH_FUNDED,
-            EventType.BATCH_FUNDING_FAILED,
-            EventType.BATCH_COMPLETED,
-            EventType.BATCH_PARTIALLY_FAILED,
-            EventType.BATCH_FAILED,
-        ),
-        "batches.serializers.BatchSummarySerializer",
-    ),
+    EventType.BATCH_FUNDED: "batches.serializers.BatchSummarySerializer",
+    EventType.BATCH_FUNDING_FAILED: "batches.serializers.BatchSummarySerializer",
+    EventType.BATCH_COMPLETED: "batches.serializers.BatchSummarySerializer",
+    EventType.BATCH_PARTIALLY_FAILED: "batches.serializers.BatchSummarySerializer",
+    EventType.BATCH_FAILED: "batches.serializers.BatchSummarySerializer",
 }
 
 HEADERS_TEXT = (
