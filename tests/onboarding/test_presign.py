@@ -108,14 +108,14 @@ def test_an_expired_url_is_refused(api, sandbox, customer_id_token):
     issued = upload(api, sandbox, customer_id_token, expiresInSeconds=60)
     url = local(issued["uploadUrl"])
 
-    with time_machine.travel(time.time() + 61, tick=False):
+    with time_machine.travel(time.time() + 65, tick=False):
         late = api.generic("PUT", url, PDF, content_type="application/pdf")
 
     assert late.status_code == 403
     assert late.json()["code"] == "FORBIDDEN"
     assert api.generic("PUT", url, PDF, content_type="application/pdf").status_code == 200
     got = download(api, sandbox, customer_id_token, collection="kyc", key=issued["key"], expiresInSeconds=60)
-    with time_machine.travel(time.time() + 61, tick=False):
+    with time_machine.travel(time.time() + 65, tick=False):
         assert api.get(local(got["downloadUrl"])).status_code == 403
 
 

@@ -142,9 +142,9 @@ def test_a_link_expires_after_ttl(
     )
     link = urlsplit(response.json()["results"][0]["link"]).path
 
-    with time_machine.travel(time.time() + 59, tick=False):
+    with time_machine.travel(time.time() + 55, tick=False):
         assert api.get(link).status_code == 302
-    with time_machine.travel(time.time() + 61, tick=False):
+    with time_machine.travel(time.time() + 65, tick=False):
         expired = api.get(link)
 
     assert expired.status_code == 403
