@@ -175,3 +175,17 @@ class CardCardholdersSerializer(serializers.Serializer):
     cardholderIds = serializers.ListField(
         child=serializers.CharField(), help_text="Every cardholder of the card, oldest first."
     )
+
+
+class CardSerializer(serializers.Serializer):
+    """A card as events show it: never its number or CVV."""
+
+    cardId = serializers.UUIDField()
+    accountId = serializers.UUIDField()
+    customerId = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=["ACTIVE", "FROZEN", "CANCELLED"])
+    lastFour = serializers.CharField(help_text="The last four digits of the card number.")
+    expiryMonth = serializers.IntegerField(min_value=1, max_value=12)
+    expiryYear = serializers.IntegerField()
+    nameOnCard = serializers.CharField()
+    cardholderIds = serializers.ListField(child=serializers.UUIDField())
