@@ -22,6 +22,7 @@ PAYLOADS: dict[EventType, str] = {
     EventType.BATCH_COMPLETED: "batches.serializers.BatchSummarySerializer",
     EventType.BATCH_PARTIALLY_FAILED: "batches.serializers.BatchSummarySerializer",
     EventType.BATCH_FAILED: "batches.serializers.BatchSummarySerializer",
+    EventType.CARD_ISSUED: "cards.serializers.CardSerializer",
 }
 
 HEADERS_TEXT = (
