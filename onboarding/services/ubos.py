@@ -13,6 +13,7 @@ from bankapi.scope import parse_uuid
 from onboarding.links import UboLink, now_seconds, ubo_link_token
 from onboarding.models import Application, Ubo, VerificationStep
 from onboarding.providers import provider_named
+from onboarding.services.verification import verification_outcomes_recorded
 
 VERIFICATION_EMAIL = "UBO_VERIFICATION_EMAIL"
 RESET = "UBO_RESET"
@@ -122,7 +123,8 @@ def ubo_verification_started(*, ubo: Ubo) -> None:
 
 
 def ubo_verification_finished(*, ubo: Ubo, verified: bool) -> Ubo:
-    """The provider's outcome for the UBO: VERIFIED, or REJECTED (a final identity failure)."""
+    """The sandbox provider's outcome for the UBO: VERIFIED, or REJECTED (a final
+    identity failure)."""
     with transaction.atomic():
         locked = Ubo.objects.select_for_update().get(id=ubo.id)
         locked.status = Ubo.Status.VERIFIED if verified else Ubo.Status.REJECTED
@@ -139,4 +141,7 @@ def ubo_verification_finished(*, ubo: Ubo, verified: bool) -> Ubo:
                 "doc_type": "PASSPORT",
             },
         )
+        # A provider outcome like any other: integrators hear of it, and a
+        # SUBMITTED application moves into review.
+        verification_outcomes_recorded(application=locked.application)
     return locked

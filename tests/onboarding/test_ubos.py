@@ -10,6 +10,7 @@ from django.core import mail
 from django.core.mail.backends.locmem import EmailBackend
 
 from onboarding.models import Application, Ubo, VerificationStep
+from onboarding.services.applications import application_stage_move
 
 SUCCESS = "https://app.example.com/kyb/done"
 REJECT = "https://app.example.com/kyb/rejected"
@@ -355,3 +356,19 @@ def test_ubo_actions_refuse_outsiders_and_the_access_token(api, sandbox, custome
     assert outsider.status_code == 404
     assert outsider.json()["code"] == "RESOURCE_NOT_FOUND"
     assert access.status_code == 401
+
+
+def test_a_ubo_outcome_moves_a_submitted_application_into_review(
+    api, sandbox, business_id_token, business_ubos, django_capture_on_commit_callbacks
+):
+    application = Application.objects.get(id=sandbox["business"]["applicationId"])
+    for stage in ("IN_PROGRESS", "SUBMITTED"):
+        application_stage_move(application=application, to_stage=stage)
+    response = send_links(
+        api, sandbox, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks
+    )
+    hosted = urlsplit(api.get(urlsplit(response.json()["results"][0]["link"]).path)["Location"]).path
+
+    api.post(hosted, {"outcome": "approve"})
+
+    assert Application.objects.get(id=application.id).workflow_stage == "IN_REVIEW"
