@@ -225,6 +225,8 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
 CELERY_TASK_ACKS_LATE = True
+# One queue name per deployment (or per test worker) sharing a Redis.
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # The queue tasks are sent to and workers read by default (one per deployment
 # sharing a Redis, or per test worker).
@@ -255,6 +257,8 @@ CELERY_BEAT_SCHEDULE: dict = {
 
 # How long a verified batch draft can be submitted (DESIGN 9).
 BATCH_DRAFT_TTL_SECONDS = env_int("BATCH_DRAFT_TTL_SECONDS", 86400)
+# Batch items paid per transaction (payer accounts locked once per chunk).
+BATCH_CHUNK_SIZE = env_int("BATCH_CHUNK_SIZE", 500)
 
 # Back office (DESIGN 15): admin sign-in asks for a TOTP code too. On by default
 # wherever a real database is configured; off on the embedded default.
@@ -287,6 +291,7 @@ SANDBOX_BOOTSTRAP_STEPS = [
     "authn.sandbox.bootstrap",
     "payments.sandbox.bootstrap",
     "payments.sandbox_fx.bootstrap",
+    "cards.sandbox.bootstrap",
     "onboarding.sandbox.bootstrap",
     "batches.sandbox.bootstrap",
 ]

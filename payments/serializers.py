@@ -1,6 +1,5 @@
 """Request and response bodies of the payment routes."""
 
-import re
 import uuid
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -19,6 +18,7 @@ from bankapi.serializers import (
     TimestampField,
 )
 from payments.formats import AMOUNT, CURRENCY, ISO_DATE, ISO_DATE_TIME, uuid_parse
+from payments.rules import account_reference_error, virtual_iban_error
 
 MAX_AMOUNT = Decimal("9999999999999999.99")
 FREQUENCIES = ["NEVER", "DAILY", "WEEKLY", "FORTNIGHTLY", "MONTHLY"]
@@ -141,17 +141,6 @@ class IbanField(StrictCharField):
         return normalise_iban(text)
 
 
-def account_reference_error(account, reference: str) -> str | None:
-    """Why the account refuses this statement reference, if it does."""
-    if not account.reference_min <= len(reference) <= account.reference_max:
-        return f"Must be {account.reference_min} to {account.reference_max} characters for this account."
-    # fullmatch: the pattern is written `^...$` for clients, and `$` alone would let
-    # a trailing newline through.
-    if not re.fullmatch(account.reference_pattern, reference):
-        return f"Contains characters this account does not accept ({account.reference_pattern})."
-    return None
-
-
 REFERENCE_HELP = (
     "Statement reference. Its length and characters must fit the account's rules "
     "(`accounts[].payments.reference` in GET /v1/capabilities: min, max, charset)."
@@ -232,15 +221,13 @@ class PaymentCreateSerializer(InputSerializer):
         reference_error = account_reference_error(account, data["reference"])
         if reference_error:
             errors["reference"] = reference_error
-        payee = data.get("payee")
-        if (
-            "virtualIban" in data
-            and payee is not None
-            and payee["account"]["type"] == "uk"
-            and data["currency"] == "GBP"
-            and not data["virtualIban"].startswith("GB")
-        ):
-            errors["virtualIban"] = "A domestic GBP payment must come from a GB virtual IBAN."
+        iban_error = virtual_iban_error(
+            virtual_iban=data.get("virtualIban", ""),
+            currency=data.get("currency", ""),
+            payee=data.get("payee"),
+        )
+        if iban_error:
+            errors["virtualIban"] = iban_error
         if errors:
             raise serializers.ValidationError(errors)
         return data

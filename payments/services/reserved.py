@@ -40,8 +40,13 @@ class Reservation:
 
 @dataclass(frozen=True)
 class ReservedPayment:
-    """One payment from funds reserved on its account (`reserved` of them)."""
+    """One payment from funds reserved on its account (`reserved` of them).
 
+    `request_id` is the id its payment request takes: the caller's own id for
+    the payment (a batch item's), so the caller can link the two in bulk.
+    """
+
+    request_id: uuid.UUID
     account_id: uuid.UUID
     reserved: Decimal
     amount: Decimal
@@ -201,6 +206,7 @@ def payments_accept_reserved(
     requests = PaymentRequest.objects.bulk_create(
         (
             PaymentRequest(
+                id=payment.request_id,
                 program_id=program.id,
                 sandbox=sandbox,
                 customer_id=locked[payment.account_id].customer_id,
