@@ -31,6 +31,7 @@ from authn.models import User
 from bankapi.errors import ApiError
 from bankapi.models import Program
 from batches.actors import Actor
+from batches.events import batch_event
 from batches.models import Batch, BatchItem, Draft
 from batches.rules import CheckedItem
 from payments.services.reserved import (
@@ -171,6 +172,7 @@ def _funding_settled(batch: Batch) -> None:
     else:
         batch.status = Status.FAILED
     batch.save(update_fields=["status", "updated_at"])
+    batch_event(batch)
     logger.info("Batch %s funding: %s", batch.id, batch.status)
 
 
@@ -269,6 +271,7 @@ def batch_finish(batch_id: str) -> None:
         else:
             batch.status = Status.PARTIALLY_FAILED
         batch.save(update_fields=["status", "updated_at"])
+        batch_event(batch)
         logger.info("Batch %s: %s", batch.id, batch.status)
 
 
