@@ -212,3 +212,28 @@ def test_the_sweep_runs_stalled_batches_and_verifications_again(custodian_user, 
     assert Batch.objects.get(id=batch.id).status == "COMPLETED"
     assert Draft.objects.get(id=draft.id).valid_payments[0]["index"] == 0
     assert resume_stalled_batches() == {"drafts": 0, "batches": 0}
+
+
+def test_each_status_change_writes_its_event_with_the_batch(custodian_user, custodian, payers):
+    from events.models import Event
+
+    short = custodian_payer(custodian, "1.00")
+    done = batch_submitted(custodian_user, [payment(payers[0], "2.00"), payment(payers[0], "x")])
+    refused = batch_submitted(custodian_user, [payment(short, "2.00")])
+    invalid = batch_submitted(custodian_user, [payment(payers[0], "0")])
+    for batch in (done, refused, invalid):
+        batch_process(str(batch.id))
+
+    def types(batch):
+        return list(
+            Event.objects.filter(resource_id=str(batch.id)).order_by("id").values_list("type", flat=True)
+        )
+
+    assert types(done) == ["batch.funded", "batch.partially_failed"]
+    assert types(refused) == ["batch.funding_failed"]
+    assert types(invalid) == ["batch.failed"]
+    last = Event.objects.filter(resource_id=str(done.id)).order_by("id").last()
+    assert last.custodian_id == custodian.id and last.customer_id is None
+    assert last.data["status"] == "PARTIALLY_FAILED"
+    assert last.data["itemsStatus"] == {"completed": 1, "pending": 0, "processing": 0, "failed": 1}
+    assert last.data["totalAmount"] == "2.00"
