@@ -79,6 +79,8 @@ def production_environment(database_url: str, work_dir: Path) -> dict[str, str]:
     return {
         "BANKAPI_ENV": "production",
         "DJANGO_DEBUG": "false",
+        # Plain HTTP on the loopback, no TLS proxy in front: no redirect to https.
+        "SECURE_SSL_REDIRECT": "false",
         "DATABASE_URL": database_url,
         "SECRET_KEY": secrets.token_urlsafe(50),
         "FIELD_ENCRYPTION_KEY": Fernet.generate_key().decode(),
