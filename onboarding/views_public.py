@@ -13,6 +13,7 @@ Any failed check answers 403 FORBIDDEN without saying which check failed.
 """
 
 import html
+from collections.abc import Callable
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -26,7 +27,7 @@ from rest_framework.views import APIView
 
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.schema import error_responses
-from onboarding.links import LinkRefused, document_url_check, sandbox_flow_open, ubo_link_open
+from onboarding.links import LinkRefused, UboLink, document_url_check, sandbox_flow_open, ubo_link_open
 from onboarding.models import DocumentUpload, Ubo
 from onboarding.providers import provider_named
 from onboarding.services.ubos import ubo_link_resolve, ubo_verification_finished, ubo_verification_started
@@ -58,7 +59,7 @@ class PublicView(APIView):
         super().initial(request, *args, **kwargs)
 
 
-def _linked_ubo(token: str, opener) -> tuple[Ubo, object]:
+def _linked_ubo(token: str, opener: Callable[[str], UboLink]) -> tuple[Ubo, UboLink]:
     try:
         link = opener(token)
     except LinkRefused:

@@ -12,6 +12,7 @@ only for a key issued to the path's customer.
 
 import uuid
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -58,8 +59,9 @@ def local_document_url(*, base_url: str, method: str, key: str, content_type: st
     return f"{base_url.rstrip('/')}{LOCAL_PATH}?{query}"
 
 
-def _s3_client():
-    storage = storages["default"]
+def _s3_client() -> tuple[Any, str]:
+    """boto3's S3 client of the configured S3 storage, and its bucket."""
+    storage: Any = storages["default"]
     return storage.connection.meta.client, storage.bucket_name
 
 

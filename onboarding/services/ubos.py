@@ -4,6 +4,7 @@ flow, or reset their verification; and what the hosted flow reports back."""
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 
 from django.core.mail import send_mail
 from django.db import transaction
@@ -34,15 +35,13 @@ def _ubos_named(application: Application, ubo_ids: list[str]) -> list[Ubo]:
     if len(set(ubo_ids)) != len(ubo_ids):
         raise validation_error("uboIds", "A UBO may be named only once.")
     parsed = [parse_uuid(raw) for raw in ubo_ids]
+    wanted = [value for value in parsed if value is not None]
     rows = {
-        ubo.id: ubo
-        for ubo in Ubo.objects.select_for_update().filter(
-            application=application, id__in=[value for value in parsed if value]
-        )
+        ubo.id: ubo for ubo in Ubo.objects.select_for_update().filter(application=application, id__in=wanted)
     }
-    if any(value not in rows for value in parsed):
+    if len(wanted) != len(parsed) or any(value not in rows for value in wanted):
         raise ApiError(ErrorCode.RESOURCE_NOT_FOUND, "UBO not found on this application")
-    return [rows[value] for value in parsed]
+    return [rows[value] for value in wanted]
 
 
 def ubo_verification_links_send(
@@ -70,10 +69,7 @@ def ubo_verification_links_send(
             token = ubo_link_token(ubo, success_url=success_url, reject_url=reject_url, expires_at=expires_at)
             link = f"{link_base.rstrip('/')}/v1/ubo-verification/{token}"
             transaction.on_commit(
-                lambda ubo_id=str(ubo.id), link=link: send_ubo_verification_email.delay(
-                    ubo_id, link, expires_at
-                ),
-                robust=True,
+                partial(send_ubo_verification_email.delay, str(ubo.id), link, expires_at), robust=True
             )
             results.append(UboActionResult(ubo_id=ubo.id, link=link))
     return results
@@ -111,7 +107,8 @@ def ubo_verification_email_send(*, ubo: Ubo, link: str, expires_at: int) -> None
 
 def ubo_link_resolve(link: UboLink) -> Ubo | None:
     """The UBO a valid link names, or None when it no longer does (reset since)."""
-    ubo = Ubo.objects.select_related("application").filter(id=parse_uuid(link.ubo_id)).first()
+    ubo_id = parse_uuid(link.ubo_id)
+    ubo = Ubo.objects.select_related("application").filter(id=ubo_id).first() if ubo_id else None
     if ubo is None or ubo.link_generation != link.generation:
         return None
     return ubo
