@@ -7,6 +7,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter
+from rest_framework.exceptions import MethodNotAllowed
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
@@ -43,6 +44,11 @@ class ScopedAPIView(APIView):
 
     def initial(self, request, *args, **kwargs) -> None:
         super().initial(request, *args, **kwargs)
+        method = request.method.lower()
+        if method not in self.http_method_names or not hasattr(self, method):
+            # 405 before the scope is read: a management caller without programId
+            # would otherwise get a 400 for a method the route does not have.
+            raise MethodNotAllowed(request.method)
         self.scope = scope_from_request(request)
 
 
