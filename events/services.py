@@ -22,7 +22,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from bankapi.errors import ApiError, validation_error
-from bankapi.scope import Scope
 from events import signing
 from events.models import Delivery, DeliveryAttempt, Event, EventType, WebhookEndpoint
 
@@ -130,15 +129,33 @@ def endpoint_url_check(url: str, *, sandbox: bool) -> None:
             raise validation_error("url", "url must not point at a loopback, private or reserved address.")
 
 
-def endpoint_create(*, scope: Scope, url: str, event_types: list[str]) -> WebhookEndpoint:
-    endpoint_url_check(url, sandbox=scope.sandbox)
+def endpoint_create(
+    *, program_id: uuid.UUID, sandbox: bool, url: str, event_types: list[str]
+) -> WebhookEndpoint:
+    """A new endpoint with a new signing secret (the caller shows it once)."""
+    endpoint_url_check(url, sandbox=sandbox)
     return WebhookEndpoint.objects.create(
-        program_id=scope.program_id,
-        sandbox=scope.sandbox,
+        program_id=program_id,
+        sandbox=sandbox,
         url=url,
         event_types=sorted(set(event_types)),
         secret=signing.secret_generate(),
     )
+
+
+def endpoint_enable(endpoint: WebhookEndpoint) -> WebhookEndpoint:
+    """Back in service after an outage: its pending deliveries go out again."""
+    with transaction.atomic():
+        locked = WebhookEndpoint.objects.select_for_update().get(id=endpoint.id)
+        locked.enabled, locked.disabled_reason, locked.failing_since = True, "", None
+        locked.save(update_fields=["enabled", "disabled_reason", "failing_since", "updated_at"])
+        queues = set(
+            Delivery.objects.filter(endpoint=locked, state=Delivery.State.PENDING).values_list(
+                "endpoint_id", "resource_key"
+            )
+        )
+        transaction.on_commit(lambda: _enqueue_drains(queues))
+        return locked
 
 
 def endpoint_delete(endpoint: WebhookEndpoint) -> None:

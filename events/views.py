@@ -13,6 +13,7 @@ from bankapi.responses import ok
 from bankapi.roles import Role
 from bankapi.schema import envelope, error_responses
 from events.models import EventType, WebhookEndpoint
+from events.schema import webhook_callbacks
 from events.selectors import endpoint_of, endpoints_of, event_of, events_of
 from events.serializers import (
     EventListSerializer,
@@ -188,6 +189,7 @@ class WebhookEndpointListView(ManagementView):
         ),
         parameters=[PROGRAM_ID],
         request=WebhookEndpointCreateSerializer,
+        callbacks=webhook_callbacks(),
         responses={
             200: envelope("WebhookEndpointCreatedResponse", WebhookEndpointSecretSerializer()),
             **error_responses(400, 401, 403, 404),
@@ -197,7 +199,10 @@ class WebhookEndpointListView(ManagementView):
         body = WebhookEndpointCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         endpoint = endpoint_create(
-            scope=self.scope, url=body.validated_data["url"], event_types=body.validated_data["eventTypes"]
+            program_id=self.scope.program_id,
+            sandbox=self.scope.sandbox,
+            url=body.validated_data["url"],
+            event_types=body.validated_data["eventTypes"],
         )
         return ok(endpoint_secret_data(endpoint))
 

@@ -3,7 +3,7 @@
 from events.models import EventType
 from events.services import event_record
 from payments.models import PaymentRequest, ScheduledPayment
-from payments.presenters import payment_request_data, scheduled_payment_data
+from payments.serializers import PaymentRequestSerializer, ScheduledPaymentSerializer
 
 
 def payment_request_event(request: PaymentRequest, type: EventType) -> None:
@@ -14,7 +14,7 @@ def payment_request_event(request: PaymentRequest, type: EventType) -> None:
         customer_id=request.customer_id,
         resource_type="payment_request",
         resource_id=request.id,
-        data=payment_request_data(request),
+        data=PaymentRequestSerializer(request).data,
     )
 
 
@@ -26,5 +26,5 @@ def scheduled_payment_event(schedule: ScheduledPayment, type: EventType) -> None
         customer_id=schedule.customer_id,
         resource_type="scheduled_payment",
         resource_id=schedule.id,
-        data=scheduled_payment_data(schedule),
+        data=ScheduledPaymentSerializer(schedule).data,
     )

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from authn.models import PasskeyCredential, User
 from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Program
+from events.models import Delivery, DeliveryAttempt, Event, EventType, WebhookEndpoint
 from onboarding.models import Application, DocumentUpload, LegalDocumentSet, ProgramOnboarding
 from payments.models import (
     Beneficiary,
@@ -331,3 +332,64 @@ def _program_onboarding(sandbox):
         Program(name=f"Onboarding program {n}", account_type="consumer") for n in range(ROWS)
     )
     ProgramOnboarding.objects.bulk_create(ProgramOnboarding(program=program) for program in programs)
+
+
+def _events(sandbox, count: int = ROWS) -> list[Event]:
+    customer = _customer(sandbox)
+    return Event.objects.bulk_create(
+        Event(
+            program_id=customer.program_id,
+            customer=customer,
+            type=EventType.PAYMENT_REQUEST_ACCEPTED,
+            resource_type="payment_request",
+            resource_id=str(uuid.uuid4()),
+            data={},
+            fanned_out=True,
+        )
+        for _ in range(count)
+    )
+
+
+def _endpoints(sandbox, count: int = ROWS) -> list[WebhookEndpoint]:
+    customer = _customer(sandbox)
+    return WebhookEndpoint.objects.bulk_create(
+        WebhookEndpoint(
+            program_id=customer.program_id,
+            url=f"https://hooks{n}.example.com/bank",
+            event_types=[EventType.PAYMENT_REQUEST_SETTLED],
+            secret="whsec_c2VjcmV0",
+        )
+        for n in range(count)
+    )
+
+
+@maker("events.event")
+def _event_rows(sandbox):
+    _events(sandbox)
+
+
+@maker("events.webhookendpoint")
+def _endpoint_rows(sandbox):
+    _endpoints(sandbox)
+
+
+def _deliveries(sandbox) -> list[Delivery]:
+    endpoint = _endpoints(sandbox, 1)[0]
+    now = timezone.now()
+    return Delivery.objects.bulk_create(
+        Delivery(event=event, endpoint=endpoint, resource_key=event.resource_key, next_attempt_at=now)
+        for event in _events(sandbox)
+    )
+
+
+@maker("events.delivery")
+def _delivery_rows(sandbox):
+    _deliveries(sandbox)
+
+
+@maker("events.deliveryattempt")
+def _delivery_attempt_rows(sandbox):
+    DeliveryAttempt.objects.bulk_create(
+        DeliveryAttempt(delivery=delivery, status_code=500, latency_ms=12, error="HTTP 500")
+        for delivery in _deliveries(sandbox)
+    )

@@ -11,7 +11,6 @@ from django.utils import timezone
 from standardwebhooks import Webhook
 
 from bankapi.models import Account
-from bankapi.scope import Scope
 from events.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
 from events.services import endpoint_create, endpoint_url_check
 from events.tasks import deliveries_sweep
@@ -59,15 +58,7 @@ def fast_retries(settings):
 
 
 def subscribe(account: Account, url: str, types=(ACCEPTED, SETTLED)) -> WebhookEndpoint:
-    scope = Scope(
-        program_id=account.program_id,
-        sandbox=True,
-        role="management",
-        user_id=account.customer_id,
-        customer_id=None,
-        custodian_id=None,
-    )
-    return endpoint_create(scope=scope, url=url, event_types=list(types))
+    return endpoint_create(program_id=account.program_id, sandbox=True, url=url, event_types=list(types))
 
 
 def pay(account: Account, amount: str = "3.00"):
@@ -384,3 +375,20 @@ def test_a_lost_fan_out_is_picked_up_by_the_sweep(account, receiver):
     deliveries_sweep()
 
     assert [json.loads(item.body)["data"]["requestId"] for item in hook.received] == [str(request.id)]
+
+
+def test_the_document_describes_each_delivery_payload(api):
+    from events.schema import PAYLOADS
+
+    document = api.get("/v1/openapi.json").json()
+    callbacks = document["paths"]["/v1/webhook-endpoints"]["post"]["callbacks"]
+    assert set(callbacks) == {str(event_type) for event_type in PAYLOADS}
+    schemas = document["components"]["schemas"]
+    for name, callback in callbacks.items():
+        body = callback["{$request.body#/url}"]["post"]["requestBody"]["content"]["application/json"][
+            "schema"
+        ]
+        event = schemas[body["$ref"].rsplit("/", 1)[1]]
+        type_enum = schemas[event["properties"]["type"]["$ref"].rsplit("/", 1)[1]]
+        assert type_enum["enum"] == [name]
+        assert event["properties"]["data"]["$ref"].startswith("#/components/schemas/")

@@ -1,0 +1,134 @@
+"""Events and webhook endpoints in the back office.
+
+Events and deliveries are records: read-only. Endpoints are made here or through
+the API by the same service; the signing secret is shown once, on creation or
+rotation, and never again (it is stored encrypted).
+"""
+
+from django import forms
+from django.contrib import admin, messages
+
+from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin, apply_each
+from bankapi.errors import ApiError
+from events.models import Delivery, DeliveryAttempt, Event, EventType, WebhookEndpoint
+from events.services import (
+    endpoint_create,
+    endpoint_enable,
+    endpoint_rotate_secret,
+    endpoint_url_check,
+    event_redeliver,
+)
+
+
+class WebhookEndpointForm(forms.ModelForm):
+    event_types = forms.MultipleChoiceField(choices=EventType.choices, widget=forms.CheckboxSelectMultiple)
+
+    class Meta:
+        model = WebhookEndpoint
+        fields = ("program", "sandbox", "url", "event_types")
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.instance._state.adding and cleaned.get("url"):
+            try:
+                endpoint_url_check(cleaned["url"], sandbox=cleaned.get("sandbox", False))
+            except ApiError as error:
+                self.add_error("url", error.message)
+        return cleaned
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(ExactSearchMixin, admin.ModelAdmin):
+    form = WebhookEndpointForm
+    list_display = ("url", "program", "sandbox", "enabled", "disabled_reason", "failing_since", "created_at")
+    list_filter = ("enabled", "sandbox", "program")
+    list_select_related = ("program",)
+    exact_search_fields = ("id", "url")
+    search_help_text = "An exact endpoint id or URL."
+    paginator = CappedCountPaginator
+    show_full_result_count = False
+    actions = ("enable_selected", "rotate_secret_selected")
+
+    def get_readonly_fields(self, request, obj=None):
+        # The URL and program of an existing endpoint stay as made (and checked).
+        return ("program", "sandbox", "url", "enabled", "disabled_reason", "failing_since") if obj else ()
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            obj.save(update_fields=["event_types", "updated_at"])
+            return
+        made = endpoint_create(
+            program_id=obj.program_id, sandbox=obj.sandbox, url=obj.url, event_types=obj.event_types
+        )
+        obj.pk, obj.secret, obj.created_at = made.pk, made.secret, made.created_at
+        self.message_user(
+            request, f"Signing secret (shown once, store it now): {made.secret}", messages.WARNING
+        )
+
+    @admin.action(description="Re-enable selected endpoints (their pending deliveries go out)")
+    def enable_selected(self, request, queryset):
+        def enable(endpoint: WebhookEndpoint) -> str:
+            endpoint_enable(endpoint)
+            return "Re-enabled"
+
+        apply_each(self, request, queryset, enable)
+
+    @admin.action(description="Rotate the signing secret of selected endpoints")
+    def rotate_secret_selected(self, request, queryset):
+        def rotate(endpoint):
+            rotated = endpoint_rotate_secret(endpoint)
+            self.message_user(
+                request, f"New secret of {rotated.url} (shown once): {rotated.secret}", messages.WARNING
+            )
+            return "Secret rotated; the old one signs beside it for 24 hours"
+
+        apply_each(self, request, queryset, rotate)
+
+
+@admin.register(Event)
+class EventAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    list_display = ("event_id", "type", "resource_type", "resource_id", "customer", "sandbox", "created_at")
+    list_filter = ("type", "sandbox", "fanned_out")
+    list_select_related = ("customer",)
+    exact_search_fields = ("event_id", "resource_id", "customer")
+    search_help_text = "An exact eventId, resource id (e.g. a requestId) or customer id."
+    actions = ("redeliver_selected",)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        # Read-only fields; the permission lets operators run the redeliver action.
+        return request.user.has_perm("events.change_event")
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in self.model._meta.fields]
+
+    @admin.action(description="Deliver selected events again", permissions=["change"])
+    def redeliver_selected(self, request, queryset):
+        apply_each(
+            self,
+            request,
+            queryset,
+            lambda event: f"Redelivery queued to {event_redeliver(event)} endpoint(s)",
+        )
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(ReadOnlyModelAdmin):
+    list_display = (
+        "id",
+        "event",
+        "endpoint",
+        "state",
+        "attempts",
+        "next_attempt_at",
+        "delivered_at",
+        "last_error",
+    )
+    list_filter = ("state", "redelivery")
+    list_select_related = ("event", "endpoint")
+
+
+@admin.register(DeliveryAttempt)
+class DeliveryAttemptAdmin(ReadOnlyModelAdmin):
+    list_display = ("id", "delivery", "status_code", "latency_ms", "error", "created_at")
+    list_filter = ("status_code",)
+    list_select_related = ("delivery",)
