@@ -4,14 +4,14 @@ users out everywhere, through the authn services; secrets are never shown."""
 from django.contrib import admin, messages
 from django.db.models import BooleanField, ExpressionWrapper
 
-from authn.models import PasskeyCredential, User
+from authn.models import AuthChallenge, LoginThrottle, PasskeyCredential, RefreshToken, User
 from authn.services.staff import (
     user_locked_condition,
     user_password_reset_temporary,
     user_sign_out_everywhere,
     user_unlock,
 )
-from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, apply_each
+from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin, apply_each
 
 
 class LockedFilter(admin.SimpleListFilter):
@@ -125,3 +125,42 @@ class PasskeyCredentialAdmin(ExactSearchMixin, admin.ModelAdmin):
     def has_add_permission(self, request) -> bool:
         # Passkeys are registered by their owner's authenticator, never typed in.
         return False
+
+
+@admin.register(LoginThrottle)
+class LoginThrottleAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    """Lockout counters, to see why someone cannot sign in (lift them with the
+    users' "Unlock" action). Client rows are keyed by the client's address."""
+
+    list_display = ("factor", "email", "program", "failures", "window_started_at", "locked_until")
+    list_filter = ("factor",)
+    exact_search_fields = ("email",)
+    search_help_text = "An exact e-mail address (or client address)."
+    list_select_related = ("program",)
+
+
+@admin.register(RefreshToken)
+class RefreshTokenAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    """A user's sign-ins (refresh token families). The token itself is never
+    stored, only its hash, and not even that is shown."""
+
+    list_display = ("user", "family", "created_at", "expires_at", "rotated_at", "revoked_at")
+    exact_search_fields = ("user", "family")
+    search_help_text = "An exact user id or token family."
+    list_select_related = ("user",)
+    exclude = ("token_hash",)
+    ordering = ("-pk",)
+
+
+@admin.register(AuthChallenge)
+class AuthChallengeAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    """Sign-in and step-up challenges in progress. Their session tokens are
+    stored hashed and their secrets (WebAuthn challenges, code digests) are not shown."""
+
+    list_display = ("user", "kind", "created_at", "expires_at", "used_at", "attempts")
+    list_filter = ("kind",)
+    exact_search_fields = ("user",)
+    search_help_text = "An exact user id."
+    list_select_related = ("user",)
+    exclude = ("token_hash", "secret", "context")
+    ordering = ("-expires_at",)

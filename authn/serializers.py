@@ -16,6 +16,7 @@ from bankapi.serializers import (
     StrictCharField,
     StrictChoiceField,
     StrictListField,
+    unknown_fields,
 )
 
 Kind = AuthChallenge.Kind
@@ -178,10 +179,11 @@ _CONFIRMATION_SHAPES = {
         resource_type_field_name="method",
     )
 )
-class ConfirmationSerializer(serializers.Serializer):
+class ConfirmationSerializer(InputSerializer):
     """A step-up confirmation, one of three shapes chosen by `method`:
     `{method: passkey, passkeySession, assertion}`, `{method: totp, code}` or
-    `{method: pin, pin}`. Validates to the chosen shape's fields."""
+    `{method: pin, pin}`. Validates to the chosen shape's fields; any other key,
+    at any depth, is an unknown field."""
 
     def to_internal_value(self, data) -> dict:
         if not isinstance(data, dict):
@@ -190,6 +192,9 @@ class ConfirmationSerializer(serializers.Serializer):
         shape = _CONFIRMATION_SHAPES.get(method) if isinstance(method, str) else None
         if shape is None:
             raise serializers.ValidationError({"method": [f"Must be one of: {', '.join(stepup.METHODS)}."]})
+        unknown = unknown_fields(shape(), data)
+        if unknown:
+            raise serializers.ValidationError(unknown)
         inner = shape(data=data)
         inner.is_valid(raise_exception=True)
         return dict(inner.validated_data)

@@ -331,13 +331,15 @@ class VerifyPasskeyView(AuthView):
         summary="Complete PASSKEY_REQUIRED with a passkey assertion: answers tokens",
         description=(
             "The assertion answers login's `fido2options`. A replayed assertion (a spent challenge, "
-            "or a signature count that did not increase) is refused."
+            "or a signature count that did not increase) is refused. Five failed passkey sign-ins "
+            "of a user within 15 minutes lock passkey sign-in for 15 minutes, and failed sign-ins "
+            "from one client count towards its throttle: 429 with `Retry-After`."
         ),
         parameters=PROGRAM_PARAMETERS,
         request=io.VerifyPasskeyInputSerializer,
         responses={
             200: envelope("VerifyPasskeyResponse", io.TokensSerializer()),
-            **error_responses(400, 401, s401=S401_CREDENTIALS),
+            **error_responses(400, 401, 429, s401=S401_CREDENTIALS),
         },
     )
     def post(self, request):

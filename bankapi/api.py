@@ -14,16 +14,29 @@ from rest_framework.views import APIView
 
 from bankapi.idempotency import StoredResponse, idempotent_call, stored_response_http
 from bankapi.models import Account, Program
-from bankapi.pagination import paginate
+from bankapi.pagination import DEFAULT_LIMIT, MAX_LIMIT, NEXT_TOKEN_PATTERN, paginate
 from bankapi.responses import ok
 from bankapi.scope import Role, Scope, access_account, scope_from_request
 
 PAGE_PARAMETERS = [
     OpenApiParameter(
-        "limit", int, OpenApiParameter.QUERY, required=False, description="1 to 200 (default 50)."
+        "limit",
+        {"type": "integer", "minimum": 1, "default": DEFAULT_LIMIT},
+        OpenApiParameter.QUERY,
+        required=False,
+        description=(
+            f"Rows per page, from 1 (default {DEFAULT_LIMIT}); more than {MAX_LIMIT} is read as {MAX_LIMIT}."
+        ),
     ),
     OpenApiParameter(
-        "nextToken", str, OpenApiParameter.QUERY, required=False, description="From the last page."
+        "nextToken",
+        {"type": "string", "pattern": NEXT_TOKEN_PATTERN},
+        OpenApiParameter.QUERY,
+        required=False,
+        description=(
+            "Opaque: the `nextToken` of the previous page, sent back unchanged. Any other value "
+            "answers 400 VALIDATION_ERROR."
+        ),
     ),
 ]
 

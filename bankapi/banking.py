@@ -17,6 +17,13 @@ SORT_CODE = re.compile(r"[0-9]{6}")
 ACCOUNT_NUMBER = re.compile(r"[0-9]{8}")
 IBAN_SHAPE = re.compile(r"[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}")
 BIC_SHAPE = re.compile(r"[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?")
+# The same shapes for the OpenAPI document, as sent (before normalising): an IBAN
+# may carry spaces or tabs and lower case, a sort code hyphens, a BIC lower case.
+# The IBAN's mod-97 check digits cannot be written as a pattern.
+IBAN_PATTERN = r"^[ \t]*([A-Za-z][ \t]*){2}([0-9][ \t]*){2}([A-Za-z0-9][ \t]*){11,30}$"
+SORT_CODE_PATTERN = r"^-*([0-9]-*){6}$"
+ACCOUNT_NUMBER_PATTERN = r"^[0-9]{8}$"
+BIC_PATTERN = r"^[A-Za-z]{6}[A-Za-z0-9]{2}([A-Za-z0-9]{3})?$"
 
 
 def normalise_iban(value: str) -> str:
@@ -37,10 +44,27 @@ class AccountObjectSerializer(serializers.Serializer):
     """`{type: uk, sortCode, accountNumber}` or `{type: iban, iban, bic?}`."""
 
     type = StrictChoiceField(choices=["uk", "iban"])
-    sortCode = StrictCharField(required=False, help_text="6 digits; with type uk.")
-    accountNumber = StrictCharField(required=False, help_text="8 digits; with type uk.")
-    iban = StrictCharField(required=False, max_length=42, help_text="With type iban; mod-97 checked.")
-    bic = StrictCharField(required=False, help_text="Optional, with type iban.")
+    sortCode = StrictCharField(
+        required=False,
+        help_text="6 digits (hyphens allowed); with type uk.",
+        openapi={"pattern": SORT_CODE_PATTERN, "example": "040004"},
+    )
+    accountNumber = StrictCharField(
+        required=False,
+        help_text="8 digits; with type uk.",
+        openapi={"pattern": ACCOUNT_NUMBER_PATTERN, "example": "12345678"},
+    )
+    iban = StrictCharField(
+        required=False,
+        max_length=42,
+        help_text="With type iban; spaces allowed; its check digits must be right (mod-97).",
+        openapi={"pattern": IBAN_PATTERN, "example": "GB82WEST12345698765432"},
+    )
+    bic = StrictCharField(
+        required=False,
+        help_text="Optional, with type iban: 8 or 11 characters.",
+        openapi={"pattern": BIC_PATTERN},
+    )
 
     def validate(self, data: dict) -> dict:
         errors: dict[str, str] = {}

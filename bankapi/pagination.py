@@ -19,6 +19,9 @@ from bankapi.errors import validation_error
 MAX_LIMIT = 200
 DEFAULT_LIMIT = 50
 _SALT = "bankapi.pagination.cursor"
+# The shape of a token `paginate` makes (Django's signed, timestamped value), for the
+# OpenAPI document; only the signature tells a real one.
+NEXT_TOKEN_PATTERN = r"^\.?[A-Za-z0-9_-]+:[A-Za-z0-9]+:[A-Za-z0-9_-]+$"
 _INTEGER = re.compile(r"[0-9]+")
 # More digits than this is far above the maximum however it is written.
 _MAX_DIGITS = 6

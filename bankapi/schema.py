@@ -1,9 +1,47 @@
 """OpenAPI building blocks: the envelopes and the error responses of every route."""
 
+import inspect
+
+from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
 from bankapi.errors import HTTP_STATUS, ErrorCode
+
+
+def _own_doc(cls: type) -> str:
+    doc = cls.__dict__.get("__doc__")
+    return inspect.cleandoc(doc) if doc else ""
+
+
+class AutoSchema(SpectacularAutoSchema):
+    """drf-spectacular's schema, publishing a class's docstring only where the class
+    itself has one.
+
+    drf-spectacular would otherwise hand a base class's docstring (written for
+    maintainers, e.g. `InputSerializer`'s or a base view's) to every subclass's
+    description in the document.
+    """
+
+    def get_description(self) -> str:
+        method = getattr(self.view, getattr(self.view, "action", self.method.lower()), None)
+        method_doc = inspect.getdoc(method) if method is not None else None
+        return method_doc or _own_doc(self.view.__class__)
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        extra = getattr(field, "openapi", None)
+        if extra and "$ref" not in schema:
+            schema.update(extra)
+        return schema
+
+    def _map_basic_serializer(self, serializer, direction):
+        schema = super()._map_basic_serializer(serializer, direction)
+        schema.pop("description", None)
+        description = _own_doc(serializer.__class__)
+        if description:
+            schema["description"] = description
+        return schema
 
 
 class FieldErrorSerializer(serializers.Serializer):

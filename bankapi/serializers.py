@@ -12,7 +12,20 @@ from rest_framework import serializers
 
 
 class StrictCharField(serializers.CharField):
+    """A JSON string.
+
+    `openapi` adds keywords to the field's schema in the OpenAPI document (e.g. a
+    `pattern` or `format`) for rules the serializer checks in code, so a client
+    generated from the document knows them too.
+    """
+
     default_error_messages = {"invalid": "Must be a string."}
+    openapi: dict[str, Any] | None = None
+
+    def __init__(self, *, openapi: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if openapi is not None:
+            self.openapi = {**(self.openapi or {}), **openapi}
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):

@@ -258,6 +258,7 @@ SANDBOX_BOOTSTRAP_STEPS = [
     "authn.sandbox.bootstrap",
     "payments.sandbox.bootstrap",
     "payments.sandbox_fx.bootstrap",
+    "cards.sandbox.bootstrap",
     "onboarding.sandbox.bootstrap",
     "batches.sandbox.bootstrap",
 ]
@@ -268,7 +269,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["bankapi.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "bankapi.handlers.exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "bankapi.schema.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     "COERCE_DECIMAL_TO_STRING": True,
 }
@@ -297,6 +298,8 @@ SPECTACULAR_SETTINGS = {
         "BatchItemStatusEnum": "batches.serializers.ITEM_STATUSES",
         "BatchDraftStatusEnum": "batches.serializers.DRAFT_STATUSES",
     },
+    # "* `ON` - ON" under every enum says nothing the enum does not.
+    "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "bankapi.schema.document_payload_limit",

@@ -4,7 +4,7 @@ import re
 import uuid
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from authn.serializers import (
@@ -222,8 +222,12 @@ class DraftSummarySerializer(serializers.Serializer):
 
 
 class BatchListSerializer(serializers.Serializer):
-    paymentsBatches = BatchSummarySerializer(
-        many=True, help_text="Batches, or with drafts=true the caller's drafts (DraftSummary entries)."
+    paymentsBatches = PolymorphicProxySerializer(
+        component_name="BatchListEntry",
+        serializers=[BatchSummarySerializer, DraftSummarySerializer],
+        resource_type_field_name=None,
+        many=True,
+        help_text="Batches, or with drafts=true the caller's drafts (DraftSummary entries).",
     )
     nextToken = serializers.CharField(allow_null=True)
 
@@ -268,7 +272,10 @@ class DraftPaymentSerializer(serializers.Serializer):
     payment = BatchPaymentSerializer()
 
 
-class InvalidDraftPaymentSerializer(DraftPaymentSerializer):
+class InvalidDraftPaymentSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="Position in the payments sent, from 0.")
+    # Whatever was sent in that position: it failed the rules, so it may have any shape.
+    payment = serializers.JSONField(help_text="The payment as sent.")
     reasons = serializers.ListField(child=serializers.CharField())
 
 

@@ -103,7 +103,7 @@ POST_DESCRIPTION = """One route, four steps chosen by `action`:
 
 - `verify` (`payments`): stores a draft at once and checks its payments in the background.
   Answers `{success, requestId, status}` (not wrapped in `data`); `requestId` is the draft's id.
-  Read it with GET /v1/batch-payments/{requestId}: `payloadStatus` is PENDING until every
+  Read it with GET /v1/batch-payments/{batchId} (that id): `payloadStatus` is PENDING until every
   payment is checked, then the draft lists `validPayments` and `invalidPayments` (with reasons).
 - `initiate` (`payments`, optional `batchId` of a draft): answers `totalAmount` (the sum of the
   valid payments), `currency` and an `scaChallenge` (valid 5 minutes) bound to exactly these

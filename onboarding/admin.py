@@ -4,9 +4,11 @@ outcomes, program onboarding settings, and application stages (through the
 stage service)."""
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
+from django.urls import reverse
 
-from bankapi.errors import ApiError
+from bankapi import dashboard
+from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, apply_each
 from onboarding.models import (
     Application,
     DocumentUpload,
@@ -17,6 +19,7 @@ from onboarding.models import (
     VerificationStep,
 )
 from onboarding.services.applications import application_stage_move
+from onboarding.services.legal_sets import legal_set_publish
 from onboarding.services.verification import verification_outcomes_recorded
 
 MAX_LEGAL_DOCUMENT_BYTES = 5 * 1024 * 1024
@@ -59,12 +62,29 @@ class LegalDocumentInline(admin.StackedInline):
 
 
 @admin.register(LegalDocumentSet)
-class LegalDocumentSetAdmin(admin.ModelAdmin):
+class LegalDocumentSetAdmin(ExactSearchMixin, admin.ModelAdmin):
+    """A new version is a new set (documents uploaded, hashes computed from the
+    files), then published with the action: one set per program is current."""
+
     list_display = ("version", "program", "sandbox", "is_current", "last_updated", "provider")
     list_filter = ("sandbox", "is_current", "program")
+    exact_search_fields = ("id", "version")
+    search_help_text = "An exact set id or version."
     list_select_related = ("program",)
-    search_fields = ("version",)
+    # Only the publish action changes which set is current.
+    readonly_fields = ("is_current",)
     inlines = [LegalDocumentInline]
+    actions = ["publish"]
+
+    @admin.action(
+        description="Publish the selected set (it becomes its program's current set)", permissions=["change"]
+    )
+    def publish(self, request, queryset) -> None:
+        def publish_one(document_set: LegalDocumentSet) -> str:
+            legal_set_publish(document_set=document_set)
+            return f"Published legal document set {document_set.version} as current"
+
+        apply_each(self, request, queryset, publish_one)
 
 
 class UboInline(admin.TabularInline):
@@ -91,30 +111,38 @@ class VerificationStepInline(admin.TabularInline):
 
 def _stage_action(to_stage: str):
     def move(modeladmin, request, queryset) -> None:
-        moved = refused = 0
-        for application in queryset:
-            try:
-                application_stage_move(application=application, to_stage=to_stage)
-                moved += 1
-            except ApiError:
-                refused += 1
-        level = messages.SUCCESS if not refused else messages.WARNING
-        modeladmin.message_user(
-            request, f"{moved} moved to {to_stage}; {refused} not in a stage that leads there.", level
-        )
+        def move_one(application: Application) -> str:
+            before = application.workflow_stage
+            application_stage_move(application=application, to_stage=to_stage)
+            return f"Moved from {before} to {to_stage}"
+
+        apply_each(modeladmin, request, queryset, move_one)
 
     move.short_description = f"Move selected applications to {to_stage}"
     move.__name__ = f"move_to_{to_stage.lower()}"
+    move.allowed_permissions = ("review",)
     return move
 
 
 @admin.register(Application)
-class ApplicationAdmin(admin.ModelAdmin):
-    list_display = ("id", "customer", "is_company", "workflow_stage", "verification_provider", "created_at")
+class ApplicationAdmin(ExactSearchMixin, admin.ModelAdmin):
+    list_display = (
+        "id",
+        "customer",
+        "is_company",
+        "workflow_stage",
+        "verification_provider",
+        "program",
+        "sandbox",
+        "created_at",
+    )
     list_filter = ("workflow_stage", "is_company", "sandbox", "program")
-    search_fields = ("id", "applicant_email")
-    list_select_related = ("customer",)
+    exact_search_fields = ("id", "customer")
+    search_help_text = "An exact application id or customer id."
+    list_select_related = ("customer", "program")
     raw_id_fields = ("customer",)
+    paginator = CappedCountPaginator
+    show_full_result_count = False
     # The stage moves only through the actions (the stage service checks each move).
     readonly_fields = (
         "program",
@@ -157,11 +185,43 @@ class ApplicationAdmin(admin.ModelAdmin):
         # Applications are started by the applicant through the API.
         return False
 
+    def has_review_permission(self, request) -> bool:
+        return request.user.has_perm("onboarding.review_application")
+
     def save_formset(self, request, form, formset, change):
         super().save_formset(request, form, formset, change)
         if formset.model is VerificationStep and formset.has_changed():
             # What operators set here is what the sandbox provider reports.
             verification_outcomes_recorded(application=form.instance)
+
+
+@admin.register(VerificationStep)
+class VerificationStepAdmin(ExactSearchMixin, admin.ModelAdmin):
+    """Sandbox verification outcomes: what the sandbox provider reports for an
+    application (UBO empty) or one of its UBOs. Operations set them here without
+    the right to edit the application itself."""
+
+    list_display = (
+        "application",
+        "ubo",
+        "step",
+        "status",
+        "rejection_type",
+        "doc_type",
+        "doc_country",
+        "updated_at",
+    )
+    list_filter = ("step", "status")
+    exact_search_fields = ("application", "id")
+    search_help_text = "An exact application id: its outcomes."
+    list_select_related = ("application", "ubo")
+    raw_id_fields = ("application", "ubo")
+    paginator = CappedCountPaginator
+    show_full_result_count = False
+
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        verification_outcomes_recorded(application=obj.application)
 
 
 @admin.register(ProgramOnboarding)
@@ -171,11 +231,13 @@ class ProgramOnboardingAdmin(admin.ModelAdmin):
 
 
 @admin.register(DocumentUpload)
-class DocumentUploadAdmin(admin.ModelAdmin):
+class DocumentUploadAdmin(ExactSearchMixin, admin.ModelAdmin):
     list_display = ("key", "customer", "collection", "document_type", "content_type", "created_at")
     list_filter = ("collection", "sandbox", "program")
-    search_fields = ("key",)
+    exact_search_fields = ("key", "id", "customer")
+    search_help_text = "An exact storage key, upload id or customer id."
     list_select_related = ("customer",)
+    paginator = CappedCountPaginator
     show_full_result_count = False
 
     def has_add_permission(self, request) -> bool:
@@ -183,3 +245,12 @@ class DocumentUploadAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+
+def applications_in_review() -> tuple[int, str]:
+    count = Application.objects.filter(workflow_stage=Application.Stage.IN_REVIEW).count()
+    url = reverse("admin:onboarding_application_changelist")
+    return count, f"{url}?workflow_stage__exact={Application.Stage.IN_REVIEW}"
+
+
+dashboard.counter_register(dashboard.APPLICATIONS_IN_REVIEW, applications_in_review)

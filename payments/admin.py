@@ -175,6 +175,18 @@ class ScheduledPaymentAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
         return money(schedule.amount, schedule.currency)
 
 
+@admin.register(ScheduleRun)
+class ScheduleRunAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    """What happened on each run date of each schedule (also shown on the schedule)."""
+
+    list_display = ("run_date", "schedule", "outcome", "payment_request", "reason")
+    list_filter = ("outcome",)
+    exact_search_fields = ("schedule", "payment_request")
+    search_help_text = "An exact schedule id or requestId."
+    list_select_related = ("schedule", "payment_request")
+    ordering = ("-pk",)
+
+
 def held_payments_to_review() -> tuple[int, str]:
     # Counted on the (status, sandbox) index.
     count = PaymentRequest.objects.filter(status=HELD).count()

@@ -1,13 +1,12 @@
 """Request and response bodies of the payment routes."""
 
-import re
 import uuid
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
 from rest_framework import serializers
 
-from bankapi.banking import PayeeSerializer, iban_is_valid, normalise_iban
+from bankapi.banking import IBAN_PATTERN, PayeeSerializer, iban_is_valid, normalise_iban
 from bankapi.serializers import (
     ConstantField,
     InputSerializer,
@@ -19,6 +18,7 @@ from bankapi.serializers import (
     TimestampField,
 )
 from payments.formats import AMOUNT, CURRENCY, ISO_DATE, ISO_DATE_TIME, uuid_parse
+from payments.rules import account_reference_error, virtual_iban_error
 
 MAX_AMOUNT = Decimal("9999999999999999.99")
 FREQUENCIES = ["NEVER", "DAILY", "WEEKLY", "FORTNIGHTLY", "MONTHLY"]
@@ -43,6 +43,12 @@ class AmountField(ExactCharField):
         "positive": "Must be above zero.",
         "too_large": "Too large.",
     }
+    # The same rule for clients: digits, at most 2 decimals, above zero, at most
+    # 9999999999999999.99 (leading zeros allowed).
+    openapi = {
+        "pattern": r"^(0*[1-9][0-9]{0,15}(\.[0-9]{1,2})?|0+\.(0[1-9]|[1-9][0-9]?))$",
+        "example": "10.50",
+    }
 
     def to_internal_value(self, data) -> Decimal:
         text = super().to_internal_value(data)
@@ -61,6 +67,7 @@ class AmountField(ExactCharField):
 
 class CurrencyField(ExactCharField):
     default_error_messages = {"code": "Must be an ISO 4217 code of 3 capital letters."}
+    openapi = {"pattern": "^[A-Z]{3}$", "example": "GBP"}
 
     def to_internal_value(self, data) -> str:
         text = super().to_internal_value(data)
@@ -71,6 +78,10 @@ class CurrencyField(ExactCharField):
 
 class UuidStringField(ExactCharField):
     default_error_messages = {"uuid": "Must be a UUID string (8-4-4-4-12 hex digits)."}
+    openapi = {
+        "format": "uuid",
+        "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    }
 
     def to_internal_value(self, data) -> uuid.UUID:
         text = super().to_internal_value(data)
@@ -88,6 +99,14 @@ class UtcDayField(ExactCharField):
     default_error_messages = {
         "date": "Must be a date (YYYY-MM-DD) or an ISO 8601 date-time (YYYY-MM-DDThh:mm:ssZ).",
         "range": "Its UTC day must be between 0001-01-01 and 9999-12-31.",
+    }
+    openapi = {
+        "pattern": (
+            "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+            "([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.,][0-9]{1,9})?)?"
+            "(Z|[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?)?)?$"
+        ),
+        "example": "2026-12-24",
     }
 
     def to_internal_value(self, data) -> date:
@@ -113,23 +132,13 @@ class UtcDayField(ExactCharField):
 
 class IbanField(StrictCharField):
     default_error_messages = {"iban": "Must be a valid IBAN."}
+    openapi = {"pattern": IBAN_PATTERN, "example": "GB82WEST12345698765432"}
 
     def to_internal_value(self, data) -> str:
         text = super().to_internal_value(data)
         if not iban_is_valid(text):
             self.fail("iban")
         return normalise_iban(text)
-
-
-def account_reference_error(account, reference: str) -> str | None:
-    """Why the account refuses this statement reference, if it does."""
-    if not account.reference_min <= len(reference) <= account.reference_max:
-        return f"Must be {account.reference_min} to {account.reference_max} characters for this account."
-    # fullmatch: the pattern is written `^...$` for clients, and `$` alone would let
-    # a trailing newline through.
-    if not re.fullmatch(account.reference_pattern, reference):
-        return f"Contains characters this account does not accept ({account.reference_pattern})."
-    return None
 
 
 REFERENCE_HELP = (
@@ -143,8 +152,11 @@ class CryptoQuoteSerializer(serializers.Serializer):
 
 
 class PaymentCreateSerializer(InputSerializer):
-    """Spec 2.1 and DESIGN 7. Needs the account in `context["account"]`: the
-    currency default and the reference rules are the account's."""
+    """A payment from the account: to a saved beneficiary, to inline payee details,
+    or funded through a crypto quote (exactly one of the three)."""
+
+    # Validated with the account in the serializer context: the currency default
+    # and the reference rules are the account's.
 
     amount = AmountField(help_text='Decimal string, at most 2 decimal places, above zero: "10.50".')
     currency = CurrencyField(required=False, help_text="ISO 4217; defaults to the account currency.")
@@ -209,15 +221,13 @@ class PaymentCreateSerializer(InputSerializer):
         reference_error = account_reference_error(account, data["reference"])
         if reference_error:
             errors["reference"] = reference_error
-        payee = data.get("payee")
-        if (
-            "virtualIban" in data
-            and payee is not None
-            and payee["account"]["type"] == "uk"
-            and data["currency"] == "GBP"
-            and not data["virtualIban"].startswith("GB")
-        ):
-            errors["virtualIban"] = "A domestic GBP payment must come from a GB virtual IBAN."
+        iban_error = virtual_iban_error(
+            virtual_iban=data.get("virtualIban", ""),
+            currency=data.get("currency", ""),
+            payee=data.get("payee"),
+        )
+        if iban_error:
+            errors["virtualIban"] = iban_error
         if errors:
             raise serializers.ValidationError(errors)
         return data
@@ -245,7 +255,14 @@ class PaymentCreatedSerializer(serializers.Serializer):
 
 class PaymentRequestSerializer(serializers.Serializer):
     requestId = serializers.UUIDField(source="id")
-    status = serializers.ChoiceField(choices=["PENDING", "PENDING_TM", "FAILED"])
+    status = serializers.ChoiceField(
+        choices=["PENDING", "PENDING_TM", "SETTLED", "FAILED"],
+        help_text=(
+            "PENDING: accepted, waiting to settle; PENDING_TM: held for compliance review; "
+            "SETTLED: paid out (it then leaves the requests list for the transactions); "
+            "FAILED: refused or reversed after acceptance, funds returned (see failureReason)."
+        ),
+    )
     amount = MoneyField(help_text="Decimal string, payment currency.")
     currency = serializers.CharField()
     reference = serializers.CharField()
@@ -325,7 +342,9 @@ class ScheduledPaymentCancelledSerializer(serializers.Serializer):
 
 
 class InternationalTransferCreateSerializer(InputSerializer):
-    """DESIGN 8. Needs the account in `context["account"]` for the reference rules."""
+    """A payment in another currency, converted at a live FX quote."""
+
+    # Validated with the account in the serializer context, for the reference rules.
 
     quoteId = UuidStringField(
         help_text="A live quote from GET /v1/accounts/{accountId}/fx/quote selling the account currency."

@@ -3,6 +3,7 @@
 import uuid
 
 from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 
 from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
@@ -40,7 +41,7 @@ from payments.services.transfers import (
 
 IDEMPOTENCY_KEY = OpenApiParameter(
     HEADER,
-    str,
+    OpenApiTypes.UUID,
     OpenApiParameter.HEADER,
     required=False,
     description=(

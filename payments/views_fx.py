@@ -111,7 +111,9 @@ def _number(max_digits: int, decimal_places: int, help_text: str, **kwargs: Any)
 
 class FxQuoteSerializer(serializers.Serializer):
     quoteId = serializers.UUIDField(
-        source="id", help_text="Pass to create-international-transfer before validUntil."
+        source="id",
+        help_text="Pass as quoteId to POST /v1/customers/{customerId}/accounts/{accountId}/"
+        "international-transfers before validUntil.",
     )
     currencyOne = serializers.CharField(source="currency_one", help_text="Sold by the customer.")
     currencyTwo = serializers.CharField(source="currency_two", help_text="Bought by the customer.")
@@ -172,7 +174,8 @@ class FxQuoteView(ScopedAPIView):
         description=(
             "Prices converting between currencyOne (sold by the customer) and currencyTwo (bought). "
             "The quote is stored, lives 30 seconds (validUntil) and can be used once, by passing "
-            "quoteId to create-international-transfer. The `indicative` parameter cannot be set: any "
+            "quoteId to POST /v1/customers/{customerId}/accounts/{accountId}/international-transfers. "
+            "The `indicative` parameter cannot be set: any "
             "value gives 400. Value dates skip weekends; there is no holiday calendar. On a program "
             "without international payments (`program.payments.international` in GET "
             "/v1/capabilities), or for an account whose provider cannot quote: 422 PROVIDER_ERROR "

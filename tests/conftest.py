@@ -3,11 +3,13 @@ import os
 
 import pytest
 from django.conf import settings
+from django.core.handlers.base import BaseHandler
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from bankapi.models import SandboxManifest
 from tests.support.auth import access_header, id_header
+from tests.support.openapi import ResponseChecker
 
 ON_POSTGRES = settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 HAS_REDIS = bool(os.environ.get("REDIS_URL"))
@@ -55,6 +57,28 @@ def sandbox(db) -> dict:
     """
     manifest = SandboxManifest.objects.filter(key="bootstrap_sandbox").first()
     return manifest.data if manifest else _bootstrap()
+
+
+@pytest.fixture(autouse=True)
+def _responses_match_openapi(monkeypatch):
+    """Every JSON response a test receives matches /v1/openapi.json (tests/support/openapi.py).
+
+    Wraps Django's request handler, which serves APIClient, Django's Client and
+    the live server alike.
+    """
+    checker = ResponseChecker()
+    handle = BaseHandler.get_response
+
+    def get_response(self, request):
+        response = handle(self, request)
+        checker.check(request, response)
+        return response
+
+    monkeypatch.setattr(BaseHandler, "get_response", get_response)
+    yield
+    assert not checker.found_elsewhere, "OpenAPI mismatch (live server): " + "\n".join(
+        checker.found_elsewhere
+    )
 
 
 @pytest.fixture

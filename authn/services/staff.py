@@ -47,8 +47,11 @@ def user_password_reset_temporary(*, user: User) -> TemporaryPassword:
 
 
 def user_lockouts(user: User):
-    """The user's lockout counters: password (by e-mail) and second factor."""
-    return LoginThrottle.objects.filter(program_id=user.program_id, email=user.email)
+    """The user's lockout counters: password (by e-mail), second factor and
+    passkey sign-in. Per-client counters (by address) belong to no user."""
+    return LoginThrottle.objects.filter(program_id=user.program_id, email=user.email).exclude(
+        factor=LoginThrottle.Factor.CLIENT
+    )
 
 
 def user_is_locked(user: User) -> bool:
@@ -68,7 +71,9 @@ def user_sign_out_everywhere(*, user: User) -> None:
 
 def user_locked_condition(now=None) -> Q:
     """A condition on User: a lockout of the user is in force now (admin column and filter)."""
-    locked = LoginThrottle.objects.filter(email=OuterRef("email"), locked_until__gt=now or timezone.now())
+    locked = LoginThrottle.objects.filter(
+        email=OuterRef("email"), locked_until__gt=now or timezone.now()
+    ).exclude(factor=LoginThrottle.Factor.CLIENT)
     # SQL's NULL = NULL is not true: program-less (staff, management) rows match apart.
     return Q(Exists(locked.filter(program_id=OuterRef("program_id")))) | Q(
         Exists(locked.filter(program__isnull=True)), program__isnull=True

@@ -16,6 +16,7 @@ from decimal import Decimal
 from bankapi.errors import validation_error
 from bankapi.models import Account
 from payments.models import Beneficiary, PaymentRequest, ScheduledPayment
+from payments.rules import virtual_iban_error
 from payments.selectors import beneficiary_of
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.schedules import schedule_create, utc_today
@@ -45,14 +46,6 @@ def payee_resolve(
     return beneficiary, beneficiary.payee_details()
 
 
-def virtual_iban_error(*, virtual_iban: str, currency: str, beneficiary: Beneficiary | None) -> str | None:
-    """A domestic GBP payment to a UK beneficiary must come from a GB virtual IBAN."""
-    if virtual_iban and beneficiary and beneficiary.is_uk and currency == "GBP":
-        if not virtual_iban.startswith("GB"):
-            return "A domestic GBP payment must come from a GB virtual IBAN."
-    return None
-
-
 def payment_instruction_build(
     *,
     account: Account,
@@ -73,7 +66,7 @@ def payment_instruction_build(
     A beneficiary of another customer is not found (404), never a 400.
     """
     beneficiary, payee_as_paid = payee_resolve(account=account, beneficiary_id=beneficiary_id, payee=payee)
-    error = virtual_iban_error(virtual_iban=virtual_iban, currency=currency, beneficiary=beneficiary)
+    error = virtual_iban_error(virtual_iban=virtual_iban, currency=currency, payee=payee_as_paid)
     if error:
         raise validation_error("virtualIban", error)
     return PaymentInstruction(

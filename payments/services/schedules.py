@@ -9,11 +9,17 @@ workers at once:
   in the same transaction as the payment, so a rerun, a second beat instance or a
   redelivered task finds the day done and pays nothing again;
 - a schedule advances past its run date in that same transaction, so it is no
-  longer due once its chunk commits.
+  longer due once its chunk commits;
+- each run date of each schedule runs in its own savepoint: a run refused by the
+  rules of its day (the account's state, its reference rules, the virtual IBAN
+  rule, limits, funds) or failing on an unexpected error (a database error
+  included) is recorded FAILED with its reason, the schedule goes on, and the
+  other schedules of the chunk pay.
 """
 
 import calendar
 import logging
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, timedelta
@@ -27,6 +33,7 @@ from bankapi.models import Account, Customer
 from events.models import EventType
 from payments.events import scheduled_payment_event
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
+from payments.rules import account_reference_error, virtual_iban_error
 from payments.services.acceptance import PaymentInstruction, payment_accept, payment_fee
 
 logger = logging.getLogger(__name__)
@@ -174,6 +181,38 @@ class RunSummary:
     def runs(self) -> int:
         return self.paid + self.held + len(self.failed)
 
+    def add(self, other: "RunSummary") -> None:
+        self.paid += other.paid
+        self.held += other.held
+        self.failed += other.failed
+
+
+def schedule_run_check(schedule: ScheduledPayment, instruction: PaymentInstruction) -> None:
+    """Refuse (ApiError) a run that the rules in force on its day refuse.
+
+    The account and the beneficiary are read as they are today: the account
+    must still be the schedule's customer's and in the schedule's currency, the
+    reference must fit the account's current rules (length, charset), and the
+    virtual IBAN rule holds for the payee as paid today.
+    """
+    account = schedule.account
+    owner = (account.customer_id, account.program_id, account.sandbox)
+    if owner != (schedule.customer_id, schedule.program_id, schedule.sandbox):
+        raise ApiError(ErrorCode.INVALID_STATE, "The account no longer belongs to the schedule's customer.")
+    if account.currency != schedule.currency:
+        raise ApiError(
+            ErrorCode.INVALID_STATE,
+            f"The account is now in {account.currency}; the schedule pays {schedule.currency}.",
+        )
+    reference_error = account_reference_error(account, instruction.reference)
+    if reference_error:
+        raise validation_error("reference", f"reference: {reference_error}")
+    iban_error = virtual_iban_error(
+        virtual_iban=instruction.virtual_iban, currency=instruction.currency, payee=instruction.payee
+    )
+    if iban_error:
+        raise validation_error("virtualIban", f"virtualIban: {iban_error}")
+
 
 def _run_once(schedule: ScheduledPayment, run_date: date, summary: RunSummary) -> ScheduleRun | None:
     """Pay one run date of a locked schedule; None if that day was already run."""
@@ -186,10 +225,10 @@ def _run_once(schedule: ScheduledPayment, run_date: date, summary: RunSummary) -
         logger.warning("Schedule %s already ran for %s", schedule.id, run_date)
         return None
     try:
+        instruction = instruction_of(schedule)
+        schedule_run_check(schedule, instruction)
         # Its own savepoint: a refused payment leaves nothing behind but the run record.
-        request = payment_accept(
-            account=schedule.account, instruction=instruction_of(schedule), schedule=schedule
-        )
+        request = payment_accept(account=schedule.account, instruction=instruction, schedule=schedule)
     except ApiError as error:
         run.reason = f"{error.code}: {error.message}"[:300]
         summary.failed.append((str(schedule.id), run_date, run.reason))
@@ -204,24 +243,58 @@ def _run_once(schedule: ScheduledPayment, run_date: date, summary: RunSummary) -
     return run
 
 
-def _run_due(schedule: ScheduledPayment, day: date, summary: RunSummary) -> None:
-    """Every run date of the schedule up to `day` (one, unless runs were missed)."""
-    while schedule.status == ScheduledPayment.Status.ACTIVE and schedule.next_run_date <= day:
-        run = _run_once(schedule, schedule.next_run_date, summary)
-        if run is not None:
-            schedule.last_run = run
-        _advance(schedule)
-        if run is not None:
-            failed = run.outcome == ScheduleRun.Outcome.FAILED
-            scheduled_payment_event(
-                schedule,
-                EventType.SCHEDULED_PAYMENT_RUN_FAILED
-                if failed
-                else EventType.SCHEDULED_PAYMENT_RUN_SUCCEEDED,
-            )
-        if schedule.status == ScheduledPayment.Status.COMPLETED:
-            scheduled_payment_event(schedule, EventType.SCHEDULED_PAYMENT_COMPLETED)
+def _conclude(schedule: ScheduledPayment, run: ScheduleRun | None) -> None:
+    """Move the schedule past the date just run, and say so."""
+    if run is not None:
+        schedule.last_run = run
+    _advance(schedule)
+    if run is not None:
+        failed = run.outcome == ScheduleRun.Outcome.FAILED
+        scheduled_payment_event(
+            schedule,
+            EventType.SCHEDULED_PAYMENT_RUN_FAILED if failed else EventType.SCHEDULED_PAYMENT_RUN_SUCCEEDED,
+        )
+    if schedule.status == ScheduledPayment.Status.COMPLETED:
+        scheduled_payment_event(schedule, EventType.SCHEDULED_PAYMENT_COMPLETED)
     schedule.save(update_fields=["occurrence", "next_run_date", "status", "last_run", "updated_at"])
+
+
+def _run_date(schedule: ScheduledPayment, run_date: date, summary: RunSummary) -> None:
+    """Run one date of a locked schedule in its own savepoint.
+
+    An unexpected error (a database error, a bug) rolls back this date's work
+    only; the date is then recorded FAILED with the error's kind as its reason
+    (the traceback goes to the log) and the schedule goes on. If even that
+    cannot be written, the error propagates: the schedule is left as it was.
+    """
+    own = RunSummary()
+    try:
+        with transaction.atomic():
+            _conclude(schedule, _run_once(schedule, run_date, own))
+    except Exception as error:
+        logger.exception("Schedule %s failed to run for %s", schedule.id, run_date)
+        # The savepoint undid the date's writes; the in-memory schedule may be ahead.
+        schedule.refresh_from_db()
+        reason = f"{ErrorCode.INTERNAL_SERVER_ERROR}: the run failed ({type(error).__name__})."
+        with transaction.atomic():
+            run = ScheduleRun.objects.create(
+                schedule=schedule, run_date=run_date, outcome=ScheduleRun.Outcome.FAILED, reason=reason
+            )
+            _conclude(schedule, run)
+        own = RunSummary(failed=[(str(schedule.id), run_date, reason)])
+    summary.add(own)
+
+
+def _run_due(schedule: ScheduledPayment, day: date, summary: RunSummary) -> bool:
+    """Every run date of the schedule up to `day` (one, unless runs were missed).
+    False when the schedule could not be run at all (left for the next run)."""
+    try:
+        while schedule.status == ScheduledPayment.Status.ACTIVE and schedule.next_run_date <= day:
+            _run_date(schedule, schedule.next_run_date, summary)
+    except Exception:
+        logger.exception("Schedule %s could not be run or recorded; left for the next run", schedule.id)
+        return False
+    return True
 
 
 def run_date_check(day: date) -> None:
@@ -277,10 +350,13 @@ def _run_in_chunks(
     on_progress: Callable[[int], None] | None = None,
 ) -> RunSummary:
     summary = RunSummary()
+    # Schedules that could not even record a failure: not taken again in this run.
+    stuck: set[uuid.UUID] = set()
     while True:
         with transaction.atomic():
             chunk = list(
-                due.select_for_update(skip_locked=True, of=("self",))
+                due.exclude(id__in=stuck)
+                .select_for_update(skip_locked=True, of=("self",))
                 .select_related("account", "beneficiary")
                 # Account order: accounts are then locked in ascending id across
                 # the chunk, as the ledger locks them, so two runners (or a runner
@@ -288,7 +364,8 @@ def _run_in_chunks(
                 .order_by("account_id", "id")[:chunk_size]
             )
             for schedule in chunk:
-                _run_due(schedule, day, summary)
+                if not _run_due(schedule, day, summary):
+                    stuck.add(schedule.id)
         if on_progress is not None:
             on_progress(len(chunk))
         if len(chunk) < chunk_size:

@@ -394,3 +394,18 @@ def test_the_business_customer_has_the_printed_pin_and_a_rerun_restores_it(busin
     assert rerun_bootstrap()["business"]["pin"] == person["pin"]
 
     confirm(User.objects.get(id=holder.id), program, {"method": "pin", "pin": person["pin"]})
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"method": "totp", "code": "123456", "pin": "1234"}, "pin"),
+        ({"method": "pin", "pin": "1234", "extra": True}, "extra"),
+        ({"method": "totp", "code": "123456", "sandbox": True}, "sandbox"),
+    ],
+)
+def test_keys_a_confirmation_shape_does_not_take_are_refused(body, field):
+    serializer = ConfirmationSerializer(data=body)
+
+    assert not serializer.is_valid()
+    assert field in serializer.errors

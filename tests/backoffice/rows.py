@@ -18,8 +18,9 @@ from django.utils import timezone
 
 from authn.models import PasskeyCredential, User
 from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Program
+from cards.models import Card, Cardholder
+from cards.numbers import sandbox_cvv, sandbox_pan
 from events.models import Delivery, DeliveryAttempt, Event, EventType, WebhookEndpoint
-from onboarding.models import Application, DocumentUpload, LegalDocumentSet, ProgramOnboarding
 from payments.models import (
     Beneficiary,
     FxQuote,
@@ -287,23 +288,98 @@ def _idempotency_records(sandbox):
     )
 
 
+@maker("cards.card")
+def _cards(sandbox):
+    account = _account(sandbox)
+    numbers = [sandbox_pan() for _ in range(ROWS)]
+    Card.objects.bulk_create(
+        Card(
+            program_id=account.program_id,
+            account=account,
+            name_on_card=f"HOLDER {n}",
+            last_four=pan[-4:],
+            expiry_month=1 + n % 12,
+            expiry_year=2030,
+            pan=pan,
+            cvv=sandbox_cvv(),
+        )
+        for n, pan in enumerate(numbers)
+    )
+
+
+@maker("cards.cardholder")
+def _cardholders(sandbox):
+    account = _account(sandbox)
+    Cardholder.objects.bulk_create(
+        Cardholder(program_id=account.program_id, account=account, first_name=name, last_name="Holder")
+        for name in codes(ROWS, "Card")
+    )
+
+
 @maker("onboarding.application")
 def _applications(sandbox):
+    from onboarding.models import Application
+
     customer = _customer(sandbox)
     Application.objects.bulk_create(
         Application(
             program_id=customer.program_id,
             customer=customer,
-            is_company=bool(n % 2),
-            applicant_email=f"applicant{n}@example.com",
+            is_company=False,
+            applicant_email=f"applicant{n}@rows.example",
             verification_provider="sandbox",
+            workflow_stage="IN_REVIEW",
         )
         for n in range(ROWS)
     )
 
 
+@maker("onboarding.legaldocumentset")
+def _legal_sets(sandbox):
+    from onboarding.models import LegalDocumentSet
+
+    program_id = sandbox["consumerProgramId"]
+    LegalDocumentSet.objects.bulk_create(
+        LegalDocumentSet(program_id=program_id, version=f"rows-{n}", last_updated=date(2026, 1, 1))
+        for n in range(ROWS)
+    )
+
+
+@maker("onboarding.programonboarding")
+def _program_onboarding(sandbox):
+    from onboarding.models import ProgramOnboarding
+
+    programs = Program.objects.bulk_create(
+        Program(name=f"Onboarding program {n}", account_type="consumer") for n in range(ROWS)
+    )
+    ProgramOnboarding.objects.bulk_create(ProgramOnboarding(program=program) for program in programs)
+
+
+@maker("onboarding.verificationstep")
+def _verification_steps(sandbox):
+    from onboarding.models import Application, VerificationStep
+
+    customer = _customer(sandbox)
+    applications = Application.objects.bulk_create(
+        Application(
+            program_id=customer.program_id,
+            customer=customer,
+            is_company=False,
+            applicant_email=f"steps{n}@rows.example",
+            verification_provider="sandbox",
+        )
+        for n in range(ROWS)
+    )
+    VerificationStep.objects.bulk_create(
+        VerificationStep(application=application, step="IDENTITY", status="COMPLETED")
+        for application in applications
+    )
+
+
 @maker("onboarding.documentupload")
 def _document_uploads(sandbox):
+    from onboarding.models import DocumentUpload
+
     customer = _customer(sandbox)
     DocumentUpload.objects.bulk_create(
         DocumentUpload(
@@ -311,27 +387,161 @@ def _document_uploads(sandbox):
             customer=customer,
             collection="kyc",
             document_type="PASSPORT",
-            key=f"kyc/{customer.id}/PASSPORT/{uuid.uuid4()}",
-            content_type="application/pdf",
+            key=f"rows/{uuid.uuid4()}",
+            content_type="image/png",
         )
         for _ in range(ROWS)
     )
 
 
-@maker("onboarding.legaldocumentset")
-def _legal_document_sets(sandbox):
-    program = _customer(sandbox).program
-    LegalDocumentSet.objects.bulk_create(
-        LegalDocumentSet(program=program, version=f"v{n}", last_updated=date(2026, 1, 1)) for n in range(ROWS)
+def _batch(sandbox, count: int = 0):
+    from batches.models import Batch
+
+    account = _account(sandbox)
+    return Batch.objects.create(
+        program_id=account.program_id,
+        owner_customer_id=account.customer_id,
+        customer_id=account.customer_id,
+        status="PARTIALLY_FAILED",
+        payments_count=count,
+        valid_count=count,
+        currency="GBP",
     )
 
 
-@maker("onboarding.programonboarding")
-def _program_onboarding(sandbox):
-    programs = Program.objects.bulk_create(
-        Program(name=f"Onboarding program {n}", account_type="consumer") for n in range(ROWS)
+@maker("batches.batch")
+def _batches(sandbox):
+    from batches.models import Batch
+
+    account = _account(sandbox)
+    Batch.objects.bulk_create(
+        Batch(
+            program_id=account.program_id,
+            owner_customer_id=account.customer_id,
+            customer_id=account.customer_id,
+            status="COMPLETED",
+            payments_count=1,
+            valid_count=1,
+            currency="GBP",
+        )
+        for _ in range(ROWS)
     )
-    ProgramOnboarding.objects.bulk_create(ProgramOnboarding(program=program) for program in programs)
+
+
+@maker("batches.batchitem")
+def _batch_items(sandbox):
+    from batches.models import BatchItem
+
+    account = _account(sandbox)
+    batch = _batch(sandbox, ROWS)
+    BatchItem.objects.bulk_create(
+        BatchItem(
+            program_id=account.program_id,
+            batch=batch,
+            index=n,
+            status="FAILED",
+            error="INSUFFICIENT_FUNDS: rows",
+            account=account,
+            customer_id=account.customer_id,
+            payee={
+                "name": "Payee",
+                "accountNumber": "12345678",
+                "sortCode": "200000",
+                "iban": None,
+                "bic": None,
+            },
+            amount=Decimal("1.00"),
+            currency="GBP",
+            reference=f"Item {n}",
+            scheduled_date=date(2026, 1, 1),
+        )
+        for n in range(ROWS)
+    )
+
+
+@maker("batches.draft")
+def _drafts(sandbox):
+    from batches.models import Draft
+
+    account = _account(sandbox)
+    Draft.objects.bulk_create(
+        Draft(
+            program_id=account.program_id,
+            owner_customer_id=account.customer_id,
+            payments=[],
+            payments_count=0,
+            expires_at=timezone.now() + timedelta(days=1),
+        )
+        for _ in range(ROWS)
+    )
+
+
+@maker("batches.scachallenge")
+def _sca_challenges(sandbox):
+    from batches.models import ScaChallenge
+
+    user = User.objects.get(email=sandbox["custodian"]["email"], program_id=sandbox["consumerProgramId"])
+    ScaChallenge.objects.bulk_create(
+        ScaChallenge(
+            program_id=user.program_id,
+            custodian_id=user.custodian_id,
+            user=user,
+            payments_hash="0" * 64,
+            total_amount=Decimal("10.00"),
+            currency="GBP",
+            expires_at=timezone.now(),
+        )
+        for _ in range(ROWS)
+    )
+
+
+@maker("payments.schedulerun")
+def _schedule_runs(sandbox):
+    from payments.models import ScheduleRun
+
+    _schedules(sandbox)
+    ScheduleRun.objects.bulk_create(
+        ScheduleRun(schedule=schedule, run_date=date(2030, 1, 1), outcome="FAILED", reason="Rows")
+        for schedule in ScheduledPayment.objects.filter(reference__startswith="Schedule ")[:ROWS]
+    )
+
+
+def _a_user(sandbox) -> User:
+    return User.objects.get(email=sandbox["customer"]["email"], program_id=sandbox["consumerProgramId"])
+
+
+@maker("authn.loginthrottle")
+def _login_throttles(sandbox):
+    from authn.models import LoginThrottle
+
+    LoginThrottle.objects.bulk_create(
+        LoginThrottle(email=f"10.0.{n // 250}.{n % 250}", factor="client", window_started_at=timezone.now())
+        for n in range(ROWS)
+    )
+
+
+@maker("authn.refreshtoken")
+def _refresh_tokens(sandbox):
+    from authn.models import RefreshToken
+
+    user = _a_user(sandbox)
+    RefreshToken.objects.bulk_create(
+        RefreshToken(user=user, family=uuid.uuid4(), token_hash=uuid.uuid4().hex, expires_at=timezone.now())
+        for _ in range(ROWS)
+    )
+
+
+@maker("authn.authchallenge")
+def _auth_challenges(sandbox):
+    from authn.models import AuthChallenge
+
+    user = _a_user(sandbox)
+    AuthChallenge.objects.bulk_create(
+        AuthChallenge(
+            user=user, kind="SOFTWARE_TOKEN_MFA", token_hash=uuid.uuid4().hex, expires_at=timezone.now()
+        )
+        for _ in range(ROWS)
+    )
 
 
 def _events(sandbox, count: int = ROWS) -> list[Event]:

@@ -42,3 +42,24 @@ def test_changelist_queries_do_not_grow_with_rows(
     with CaptureQueriesContext(connection) as after:
         client.get(url)
     assert len(after) == len(before)
+
+
+ODD_SEARCHES = [
+    "'; drop table x; --",
+    "9" * 40,
+    "-1",
+    "x" * 500,
+    "%_",
+    "00000000-0000-0000-0000-000000000000",
+    "é",
+]
+
+
+@pytest.mark.parametrize("label", _registered())
+def test_any_search_text_answers_the_page(label, staff_client, sandbox):
+    client = staff_client("administrator")
+    url = "/admin/{}/{}/".format(*label.split("."))
+
+    statuses = [client.get(url, {"q": text}).status_code for text in ODD_SEARCHES]
+
+    assert statuses == [200] * len(ODD_SEARCHES)

@@ -34,6 +34,7 @@ from authn.tokens import ACCESS, ID
 from bankapi.models import Account, Customer
 from bankapi.permissions import TokenRequired
 from bankapi.roles import Role
+from cards.services import card_issue
 from events.models import EventType, WebhookEndpoint
 from events.services import event_record
 from onboarding.models import LegalDocument
@@ -151,6 +152,7 @@ def principals(api, sandbox):
     )
     customer_objects["batchId"] = _batch(me["email"], sandbox["consumerProgramId"], me["accountId"])
     custodian = sandbox["custodian"]
+    custodian_account = Account.objects.get(id=custodian["accounts"][0]["accountId"])
     custodian_objects = _objects(
         api,
         sandbox,
@@ -158,6 +160,7 @@ def principals(api, sandbox):
         custodian["accounts"][0]["customerId"],
         custodian["accounts"][0]["accountId"],
     ) | _event_and_endpoint(sandbox, custodian["accounts"][0]["customerId"], custodian_id_of(custodian))
+    custodian_objects["cardId"] = str(card_issue(account=custodian_account, name_on_card="Matrix Card").id)
     custodian_objects["batchId"] = _batch(
         custodian["email"], sandbox["consumerProgramId"], custodian["accounts"][0]["accountId"]
     )

@@ -1,0 +1,127 @@
+"""Batches in the back office: read-only, but for retrying a failed item.
+
+Batches, drafts and items change only through the batch services: submit,
+processing, and `batch_item_retry` (the action below), which reserves the
+item's funds and lets the batch's own processing pay it.
+"""
+
+from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
+
+from bankapi import dashboard
+from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, apply_each, money
+from batches.models import Batch, BatchItem, Draft, ScaChallenge
+from batches.services.retry import batch_item_retry
+
+
+@admin.register(Batch)
+class BatchAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    list_display = (
+        "id",
+        "status",
+        "payments_count",
+        "valid_count",
+        "currency",
+        "custodian",
+        "owner_customer",
+        "program",
+        "sandbox",
+        "created_at",
+    )
+    list_filter = ("status", "sandbox", "program")
+    exact_search_fields = ("id", "custodian", "owner_customer")
+    search_help_text = "An exact batch id, custodian id or customer id."
+    list_select_related = ("custodian", "owner_customer", "program")
+    ordering = ("-created_at",)
+    readonly_fields = ("items",)
+
+    @admin.display(description="items")
+    def items(self, batch: Batch) -> str:
+        # A batch holds up to 10,000 items: they are listed on the items screen.
+        url = reverse("admin:batches_batchitem_changelist") + f"?q={batch.id}"
+        return format_html('<a href="{}">{} items of this batch</a>', url, batch.payments_count)
+
+
+@admin.register(BatchItem)
+class BatchItemAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    list_display = (
+        "batch",
+        "index",
+        "status",
+        "amount_with_currency",
+        "account",
+        "payment",
+        "error",
+        "updated_at",
+    )
+    list_filter = ("status", "sandbox")
+    exact_search_fields = ("batch", "id", "payment")
+    search_help_text = "An exact batch id (its items), item id or requestId."
+    list_select_related = ("batch", "account", "payment")
+    # Items are the biggest batch table: newest-first would sort it whole; the
+    # primary key order comes from its index. Search a batch id for its items.
+    ordering = ("-pk",)
+    actions = ["retry"]
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_with_currency(self, item: BatchItem) -> str:
+        return money(item.amount, item.currency)
+
+    def has_retry_permission(self, request) -> bool:
+        return request.user.has_perm("batches.retry_batchitem")
+
+    @admin.action(
+        description="Retry selected failed items (reserve funds again and pay)", permissions=["retry"]
+    )
+    def retry(self, request, queryset) -> None:
+        def retry_one(item: BatchItem) -> str:
+            retried = batch_item_retry(item=item)
+            if retried.status == BatchItem.Status.FAILED:
+                return f"Retry refused by funding: {retried.error}"
+            return "Retried: funds reserved, queued for payment"
+
+        apply_each(self, request, queryset, retry_one)
+
+
+@admin.register(Draft)
+class DraftAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    list_display = (
+        "id",
+        "payments_count",
+        "verified_at",
+        "expires_at",
+        "submitted_at",
+        "custodian",
+        "sandbox",
+    )
+    list_filter = ("sandbox", "program")
+    exact_search_fields = ("id", "custodian", "owner_customer")
+    search_help_text = "An exact draft id, custodian id or customer id."
+    list_select_related = ("custodian",)
+    ordering = ("-created_at",)
+
+
+@admin.register(ScaChallenge)
+class ScaChallengeAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    """What initiate answered: the challenge a submit must present (no secret in it)."""
+
+    list_display = ("id", "user", "total_amount_with_currency", "expires_at", "consumed_at", "sandbox")
+    list_filter = ("sandbox",)
+    exact_search_fields = ("id", "user")
+    search_help_text = "An exact challenge id or user id."
+    list_select_related = ("user",)
+    ordering = ("-created_at",)
+
+    @admin.display(description="total")
+    def total_amount_with_currency(self, challenge: ScaChallenge) -> str:
+        return money(challenge.total_amount, challenge.currency)
+
+
+def failed_batch_items() -> tuple[int, str]:
+    # Counted on the status index.
+    count = BatchItem.objects.filter(status=BatchItem.Status.FAILED).count()
+    return count, reverse("admin:batches_batchitem_changelist") + f"?status__exact={BatchItem.Status.FAILED}"
+
+
+dashboard.counter_register(dashboard.FAILED_BATCH_ITEMS, failed_batch_items)

@@ -1,0 +1,113 @@
+"""Retrying a failed batch item (a back-office action).
+
+An item that passed every rule at submit but failed later (its payer could not
+fund it, or a limit refused it at acceptance) can be paid again once its batch
+has finished. The retry reserves the item's funds itself, under a key of its
+own: the batch's funding key for that payer is already spent, and reusing it
+would mark the item funded without moving any money. Then the batch is put back
+to FUNDED and the existing processing pays the item (chunk claim, acceptance,
+`BatchItem.payment` unique) and settles the batch's status again.
+"""
+
+import uuid
+
+from django.db import transaction
+from django.utils import timezone
+
+from bankapi.errors import ApiError, ErrorCode
+from bankapi.models import Program
+from batches.models import Batch, BatchItem
+from batches.rules import PayerBook, item_check
+from payments.services.reserved import Reservation, fee_per_payment, funds_reserve
+
+
+def _payment_as_sent(item: BatchItem) -> dict:
+    """The item's payment in the shape submit took, to check it against the rules again."""
+    payer = item.account
+    if payer.sort_code and payer.account_number:
+        payer_account = {"type": "uk", "sortCode": payer.sort_code, "accountNumber": payer.account_number}
+    else:
+        payer_account = {"type": "iban", "iban": payer.iban}
+    payee = item.payee or {}
+    if payee.get("iban"):
+        payee_account = {"type": "iban", "iban": payee["iban"]}
+        if payee.get("bic"):
+            payee_account["bic"] = payee["bic"]
+    else:
+        payee_account = {
+            "type": "uk",
+            "sortCode": payee.get("sortCode") or "",
+            "accountNumber": payee.get("accountNumber") or "",
+        }
+    sent_payee = {"name": payee.get("name") or "", "account": payee_account}
+    if "accountType" in payee:
+        sent_payee["accountType"] = payee["accountType"]
+    return {
+        "payer": {"account": payer_account},
+        "payee": sent_payee,
+        "amount": f"{item.amount}",
+        "reference": item.reference,
+    }
+
+
+def _refuse_unpayable(item: BatchItem, batch: Batch) -> None:
+    if item.account_id is None or item.amount is None:
+        raise ApiError(ErrorCode.VALIDATION_ERROR, f"The item was invalid at submit ({item.error}).")
+    checked = item_check(item.index, _payment_as_sent(item), PayerBook.of([item.account]))
+    if not checked.valid:
+        raise ApiError(
+            ErrorCode.VALIDATION_ERROR, "The item breaks the batch rules: " + " ".join(checked.reasons)
+        )
+    if batch.currency and item.account.currency != batch.currency:
+        raise ApiError(ErrorCode.VALIDATION_ERROR, f"The payer account is not in {batch.currency}.")
+
+
+def batch_item_retry(*, item: BatchItem) -> BatchItem:
+    """Reserve a FAILED item's funds again and queue it to be paid by the batch's
+    processing; refuse (INVALID_STATE) while the batch is still running, for an
+    item not FAILED or already paid, and (VALIDATION_ERROR) for an item that
+    breaks the batch rules. A payer that still cannot cover it leaves the item
+    FAILED with the new reason."""
+    from batches.tasks import process_batch
+
+    with transaction.atomic():
+        # The batch row first, as processing locks it: a retry cannot interleave
+        # with a run finishing the batch.
+        batch = Batch.objects.select_for_update().get(id=item.batch_id)
+        locked = BatchItem.objects.select_for_update().get(id=item.id)
+        if batch.status not in Batch.FINAL:
+            raise ApiError(ErrorCode.INVALID_STATE, "The batch is still being processed; retry once it ends.")
+        if locked.status != BatchItem.Status.FAILED or locked.payment_id is not None:
+            raise ApiError(ErrorCode.INVALID_STATE, f"A {locked.status} item cannot be retried.")
+        _refuse_unpayable(locked, batch)
+        program = Program.objects.get(id=batch.program_id)
+        amount = locked.amount + fee_per_payment(program)
+        outcome = funds_reserve(
+            program=program,
+            sandbox=batch.sandbox,
+            reservations=[
+                Reservation(
+                    account_id=locked.account_id,
+                    amount=amount,
+                    key=f"batch-retry:{locked.id}:{uuid.uuid4().hex}",
+                )
+            ],
+            memo=f"Batch {batch.id} item {locked.index} retry",
+        )
+        refusal = outcome[locked.account_id]
+        now = timezone.now()
+        if refusal is not None:
+            locked.error, locked.updated_at = refusal, now
+            locked.save(update_fields=["error", "updated_at"])
+            return locked
+        locked.status, locked.error, locked.reserved_amount, locked.updated_at = (
+            BatchItem.Status.QUEUED,
+            "",
+            amount,
+            now,
+        )
+        locked.save(update_fields=["status", "error", "reserved_amount", "updated_at"])
+        batch.status = Batch.Status.FUNDED
+        batch.save(update_fields=["status", "updated_at"])
+        transaction.on_commit(lambda: process_batch.delay(str(batch.id)))
+    return locked

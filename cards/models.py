@@ -1,0 +1,67 @@
+"""Cards on accounts and the cardholders who may use them.
+
+A card's PAN and CVV are secrets: they are kept encrypted (Fernet, under
+FIELD_ENCRYPTION_KEY), shown only by the secure-details route after a step-up
+confirmation, and nowhere else: not in `__str__`, admin, logs or errors. Every
+other view of a card shows the last four digits only.
+"""
+
+import uuid
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+from bankapi.crypto import EncryptedTextField
+from bankapi.models import Account, TenantOwned
+
+
+class Cardholder(TenantOwned):
+    """A person who can hold cards on an account without owning it."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="cardholders")
+    first_name = models.CharField(max_length=23, blank=True)
+    last_name = models.CharField(max_length=23, blank=True)
+    email = models.EmailField(max_length=254, blank=True)
+    date_of_birth = models.DateField(null=True, blank=True)
+    address_line1 = models.CharField(max_length=100, blank=True)
+    address_line2 = models.CharField(max_length=100, blank=True)
+    city = models.CharField(max_length=100, blank=True)
+    state = models.CharField(max_length=100, blank=True)
+    postal_code = models.CharField(max_length=16, blank=True)
+    country = models.CharField(max_length=2, blank=True, help_text="ISO 3166-1 alpha-2.")
+
+    class Meta:
+        indexes = [models.Index(fields=["program", "sandbox", "account"])]
+
+    def __str__(self) -> str:
+        return f"{self.first_name} {self.last_name}".strip() or str(self.id)
+
+
+class Card(TenantOwned):
+    class Status(models.TextChoices):
+        ACTIVE = "ACTIVE"
+        FROZEN = "FROZEN"
+        CANCELLED = "CANCELLED"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="cards")
+    cardholders = models.ManyToManyField(Cardholder, blank=True, related_name="cards")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    last_four = models.CharField(max_length=4)
+    expiry_month = models.PositiveSmallIntegerField(validators=[MinValueValidator(1), MaxValueValidator(12)])
+    expiry_year = models.PositiveSmallIntegerField()
+    name_on_card = models.CharField(max_length=26)
+    pan = EncryptedTextField()
+    cvv = EncryptedTextField()
+
+    class Meta:
+        indexes = [models.Index(fields=["program", "sandbox", "account"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(expiry_month__gte=1, expiry_month__lte=12), name="card_expiry_month_range"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Card ending {self.last_four}"

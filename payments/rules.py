@@ -1,0 +1,32 @@
+"""The payment rules a payment must meet on the day it is paid.
+
+Checked when a payment is created (the request body, then the service) and again
+on each run of a schedule, against the account and the beneficiary as they are
+that day: an account's reference rules or a beneficiary's details may have
+changed since the schedule was made.
+"""
+
+import re
+
+from bankapi.models import Account
+
+
+def account_reference_error(account: Account, reference: str) -> str | None:
+    """Why the account refuses this statement reference, if it does."""
+    if not account.reference_min <= len(reference) <= account.reference_max:
+        return f"Must be {account.reference_min} to {account.reference_max} characters for this account."
+    # fullmatch: the pattern is written `^...$` for clients, and `$` alone would let
+    # a trailing newline through.
+    if not re.fullmatch(account.reference_pattern, reference):
+        return f"Contains characters this account does not accept ({account.reference_pattern})."
+    return None
+
+
+def virtual_iban_error(*, virtual_iban: str, currency: str, payee: dict | None) -> str | None:
+    """A domestic GBP payment (to a UK sort code and account number) must come
+    from a GB virtual IBAN. `payee` is the payee as paid: `{name, account, ...}`."""
+    if not virtual_iban or currency != "GBP" or payee is None:
+        return None
+    if payee["account"]["type"] == "uk" and not virtual_iban.startswith("GB"):
+        return "A domestic GBP payment must come from a GB virtual IBAN."
+    return None

@@ -1,0 +1,131 @@
+"""Operations retry a failed batch item from the admin; the batch's own
+processing pays it, once, and the batch's status follows."""
+
+import uuid
+from decimal import Decimal
+
+import pytest
+from django.contrib.admin.models import LogEntry
+
+from authn.models import User
+from bankapi.models import Account, Customer
+from batches.models import Batch, BatchItem
+from batches.services.processing import batch_process
+from payments.ledger import ledger_fund_account
+from tests.batches.conftest import payment
+from tests.batches.helpers import batch_submitted
+from tests.payments.factories import funded_account
+
+URL = "/admin/batches/batchitem/"
+
+
+@pytest.fixture
+def custodian_user(sandbox) -> User:
+    return User.objects.get(email=sandbox["custodian"]["email"], program_id=sandbox["consumerProgramId"])
+
+
+@pytest.fixture
+def short_batch(sandbox, custodian_user):
+    """A finished batch: one item paid, one whose payer could not fund it, one
+    invalid at submit."""
+    rich = Account.objects.get(id=sandbox["custodian"]["accounts"][0]["accountId"])
+    customer = Customer.objects.create(
+        program_id=rich.program_id, name="Short Client", custodian_id=custodian_user.custodian_id
+    )
+    poor = funded_account(customer, "5.00", sort_code="300000", account_number="12345678")
+    batch = batch_submitted(
+        custodian_user,
+        [payment(rich, "10.00"), payment(poor, "50.00"), payment(rich, "0")],
+    )
+    batch_process(str(batch.id))
+    batch.refresh_from_db()
+    paid, short, invalid = batch.items.order_by("index")
+    assert (batch.status, paid.status, short.status, invalid.status) == (
+        "PARTIALLY_FAILED",
+        "SUCCESS",
+        "FAILED",
+        "FAILED",
+    )
+    return batch, poor, short, invalid
+
+
+def _retry(client, items):
+    return client.post(URL, {"action": "retry", "index": "0", "_selected_action": [str(i.id) for i in items]})
+
+
+def test_operations_retry_a_failed_item_once_its_payer_has_funds(
+    staff_client, short_batch, django_capture_on_commit_callbacks
+):
+    batch, poor, short, _ = short_batch
+    ledger_fund_account(poor, Decimal("100.00"), key=f"test:{uuid.uuid4()}")
+    client = staff_client("operations")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _retry(client, [short])
+
+    assert response.status_code == 302
+    short.refresh_from_db()
+    assert short.status == "SUCCESS" and short.payment is not None
+    assert (short.payment.amount, short.payment.account_id) == (Decimal("50.00"), poor.id)
+    assert Account.objects.get(id=poor.id).balance == Decimal("55.00")
+    # Still one item failed (the invalid one): the batch ends PARTIALLY_FAILED again.
+    assert Batch.objects.get(id=batch.id).status == "PARTIALLY_FAILED"
+    assert LogEntry.objects.filter(object_id=str(short.id), change_message__startswith="Retried").exists()
+
+
+def test_a_retry_the_payer_still_cannot_fund_leaves_the_item_failed(
+    staff_client, short_batch, django_capture_on_commit_callbacks
+):
+    batch, poor, short, _ = short_batch
+    client = staff_client("operations")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        _retry(client, [short])
+
+    short.refresh_from_db()
+    assert short.status == "FAILED" and short.payment is None
+    assert short.error.startswith("INSUFFICIENT_FUNDS")
+    assert Account.objects.get(id=poor.id).balance == Decimal("5.00")
+    assert Batch.objects.get(id=batch.id).status == "PARTIALLY_FAILED"
+
+
+def test_items_invalid_at_submit_or_already_paid_are_not_retried(
+    staff_client, short_batch, django_capture_on_commit_callbacks
+):
+    batch, _, _, invalid = short_batch
+    paid = batch.items.get(index=0)
+    client = staff_client("operations")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _retry(client, [invalid, paid])
+
+    messages = [str(m) for m in response.wsgi_request._messages]
+    assert any("amount" in m and "Left unchanged" in m for m in messages)
+    assert any("SUCCESS item cannot be retried" in m for m in messages)
+    invalid.refresh_from_db()
+    assert invalid.status == "FAILED" and invalid.payment is None
+    assert BatchItem.objects.filter(batch=batch, payment__isnull=False).count() == 1
+
+
+def test_support_and_compliance_cannot_retry(staff_client, short_batch, django_capture_on_commit_callbacks):
+    batch, poor, short, _ = short_batch
+    ledger_fund_account(poor, Decimal("100.00"), key=f"test:{uuid.uuid4()}")
+    for group in ("support", "compliance"):
+        client = staff_client(group)
+        page = client.get(URL)
+        with django_capture_on_commit_callbacks(execute=True):
+            _retry(client, [short])
+        assert page.status_code == 200 and b'value="retry"' not in page.content
+        client.logout()
+
+    short.refresh_from_db()
+    assert short.status == "FAILED" and short.payment is None
+
+
+def test_the_dashboard_counts_failed_batch_items(staff_client, short_batch):
+    client = staff_client("operations")
+
+    body = client.get("/admin/").content.decode()
+
+    assert "Failed batch items: 2" in body
+    assert "/admin/batches/batchitem/?status__exact=FAILED" in body

@@ -1,0 +1,89 @@
+"""A compliance officer, in a real browser (headless Chromium), signs in to the
+admin, approves a held payment with a reason and sees its new state."""
+
+import shutil
+from pathlib import Path
+
+import pyotp
+import pytest
+from django.test import override_settings
+
+from authn.models import User
+from payments.models import PaymentRequest
+from tests.backoffice.conftest import held_payments
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+playwright_sync = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
+pytestmark = pytest.mark.skipif(
+    not (Path(CHROMIUM).exists() or shutil.which("chromium")),
+    reason="Chromium is not installed (Debian: apt-get install chromium); .ci/run installs it",
+)
+
+
+@pytest.fixture
+def server(transactional_db, monkeypatch):
+    """This project's server on 127.0.0.1 and a free port, sharing the test database."""
+    from pytest_django.live_server_helper import LiveServer
+
+    # Playwright's sync API keeps an event loop on this thread; the ORM calls the
+    # test makes between browser steps are still plain synchronous calls.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    live = LiveServer("127.0.0.1:0")
+    live._live_server_modified_settings.enable()
+    yield live.url
+    live._live_server_modified_settings.disable()
+    live.stop()
+
+
+@pytest.fixture
+def browser():
+    with playwright_sync.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@override_settings(ADMIN_REQUIRE_TOTP=True)
+def test_an_operator_approves_a_held_payment_in_the_browser(server, browser, sandbox, account):
+    (held,) = held_payments(account, 1)
+    operator = User.objects.get(email=sandbox["operator"]["email"], program=None)
+    operator.totp_secret, operator.totp_confirmed = pyotp.random_base32(), True
+    operator.save()
+    page = browser.new_page()
+
+    page.goto(f"{server}/admin/")
+    page.fill("#id_username", sandbox["operator"]["email"])
+    page.fill("#id_password", sandbox["operator"]["password"])
+    page.fill("#id_otp_code", pyotp.TOTP(operator.totp_secret).now())
+    page.click("#login-form [type=submit]")
+    page.wait_for_selector("#dashboard")
+    assert "Held payments to review: 1" in page.inner_text("#dashboard")
+
+    page.click("text=Held payments to review: 1")
+    page.check(f"input[name=_selected_action][value='{held.id}']")
+    page.select_option("select[name=action]", "approve_held")
+    page.click("button[name=index]")
+    page.wait_for_selector("textarea[name=reason]")
+    page.click("text=Confirm")  # empty: the browser keeps the page, nothing is sent
+    assert page.locator("textarea[name=reason]").count() == 1
+    assert PaymentRequest.objects.get(id=held.id).status == "PENDING_TM"
+    page.fill("textarea[name=reason]", "Invoice matches the contract")
+    page.click("text=Confirm")
+    page.wait_for_selector("ul.messagelist")
+
+    assert "1 done." in page.inner_text("ul.messagelist")
+    assert PaymentRequest.objects.get(id=held.id).status == "PENDING"
+    page.goto(f"{server}/admin/payments/paymentrequest/?q={held.id}")
+    assert "Pending settlement" in page.inner_text("#result_list")
+    page.goto(f"{server}/admin/")
+    assert "Held payments to review: 0" in page.inner_text("#dashboard")

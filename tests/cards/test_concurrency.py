@@ -1,0 +1,42 @@
+"""One passkey session, one reveal: parallel requests with the same session and
+assertion cannot both see the card (PostgreSQL, real threads)."""
+
+import threading
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from tests.cards.test_secure_details import open_session, passkey_confirmation
+from tests.conftest import requires_postgres
+from tests.support.passkeys import enrol_passkey
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_parallel_reveals_with_one_passkey_session_show_the_card_once(business):
+    client = APIClient()
+    authenticator = enrol_passkey(client, business.data["email"], business.program_id)
+    # Several authenticator answers for one session; counters rise, so only the
+    # session's single use can stop all but one.
+    session = open_session(client, business)
+    confirmations = [passkey_confirmation(session, authenticator) for _ in range(4)]
+    url, headers = business.card_url("/secure"), business.auth
+    barrier = threading.Barrier(len(confirmations))
+    statuses: list[int] = []
+
+    def reveal(confirmation: dict) -> None:
+        try:
+            barrier.wait()
+            response = APIClient().post(url, {"confirmation": confirmation}, format="json", **headers)
+            statuses.append(response.status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=reveal, args=(confirmation,)) for confirmation in confirmations]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(statuses) == [200, 401, 401, 401]

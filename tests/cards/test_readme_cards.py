@@ -1,0 +1,43 @@
+"""The README's card section works after its walk-through, as written."""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from cards.models import Card
+from tests.kernel.test_readme import README, walkthrough_script
+
+
+def cards_script() -> str:
+    section = README.read_text().split("## Cards: a card's secure details", 1)[1].split("\n## ", 1)[0]
+    return "\n".join(re.findall(r"```bash\n(.*?)```", section, re.S))
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the README uses curl")
+def test_readme_reveals_a_cards_details_with_a_totp_code(transactional_db, live_server, sandbox, tmp_path):
+    (tmp_path / "var").mkdir()
+    (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
+    script = (walkthrough_script() + "\n" + cards_script()).replace("http://127.0.0.1:8000", live_server.url)
+    script = script.replace(".venv/bin/python", sys.executable)
+
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=150
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    last = re.findall(r"^\{\n.*?^\}$", result.stdout, re.S | re.M)[-1]
+    card = Card.objects.get(id=sandbox["customer"]["cardId"])
+    assert json.loads(last) == {
+        "success": True,
+        "data": {
+            "pan": card.pan,
+            "cvv": card.cvv,
+            "expiryMonth": card.expiry_month,
+            "expiryYear": card.expiry_year,
+            "nameOnCard": "SANDBOX CUSTOMER ONE",
+        },
+    }

@@ -1,0 +1,203 @@
+"""The OpenAPI document speaks to integrators, states the input rules the service
+enforces, and the response check (tests/support/openapi.py) catches drift."""
+
+import json
+import re
+import uuid
+
+import pytest
+from django.urls import resolve
+
+from bankapi.permissions import TokenRequired
+from tests.support import openapi as check
+from tests.support.openapi import mismatch, openapi_document
+
+PAYMENTS = "/v1/customers/{customerId}/accounts/{accountId}/payments"
+SETTLE = "/v1/sandbox/payment-requests/{requestId}/settle"
+
+
+def texts(document: dict):
+    """(where, text) of every description and summary in the document."""
+
+    def walk(node, where):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("description", "summary") and isinstance(value, str):
+                    yield f"{where}/{key}", value
+                else:
+                    yield from walk(value, f"{where}/{key}")
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                yield from walk(value, f"{where}/{index}")
+
+    yield from walk(document, "")
+
+
+INTERNAL_NOTES = [
+    re.compile(r"\b(spec|design)(\.md)?\s*(section\s*)?[0-9]", re.I),
+    re.compile(r"\bDESIGN\b"),
+    re.compile(r"context\["),
+    re.compile(r"\.md\b"),
+    re.compile(r"https?://(?!localhost|127\.0\.0\.1)"),
+    re.compile(r"\bself\.|\bkwargs\b|\bqueryset\b|\bserializer\b", re.I),
+]
+
+
+def test_descriptions_carry_no_internal_notes_or_outside_links():
+    found = [
+        (where, text)
+        for where, text in texts(openapi_document())
+        if any(note.search(text) for note in INTERNAL_NOTES)
+    ]
+    assert found == []
+
+
+def test_every_route_a_description_names_exists():
+    document = openapi_document()
+    named = {
+        (method.lower(), path.rstrip(".,;:)"))
+        for _, text in texts(document)
+        for method, path in re.findall(r"\b(GET|POST|PUT|PATCH|DELETE) (/[^\s`]+)", text)
+    }
+    missing = [(m, p) for m, p in named if m not in document["paths"].get(p, {})]
+    assert named and missing == []
+
+
+def test_public_routes_need_no_bearer_and_the_others_require_it():
+    """The document's security follows each view's own permission classes."""
+    document = openapi_document()
+    wrong = []
+    for path, operations in document["paths"].items():
+        view_class = resolve(re.sub(r"\{[^}]+\}", str(uuid.uuid4()), path)).func.cls
+        requires_token = TokenRequired in view_class.permission_classes
+        for method, operation in operations.items():
+            security = operation.get("security", [])
+            bearer_required = bool(security) and all("bearerAuth" in option for option in security)
+            if bearer_required != requires_token:
+                wrong.append((method, path, security))
+    assert wrong == []
+    for public in ("/healthz", "/readyz", "/.well-known/jwks.json", "/v1/auth/login", "/v1/auth/verify-2fa"):
+        assert public in document["paths"]
+
+
+def schema_of(name: str) -> dict:
+    return openapi_document()["components"]["schemas"][name]
+
+
+def test_the_input_rules_the_service_enforces_are_in_the_document():
+    payment = schema_of("PaymentCreateRequest")["properties"]
+    assert re.search(payment["amount"]["pattern"], "10.50")
+    assert not any(re.search(payment["amount"]["pattern"], bad) for bad in ("0.00", "1.234", "1e3", "-1"))
+    assert payment["currency"]["pattern"] == "^[A-Z]{3}$"
+    assert payment["idempotencyKey"]["format"] == "uuid"
+    assert schema_of("CryptoQuoteRequest")["properties"]["quoteId"]["format"] == "uuid"
+    assert schema_of("Verify2faInputRequest")["properties"]["totp_code"]["pattern"] == "^[0-9]{6}$"
+    account = schema_of("AccountObjectRequest")["properties"]
+    assert re.search(account["sortCode"]["pattern"], "04-00-04")
+    assert not re.search(account["accountNumber"]["pattern"], "1234567")
+
+    parameters = {p["name"]: p for p in openapi_document()["paths"][PAYMENTS]["post"]["parameters"]}
+    assert parameters["Idempotency-Key"]["schema"]["format"] == "uuid"
+    listing = openapi_document()["paths"]["/v1/customers/{customerId}/accounts/{accountId}/transactions"]
+    parameters = {p["name"]: p for p in listing["get"]["parameters"]}
+    assert parameters["limit"]["schema"]["minimum"] == 1
+    assert "pattern" in parameters["nextToken"]["schema"]
+
+
+def test_the_amount_pattern_accepts_exactly_what_the_service_accepts():
+    from payments.serializers import AmountField
+
+    pattern = AmountField.openapi["pattern"]
+    samples = ["1", "01", "0.1", "0.01", "10.50", "9999999999999999.99", "00009999999999999999.99"]
+    samples += ["0", "0.0", "0.00", ".5", "1.", "1.234", "10000000000000000", "1,00", " 1", "١"]
+    for text in samples:
+        field = AmountField()
+        try:
+            field.run_validation(text)
+            accepted = True
+        except Exception:  # noqa: BLE001 - any refusal counts
+            accepted = False
+        assert bool(re.search(pattern, text)) == accepted, text
+
+
+def test_the_settle_answer_documents_settled():
+    status = schema_of("PaymentRequest")["properties"]["status"]
+    reference = status.get("$ref") or status["allOf"][0]["$ref"]
+    assert schema_of(reference.split("/")[-1])["enum"] == ["PENDING", "PENDING_TM", "SETTLED", "FAILED"]
+
+
+# The check itself: it must fail on drift, and say where.
+
+
+def envelope(data) -> bytes:
+    return json.dumps({"success": True, "data": data}).encode()
+
+
+def settled(**overrides) -> dict:
+    request = {
+        "requestId": str(uuid.uuid4()),
+        "status": "SETTLED",
+        "amount": "25.00",
+        "currency": "GBP",
+        "reference": "Invoice 42",
+        "beneficiaryId": None,
+        "scheduleId": None,
+        "failureReason": None,
+        "createdDateTime": "2026-11-23T06:00:00Z",
+        "updatedAt": "2026-11-23T06:00:00Z",
+    }
+    request.update(overrides)
+    return {"paymentRequest": request}
+
+
+def settle(body: bytes, status: int = 200, method: str = "POST") -> str | None:
+    path = f"/v1/sandbox/payment-requests/{uuid.uuid4()}/settle"
+    return mismatch(method, path, status, "application/json", body)
+
+
+def test_the_check_accepts_a_documented_answer():
+    assert settle(envelope(settled())) is None
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "expected"),
+    [
+        (envelope(settled(status="PAID")), 200, "at data.paymentRequest.status"),
+        (envelope(settled(amount=25)), 200, "at data.paymentRequest.amount"),
+        (envelope(settled(requestId="not-a-uuid")), 200, "at data.paymentRequest.requestId"),
+        (envelope(settled(surprise=1)), 200, "at data.paymentRequest"),
+        (
+            envelope(
+                {"paymentRequest": {k: v for k, v in settled()["paymentRequest"].items() if k != "amount"}}
+            ),
+            200,
+            "'amount' is a required property",
+        ),
+        (b'{"success": false, "code": "NO_SUCH_CODE", "message": "x"}', 404, "at code"),
+        (b'{"success": false, "code": "FORBIDDEN", "message": "x"}', 418, "status 418 is not documented"),
+    ],
+    ids=["enum", "type", "format", "undocumented-key", "missing-key", "error-code", "status"],
+)
+def test_the_check_names_the_path_status_and_field_that_mismatched(body, status, expected):
+    problem = settle(body, status)
+
+    assert problem is not None
+    assert f"POST {SETTLE}" in problem and f"answered {status}" in problem
+    assert expected in problem
+
+
+def test_the_check_refuses_undocumented_paths_and_methods():
+    assert "not in /v1/openapi.json" in mismatch("GET", "/v1/nowhere", 200, "application/json", b"{}")
+    assert "method is not documented" in settle(envelope(settled()), 200, method="PUT")
+    # The generic answers to an unknown route or method are fine.
+    not_found = b'{"success": false, "code": "RESOURCE_NOT_FOUND", "message": "No such route"}'
+    assert mismatch("GET", "/v1/nowhere", 404, "application/json", not_found) is None
+    refused = b'{"success": false, "code": "METHOD_NOT_ALLOWED", "message": "x"}'
+    assert settle(refused, 405, method="PUT") is None
+
+
+def test_every_response_of_a_test_goes_through_the_check(api, db, monkeypatch):
+    monkeypatch.setattr(check, "mismatch", lambda *args: "drifted")
+
+    with pytest.raises(AssertionError, match="OpenAPI mismatch: drifted"):
+        api.get("/healthz")
