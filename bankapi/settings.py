@@ -189,6 +189,10 @@ CACHES = {
 }
 
 # Celery: with Redis configured, tasks go to a worker; without it they run in-process.
+# A create's Idempotency-Key claim left unfinished this long (its worker died) may
+# be taken over by a retry; shorter only in tests that kill workers.
+IDEMPOTENCY_STALE_CLAIM_SECONDS = env_int("IDEMPOTENCY_STALE_CLAIM_SECONDS", 60)
+
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
