@@ -248,3 +248,144 @@ def test_payments_survive_sigkilled_web_and_celery_workers(transactional_db, san
             ]
         ),
     )
+
+
+BATCH_ITEMS = 1200
+BATCH_URL = "/v1/batch-payments"
+
+
+def _batch_payments(accounts: list[dict]) -> list[dict]:
+    payee = {
+        "name": "Batch Payee",
+        "account": {"type": "uk", "sortCode": "040004", "accountNumber": "87654321"},
+    }
+    return [
+        {
+            "payer": {
+                "account": {
+                    "type": "uk",
+                    "sortCode": accounts[index % len(accounts)]["sortCode"],
+                    "accountNumber": accounts[index % len(accounts)]["accountNumber"],
+                }
+            },
+            "payee": payee,
+            "reference": f"Crash {index}",
+            "amount": f"{1 + index % 7}.{index % 100:02d}",
+        }
+        for index in range(BATCH_ITEMS)
+    ]
+
+
+def _retrying(port: int, method: str, path: str, body: dict | None, headers: dict, until: float):
+    """A request repeated while its worker dies under it (connection broken or 5xx)."""
+    while True:
+        try:
+            status, _, answer = request(port, method, path, body, headers)
+            if status < 500:
+                return status, answer
+        except (OSError, http.client.HTTPException):
+            pass
+        assert time.monotonic() < until, f"{method} {path} never answered"
+        time.sleep(0.3)
+
+
+@requires_redis
+def test_a_batch_survives_sigkilled_web_and_celery_workers(transactional_db, sandbox, tmp_path):
+    """A custodian's batch submitted through gunicorn and paid by the Celery worker,
+    while both are SIGKILLed; the beat sweep's task re-drives the stalled batch.
+    Every valid item is paid exactly once, each payer pays exactly its items' total."""
+    import pyotp
+
+    from authn.models import User
+    from bankapi.celery import app
+    from batches.models import Batch, BatchItem
+
+    app.conf.task_always_eager = False  # the autouse fixture restores it
+    custodian = sandbox["custodian"]
+    user = User.objects.get(email=custodian["email"], program_id=sandbox["consumerProgramId"])
+    headers = {"Authorization": f"Bearer {tokens_issue(user).access_token}"}
+    accounts = custodian["accounts"]
+    opening = {entry["accountId"]: Account.objects.get(id=entry["accountId"]).balance for entry in accounts}
+    payments = _batch_payments(accounts)
+    env = server_environment()
+    web = Gunicorn(env, WEB_WORKERS, tmp_path / "gunicorn.log")
+    worker = CeleryWorker(env, tmp_path / "celery.log")
+    kills: Counter = Counter()
+    try:
+        until = time.monotonic() + 120
+        status, answer = _retrying(
+            web.port, "POST", BATCH_URL, {"action": "initiate", "payments": payments}, headers, until
+        )
+        assert status == 200, answer
+        body = {
+            "action": "submit",
+            "payments": payments,
+            "scaChallenge": answer["data"]["scaChallenge"],
+            "confirmation": {"method": "totp", "code": pyotp.TOTP(custodian["totpSecret"]).now()},
+            "idempotencyKey": str(uuid.uuid4()),
+        }
+        status, answer = _retrying(web.port, "POST", BATCH_URL, body, headers, until)
+        assert status == 200, answer
+        batch_id = answer["data"]["batchId"]
+        started = time.monotonic()
+        rng = random.Random(5)
+        polls = 0
+        while time.monotonic() < until:
+            time.sleep(rng.uniform(1.0, 2.5))
+            if kills["celery worker"] < 4:
+                worker.kill_and_restart()
+                kills["celery worker"] += 1
+            workers = web.workers()
+            if workers and kills["gunicorn worker"] < 8 and kill(rng.choice(workers)):
+                kills["gunicorn worker"] += 1
+            # What beat's sweep does: queue again a batch whose worker died.
+            app.send_task(
+                "batches.tasks.resume_stalled_batches", kwargs={"older_than_seconds": 2}, queue=worker.queue
+            )
+            status, answer = _retrying(web.port, "GET", f"{BATCH_URL}/{batch_id}", None, headers, until)
+            polls += 1
+            if answer["data"]["status"] in Batch.FINAL:
+                break
+        elapsed = time.monotonic() - started
+    finally:
+        web.stop()
+        worker.stop()
+
+    batch = Batch.objects.get(id=batch_id)
+    items = BatchItem.objects.filter(batch=batch)
+    assert batch.status == Batch.Status.COMPLETED, batch.status
+    assert items.count() == BATCH_ITEMS
+    assert items.filter(status=BatchItem.Status.SUCCESS, payment__isnull=False).count() == BATCH_ITEMS
+    paid = PaymentRequest.objects.filter(batch_item__batch=batch)
+    assert paid.count() == BATCH_ITEMS, "an item paid twice or not at all"
+    for entry in accounts:
+        spent = sum(
+            (
+                Decimal(p["amount"])
+                for i, p in enumerate(payments)
+                if i % len(accounts) == accounts.index(entry)
+            ),
+            Decimal("0"),
+        )
+        fees = sum(paid.filter(account_id=entry["accountId"]).values_list("fee", flat=True), Decimal("0"))
+        assert (
+            Account.objects.get(id=entry["accountId"]).balance == opening[entry["accountId"]] - spent - fees
+        )
+    report = ledger_check()
+    assert report.ok, report
+    assert kills["celery worker"] >= 2, kills
+
+    report_figures(
+        "crash test: a batch under SIGKILL (gunicorn + Celery, PostgreSQL + Redis)",
+        "\n".join(
+            [
+                f"batch of {BATCH_ITEMS} items over {len(accounts)} payer accounts: {batch.status} "
+                f"{elapsed:.1f} s after submit, {polls} status polls",
+                f"{kills['celery worker']} Celery workers and {kills['gunicorn worker']} web workers "
+                "SIGKILLed during processing; the stalled batch was re-driven by resume_stalled_batches",
+                f"{items.filter(status=BatchItem.Status.SUCCESS).count()} items SUCCESS, "
+                f"{paid.count()} payment requests (one per item), payers' balances down by exactly "
+                "their items; ledger balanced",
+            ]
+        ),
+    )
