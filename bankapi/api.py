@@ -58,7 +58,8 @@ class ScopedAPIView(APIView):
     def initial(self, request, *args, **kwargs) -> None:
         super().initial(request, *args, **kwargs)
         method = request.method.lower()
-        if method not in self.http_method_names or not hasattr(self, method):
+        served = method in self.http_method_names and hasattr(self, method)
+        if not served or (method == "options" and self.metadata_class is None):
             # 405 before the scope is read: a management caller without programId
             # would otherwise get a 400 for a method the route does not have.
             raise MethodNotAllowed(request.method)

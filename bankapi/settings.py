@@ -276,6 +276,9 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "bankapi.schema.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     "COERCE_DECIMAL_TO_STRING": True,
+    # OPTIONS is not part of the API (no CORS here): 405 like any method a route
+    # does not document, instead of DRF's undocumented metadata answer.
+    "DEFAULT_METADATA_CLASS": None,
 }
 
 SPECTACULAR_SETTINGS = {

@@ -10,6 +10,7 @@ refuse schema-valid data with 400 (an input rule the document does not state).
 
 Bounded for CI: `FUZZ_MAX_EXAMPLES` examples per operation (default 25). Each
 operation runs in its own rolled-back transaction. Figures are printed at the end.
+It takes minutes, so CI runs it once, in the PostgreSQL pass.
 """
 
 import os
@@ -23,6 +24,7 @@ from django.urls.exceptions import Resolver404
 from hypothesis import HealthCheck, settings
 from schemathesis.config import SchemathesisConfig
 
+from tests.conftest import ON_POSTGRES
 from tests.proof.conftest import report_figures
 from tests.support.auth import tokens_for
 
@@ -83,6 +85,7 @@ def callers(db, sandbox):
     }, _ids(sandbox)
 
 
+@pytest.mark.skipif(not ON_POSTGRES, reason="slow: runs once, in the PostgreSQL pass (set DATABASE_URL)")
 @schema.parametrize()
 @settings(
     deadline=None,
