@@ -87,7 +87,9 @@ def user_for_claims(claims: dict) -> User:
     """The live user a verified token names; revoked or deactivated users fail, and so
     do tokens whose program, role or sandbox claim no longer matches the user."""
     try:
-        user = User.objects.get(id=claims["sub"], is_active=True)
+        # The customer and the program come along: every route then resolves the
+        # caller's scope without asking the database again.
+        user = User.objects.select_related("customer", "program").get(id=claims["sub"], is_active=True)
     except (User.DoesNotExist, ValueError, TypeError) as exc:
         raise _unauthorized() from exc
     if claims.get("ver") != user.token_version:

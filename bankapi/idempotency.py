@@ -43,7 +43,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, router, transaction
 from django.http import HttpResponse
 from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
@@ -141,9 +141,57 @@ def _replay(record: IdempotencyRecord) -> StoredResponse:
     return StoredResponse(status=record.response_status, content=bytes(record.response_body), replayed=True)
 
 
+def _insert_claim(slot: _Slot, fingerprint: dict, now) -> IdempotencyRecord | None:
+    """The claim in one statement, `INSERT ... ON CONFLICT DO NOTHING RETURNING id`,
+    committed on its own (autocommit); None when the key already has a record.
+
+    No transaction, no savepoint: a key's first use (nearly every request) costs
+    one round trip instead of five. The ORM cannot say "insert unless it exists,
+    and tell me", so the statement is written here from the model's own fields
+    and their database values.
+    """
+    record = IdempotencyRecord(
+        program=slot.program,
+        sandbox=slot.sandbox,
+        owner_kind=slot.owner_kind,
+        owner_id=slot.owner_id,
+        operation=slot.operation,
+        key=slot.key,
+        fingerprint=fingerprint,
+        claimed_at=now,
+    )
+    meta = IdempotencyRecord._meta
+    fields = [field for field in meta.concrete_fields if not field.primary_key]
+    connection = connections[router.db_for_write(IdempotencyRecord)]
+    values = [field.get_db_prep_save(field.pre_save(record, add=True), connection) for field in fields]
+    name = connection.ops.quote_name
+    # Only the model's own table and column names go into the text; every value
+    # is a parameter.
+    sql = (
+        f"INSERT INTO {name(meta.db_table)} ({', '.join(name(field.column) for field in fields)}) "  # noqa: S608
+        f"VALUES ({', '.join(['%s'] * len(fields))}) ON CONFLICT DO NOTHING RETURNING {name(meta.pk.column)}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    record.pk = row[0]
+    record._state.adding = False
+    record._state.db = connection.alias
+    return record
+
+
 def _claim(slot: _Slot, fingerprint: dict, mismatch_message: str) -> IdempotencyRecord | StoredResponse:
     """Claim the key, or return what its earlier use answered. Commits on return."""
     now = timezone.now()
+    # An empty durable block sends nothing to the database; it refuses to run
+    # inside a caller's transaction, which would keep the claim uncommitted.
+    with transaction.atomic(durable=True, savepoint=False):
+        pass
+    claimed = _insert_claim(slot, fingerprint, now)
+    if claimed is not None:
+        return claimed
     with transaction.atomic(durable=True):
         record = None
         while record is None:

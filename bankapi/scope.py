@@ -6,7 +6,7 @@ and name one with the `programId` query parameter.
 """
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from django.db.models import Model, QuerySet
@@ -36,6 +36,10 @@ class Scope:
     user_id: uuid.UUID
     customer_id: uuid.UUID | None
     custodian_id: uuid.UUID | None
+    # Rows already loaded with the caller (the user's program and customer), so
+    # that resolving them again costs no query. None when not loaded.
+    program: Program | None = field(default=None, compare=False, repr=False)
+    customer: Customer | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_management(self) -> bool:
@@ -61,22 +65,36 @@ def scope_from_request(request) -> Scope:
         if not raw:
             raise validation_error("programId", "programId is required for management callers.")
         program_id = parse_uuid(raw)
-        if program_id is None or not Program.objects.filter(id=program_id).exists():
+        program = Program.objects.filter(id=program_id).first() if program_id else None
+        if program is None:
             raise not_found("Program")
     else:
         program_id = uuid.UUID(claims["program"])
+        # The token's program is the user's (checked when the token was verified).
+        program = _loaded(user, "program", program_id)
+    customer_id = getattr(user, "customer_id", None)
     return Scope(
         program_id=program_id,
         sandbox=bool(claims["sandbox"]),
         role=claims["role"],
         user_id=user.id,
-        customer_id=getattr(user, "customer_id", None),
+        customer_id=customer_id,
         custodian_id=getattr(user, "custodian_id", None),
+        program=program,
+        customer=_loaded(user, "customer", customer_id),
     )
 
 
+def _loaded(user, relation: str, expected_id):
+    """The user's related row if it was loaded with the user and is the one expected."""
+    if expected_id is None or not user._meta.get_field(relation).is_cached(user):
+        return None
+    row = getattr(user, relation)
+    return row if row is not None and row.pk == expected_id else None
+
+
 def program_for(scope: Scope) -> Program:
-    return Program.objects.get(id=scope.program_id)
+    return scope.program or Program.objects.get(id=scope.program_id)
 
 
 def customers_of(scope: Scope):
@@ -111,6 +129,16 @@ def get_or_not_found(
 
 def access_customer(scope: Scope, customer_id: str) -> Customer:
     """The customer named in the path, or not-found if the caller may not see it."""
+    own = scope.customer
+    if (
+        scope.role == Role.CUSTOMER
+        and own is not None
+        and parse_uuid(customer_id) == own.id
+        and (own.program_id, own.sandbox) == (scope.program_id, scope.sandbox)
+    ):
+        # A customer's own customer, loaded with the user: the same row the query
+        # below would find, without asking again.
+        return own
     return get_or_not_found(customers_of(scope), customer_id, "Customer")
 
 
@@ -121,7 +149,14 @@ def accounts_of(scope: Scope):
 def access_account(scope: Scope, customer_id: str, account_id: str) -> Account:
     """The account named in the path, owned by the customer named in the path."""
     customer = access_customer(scope, customer_id)
-    return get_or_not_found(Account.objects.for_scope(scope).filter(customer=customer), account_id, "Account")
+    account = get_or_not_found(
+        Account.objects.for_scope(scope).filter(customer=customer), account_id, "Account"
+    )
+    # Both are the rows the account points at (same ids): following them costs no query.
+    account.customer = customer
+    if scope.program is not None:
+        account.program = scope.program
+    return account
 
 
 def access_any_account(scope: Scope, account_id: str) -> Account:

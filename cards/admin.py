@@ -7,7 +7,7 @@ of any admin form once the card exists, and no list, search or page shows them.
 from django import forms
 from django.contrib import admin, messages
 
-from bankapi.admin_base import ReadOnlyModelAdmin
+from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin
 from bankapi.errors import ApiError
 from bankapi.models import Account
 from cards.models import Card, Cardholder
@@ -51,11 +51,14 @@ ISSUE_FIELDS = ("account", "name_on_card", "card_number", "card_cvv", "card_expi
 
 
 @admin.register(Card)
-class CardAdmin(admin.ModelAdmin):
+class CardAdmin(ExactSearchMixin, admin.ModelAdmin):
     list_display = ("id", "masked_pan", "name_on_card", "status", "expiry", "account", "sandbox")
     list_filter = ("status", "sandbox", "program")
-    search_fields = ("id", "last_four", "name_on_card")
+    # Exact ids only: a card number typed here is no id, so it finds nothing.
+    exact_search_fields = ("id", "account")
+    search_help_text = "An exact card id or account id."
     list_select_related = ("account",)
+    paginator = CappedCountPaginator
     show_full_result_count = False
     raw_id_fields = ("account",)
     readonly_fields = ("masked_pan", "expiry", "account", "name_on_card", "holders", "program", "sandbox")
@@ -72,6 +75,10 @@ class CardAdmin(admin.ModelAdmin):
     @admin.display(description="Cardholders")
     def holders(self, card: Card) -> str:
         return ", ".join(str(holder) for holder in card.cardholders.all()) or "-"
+
+    def has_add_permission(self, request) -> bool:
+        # Issuing is an operator action of its own (operations), not a form edit.
+        return request.user.has_perm("cards.issue_card")
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         if obj is None:
@@ -111,8 +118,9 @@ class CardAdmin(admin.ModelAdmin):
 
 
 @admin.register(Cardholder)
-class CardholderAdmin(ReadOnlyModelAdmin):
+class CardholderAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     list_display = ("id", "first_name", "last_name", "email", "account", "sandbox")
     list_filter = ("sandbox", "program")
-    search_fields = ("id", "first_name", "last_name", "email")
+    exact_search_fields = ("id", "account")
+    search_help_text = "An exact cardholder id or account id."
     list_select_related = ("account",)

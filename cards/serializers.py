@@ -18,6 +18,8 @@ EMBOSSED_NAME_MAX = 23
 # English letters; single spaces, hyphens or apostrophes only between letters.
 NAME_PATTERN = r"^[A-Za-z]+(?:[ '\-][A-Za-z]+)*$"
 DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+PRINTABLE_PATTERN = r"^[^\x00-\x1f\x7f]*$"
+POSTAL_CODE_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9 \-]*[A-Za-z0-9])?$"
 COUNTRY_CODES = sorted(country.alpha_2 for country in pycountry.countries)
 
 
@@ -80,12 +82,24 @@ class CountryField(StrictChoiceField):
         super().__init__(choices=COUNTRY_CODES, **kwargs)
 
 
+def _address_text(**kwargs) -> StrictCharField:
+    return StrictCharField(
+        max_length=100,
+        validators=[RegexValidator(PRINTABLE_PATTERN, "Must not contain control characters.")],
+        **kwargs,
+    )
+
+
 class CardholderAddressSerializer(serializers.Serializer):
-    addressLine1 = StrictCharField(max_length=100)
-    addressLine2 = StrictCharField(max_length=100, required=False, allow_blank=True)
-    city = StrictCharField(max_length=100)
-    state = StrictCharField(max_length=100, required=False, allow_blank=True)
-    postalCode = StrictCharField(max_length=16)
+    addressLine1 = _address_text()
+    addressLine2 = _address_text(required=False, allow_blank=True)
+    city = _address_text()
+    state = _address_text(required=False, allow_blank=True)
+    postalCode = StrictCharField(
+        max_length=16,
+        validators=[RegexValidator(POSTAL_CODE_PATTERN, "Letters and digits, with inner spaces or hyphens.")],
+        help_text="Letters and digits, with inner spaces or hyphens, e.g. SW1A 1AA.",
+    )
     country = CountryField(help_text="ISO 3166-1 alpha-2, upper case, e.g. GB.")
 
 

@@ -17,6 +17,11 @@ PAYLOADS: dict[EventType, str] = {
     EventType.SCHEDULED_PAYMENT_RUN_SUCCEEDED: "payments.serializers.ScheduledPaymentSerializer",
     EventType.SCHEDULED_PAYMENT_RUN_FAILED: "payments.serializers.ScheduledPaymentSerializer",
     EventType.SCHEDULED_PAYMENT_COMPLETED: "payments.serializers.ScheduledPaymentSerializer",
+    EventType.BATCH_FUNDED: "batches.serializers.BatchSummarySerializer",
+    EventType.BATCH_FUNDING_FAILED: "batches.serializers.BatchSummarySerializer",
+    EventType.BATCH_COMPLETED: "batches.serializers.BatchSummarySerializer",
+    EventType.BATCH_PARTIALLY_FAILED: "batches.serializers.BatchSummarySerializer",
+    EventType.BATCH_FAILED: "batches.serializers.BatchSummarySerializer",
 }
 
 HEADERS_TEXT = (

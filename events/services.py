@@ -30,10 +30,10 @@ ROTATION_OVERLAP = timedelta(hours=24)
 FAN_OUT_GRACE = timedelta(seconds=30)
 
 
-def _enqueue_fan_out(event_id: int) -> None:
-    from events.tasks import event_fan_out
+def _enqueue_fan_out(event_ids: list[int]) -> None:
+    from events.tasks import events_fan_out
 
-    event_fan_out.delay(event_id)
+    events_fan_out.delay(event_ids)
 
 
 def event_record(
@@ -51,7 +51,22 @@ def event_record(
 
     Its delivery is queued after commit; a rolled-back change leaves neither.
     """
-    event = Event.objects.create(
+    return events_record([event_new(**locals())])[0]
+
+
+def event_new(
+    *,
+    type: EventType,
+    program_id: uuid.UUID,
+    sandbox: bool,
+    resource_type: str,
+    resource_id: Any,
+    data: dict[str, Any],
+    customer_id: uuid.UUID | None = None,
+    custodian_id: uuid.UUID | None = None,
+) -> Event:
+    """An unsaved event, for `events_record`."""
+    return Event(
         type=type,
         program_id=program_id,
         sandbox=sandbox,
@@ -61,8 +76,16 @@ def event_record(
         resource_id=str(resource_id),
         data=data,
     )
-    transaction.on_commit(lambda: _enqueue_fan_out(event.id))
-    return event
+
+
+def events_record(events: list[Event]) -> list[Event]:
+    """Write many unsaved events at once (a batch's payments), in the caller's
+    transaction, with one fan-out task for all of them after commit."""
+    made = Event.objects.bulk_create(events, batch_size=1000)
+    ids = [event.id for event in made]
+    if ids:
+        transaction.on_commit(lambda: _enqueue_fan_out(ids))
+    return made
 
 
 def event_payload(event: Event) -> dict[str, Any]:
@@ -76,7 +99,7 @@ def event_payload(event: Event) -> dict[str, Any]:
     }
 
 
-def _endpoints_for(event: Event):
+def _endpoints_for(event: Event) -> list[WebhookEndpoint]:
     return [
         endpoint
         for endpoint in WebhookEndpoint.objects.filter(program_id=event.program_id, sandbox=event.sandbox)
@@ -84,29 +107,33 @@ def _endpoints_for(event: Event):
     ]
 
 
-def event_fan_out(event_id: int) -> list[tuple[uuid.UUID, str]]:
-    """Create the event's deliveries, once; answer the (endpoint, resource) queues to drain."""
+def events_fan_out(event_ids: list[int]) -> set[tuple[uuid.UUID, str]]:
+    """Create the events' deliveries, once; answer the (endpoint, resource) queues to drain."""
     with transaction.atomic():
-        event = Event.objects.select_for_update().filter(id=event_id).first()
-        if event is None:
-            return []
-        if not event.fanned_out:
-            now = timezone.now()
-            Delivery.objects.bulk_create(
-                [
-                    Delivery(
-                        event=event, endpoint=endpoint, resource_key=event.resource_key, next_attempt_at=now
-                    )
-                    for endpoint in _endpoints_for(event)
-                ],
-                ignore_conflicts=True,
-            )
-            event.fanned_out = True
-            event.save(update_fields=["fanned_out", "updated_at"])
-        endpoint_ids = Delivery.objects.filter(event=event, state=Delivery.State.PENDING).values_list(
-            "endpoint_id", flat=True
+        events = list(
+            Event.objects.select_for_update().filter(id__in=event_ids, fanned_out=False).order_by("id")
         )
-        return [(endpoint_id, event.resource_key) for endpoint_id in endpoint_ids]
+        endpoints: dict[tuple, list[WebhookEndpoint]] = {}
+        now = timezone.now()
+        deliveries = []
+        for event in events:
+            tenant = (event.program_id, event.sandbox)
+            if tenant not in endpoints:
+                endpoints[tenant] = list(
+                    WebhookEndpoint.objects.filter(program_id=tenant[0], sandbox=tenant[1])
+                )
+            deliveries += [
+                Delivery(event=event, endpoint=endpoint, resource_key=event.resource_key, next_attempt_at=now)
+                for endpoint in endpoints[tenant]
+                if endpoint.subscribes_to(event.type)
+            ]
+        Delivery.objects.bulk_create(deliveries, ignore_conflicts=True, batch_size=1000)
+        Event.objects.filter(id__in=[event.id for event in events]).update(fanned_out=True, updated_at=now)
+    return set(
+        Delivery.objects.filter(event_id__in=event_ids, state=Delivery.State.PENDING).values_list(
+            "endpoint_id", "resource_key"
+        )
+    )
 
 
 def endpoint_url_check(url: str, *, sandbox: bool) -> None:
@@ -361,8 +388,8 @@ def deliveries_sweep(limit: int = 500) -> set[tuple[str, str]]:
     now = timezone.now()
     stale = Event.objects.filter(fanned_out=False, created_at__lt=now - FAN_OUT_GRACE).order_by("id")
     queues: set[tuple[str, str]] = set()
-    for event_id in stale.values_list("id", flat=True)[:limit]:
-        queues.update((str(endpoint), key) for endpoint, key in event_fan_out(event_id))
+    stale_ids = list(stale.values_list("id", flat=True)[:limit])
+    queues.update((str(endpoint), key) for endpoint, key in events_fan_out(stale_ids))
     due = (
         Delivery.objects.filter(
             state=Delivery.State.PENDING, next_attempt_at__lte=now, endpoint__enabled=True

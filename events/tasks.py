@@ -11,8 +11,8 @@ def _drain_later(queues) -> None:
 
 
 @shared_task
-def event_fan_out(event_id: int) -> int:
-    queues = services.event_fan_out(event_id)
+def events_fan_out(event_ids: list[int]) -> int:
+    queues = services.events_fan_out(event_ids)
     _drain_later(queues)
     return len(queues)
 

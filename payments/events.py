@@ -1,13 +1,13 @@
 """The events payments write, in the transaction of the change they report."""
 
-from events.models import EventType
-from events.services import event_record
+from events.models import Event, EventType
+from events.services import event_new, event_record, events_record
 from payments.models import PaymentRequest, ScheduledPayment
 from payments.serializers import PaymentRequestSerializer, ScheduledPaymentSerializer
 
 
-def payment_request_event(request: PaymentRequest, type: EventType) -> None:
-    event_record(
+def _payment_request_event(request: PaymentRequest, type: EventType) -> Event:
+    return event_new(
         type=type,
         program_id=request.program_id,
         sandbox=request.sandbox,
@@ -15,6 +15,25 @@ def payment_request_event(request: PaymentRequest, type: EventType) -> None:
         resource_type="payment_request",
         resource_id=request.id,
         data=PaymentRequestSerializer(request).data,
+    )
+
+
+def payment_request_event(request: PaymentRequest, type: EventType) -> None:
+    events_record([_payment_request_event(request, type)])
+
+
+def payment_requests_accepted(requests: list[PaymentRequest]) -> None:
+    """accepted, or held at the review threshold, for payments made in bulk (a batch)."""
+    events_record(
+        [
+            _payment_request_event(
+                request,
+                EventType.PAYMENT_REQUEST_HELD
+                if request.status == PaymentRequest.Status.PENDING_TM
+                else EventType.PAYMENT_REQUEST_ACCEPTED,
+            )
+            for request in requests
+        ]
     )
 
 

@@ -2,12 +2,16 @@
 
 Rules (Saleor's lock_objects habit, written down):
 - Every movement is one LedgerTransaction whose postings sum to zero per currency.
-- Customer accounts touched by a movement are locked with SELECT ... FOR UPDATE in
-  primary-key order before their balances are read, so two movements on the same
-  accounts serialise instead of both reading the old balance (lost update), and two
-  movements on overlapping accounts cannot deadlock.
-- Balances are written from the locked rows inside the same transaction as the
-  postings, so a crash leaves neither half behind.
+- Customer accounts touched by a movement are changed in primary-key order, each
+  with one conditional `UPDATE ... SET balance = balance + change WHERE balance +
+  change >= 0 RETURNING balance`. The UPDATE takes the row lock and computes from
+  the row as committed, so two movements on the same accounts serialise instead of
+  both spending the old balance (lost update), a change that would take a balance
+  below zero is refused (InsufficientBalance), and two movements on overlapping
+  accounts cannot deadlock. Code that must read a balance before deciding locks
+  first with `lock_accounts` (same order).
+- Balances change inside the same transaction as the postings, so a crash leaves
+  neither half behind.
 """
 
 from collections import defaultdict
@@ -19,6 +23,8 @@ from django.db.models import Sum
 
 from bankapi.models import ZERO, Account, Program
 from payments.models import LedgerPosting, LedgerTransaction, StatementEntry, SystemAccount
+
+CENT = Decimal("0.01")
 
 
 @dataclass(frozen=True)
@@ -35,12 +41,34 @@ class LedgerError(Exception):
     """A movement that would break the ledger's rules (a programming error)."""
 
 
+class InsufficientBalance(LedgerError):
+    """A movement would take a customer account below zero: nothing was changed by it."""
+
+
+# System accounts by (program id, sandbox, kind, currency). Their rows never change
+# and are never deleted (postings protect them), so each process looks one up once
+# (DESIGN 16: only immutable data is kept in a process).
+_system_accounts: dict[tuple, SystemAccount] = {}
+
+
 def system_account_for(program: Program | str, sandbox: bool, kind: str, currency: str) -> SystemAccount:
     program_id = program.pk if isinstance(program, Program) else program
+    slot = (str(program_id), bool(sandbox), kind, currency)
+    cached = _system_accounts.get(slot)
+    if cached is not None:
+        return cached
     account, _ = SystemAccount.objects.get_or_create(
         program_id=program_id, sandbox=sandbox, kind=kind, currency=currency
     )
+    # Remembered once committed: a row made in a transaction that then rolls back
+    # must never be handed out.
+    transaction.on_commit(lambda: _system_accounts.setdefault(slot, account))
     return account
+
+
+def system_accounts_forget() -> None:
+    """Drop the remembered system accounts (for tests that empty the database)."""
+    _system_accounts.clear()
 
 
 def lock_accounts(account_ids) -> dict:
@@ -69,6 +97,8 @@ def ledger_post(
     With `key`, the movement happens at most once: a second call with the same key
     raises IntegrityError inside its own savepoint, leaving the caller's
     transaction usable (see `ledger_post_once`).
+    Raises InsufficientBalance, changing nothing, when a customer account would go
+    below zero.
     """
     totals: dict[str, Decimal] = defaultdict(lambda: ZERO)
     for leg in legs:
@@ -83,36 +113,63 @@ def ledger_post(
     if any(total != 0 for total in totals.values()):
         raise LedgerError(f"Postings do not balance: {dict(totals)}")
 
-    with transaction.atomic():
-        locked = lock_accounts(leg.account.id for leg in legs if leg.account)
-        entry = LedgerTransaction.objects.create(
-            program_id=program_id, sandbox=sandbox, kind=kind, key=key, memo=memo[:200]
-        )
-        LedgerPosting.objects.bulk_create(
-            LedgerPosting(
-                transaction=entry,
-                account=leg.account,
-                system_account=leg.system_account,
-                currency=leg.currency,
-                amount=leg.amount,
-            )
-            for leg in legs
-        )
+    # A savepoint only where a caller may go on after a failure (a keyed movement
+    # already made); any other failure here ends the caller's transaction.
+    with transaction.atomic(savepoint=key is not None):
         changes: dict = defaultdict(lambda: ZERO)
         for leg in legs:
             if leg.account:
                 changes[leg.account.id] += leg.amount
-        for account_id, change in changes.items():
-            account = locked[account_id]
-            if account.balance + change < 0:
-                raise LedgerError(f"Account {account_id} would go below zero")
-            account.balance += change
-            account.save(update_fields=["balance"])
-        # Callers keep using the Account objects they passed in: show them the new balances.
-        for leg in legs:
-            if leg.account:
-                leg.account.balance = locked[leg.account.id].balance
-        return entry
+        balances, short = _apply_balance_changes(changes)
+        if short is None:
+            entry = LedgerTransaction.objects.create(
+                program_id=program_id, sandbox=sandbox, kind=kind, key=key, memo=memo[:200]
+            )
+            LedgerPosting.objects.bulk_create(
+                LedgerPosting(
+                    transaction=entry,
+                    account=leg.account,
+                    system_account=leg.system_account,
+                    currency=leg.currency,
+                    amount=leg.amount,
+                )
+                for leg in legs
+            )
+            # Callers keep using the Account objects they passed in: show them the new balances.
+            for leg in legs:
+                if leg.account:
+                    leg.account.balance = balances[leg.account.id]
+            return entry
+        if balances:
+            # Other accounts were already changed: only a rollback undoes them.
+            raise InsufficientBalance(f"Account {short} would go below zero")
+    # Nothing was changed: the block is left first, so the caller's transaction
+    # stays usable and it can tell its caller why.
+    raise InsufficientBalance(f"Account {short} would go below zero")
+
+
+def _apply_balance_changes(changes: dict) -> dict:
+    """Apply each account's net change (see the module's rules) until one would go
+    below zero: (new balances by id of the accounts changed, that account's id or
+    None)."""
+    connection = transaction.get_connection()
+    name = connection.ops.quote_name
+    table, balance, key = name(Account._meta.db_table), name("balance"), name("id")
+    sql = (
+        f"UPDATE {table} SET {balance} = {balance} + %s "  # noqa: S608 (names only; values are parameters)
+        f"WHERE {key} = %s AND {balance} + %s >= 0 RETURNING {balance}"
+    )
+    balance_field, id_field = Account._meta.get_field("balance"), Account._meta.pk
+    balances = {}
+    with connection.cursor() as cursor:
+        for account_id in sorted(changes):
+            change = balance_field.get_db_prep_value(changes[account_id], connection)
+            cursor.execute(sql, [change, id_field.get_db_prep_value(account_id, connection), change])
+            row = cursor.fetchone()
+            if row is None:
+                return balances, account_id
+            balances[account_id] = Decimal(str(row[0])).quantize(CENT)
+    return balances, None
 
 
 def ledger_post_once(**kwargs) -> LedgerTransaction | None:

@@ -1,6 +1,7 @@
 """Payment routes. Views parse and authorise; services decide."""
 
 import uuid
+from collections.abc import Callable
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -10,6 +11,7 @@ from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, Scop
 from bankapi.idempotency import HEADER, OwnerKind, idempotency_key_resolve
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
+from payments.plain_inputs import payment_body_plain
 from payments.selectors import (
     payment_requests_of,
     sandbox_payment_request,
@@ -58,10 +60,15 @@ class AccountCreateView(AccountScopedView):
     account's customer. The body is checked (400) and the key read before the
     service resolves what the body names (404); only then is the key claimed."""
 
-    def validated_body(self, serializer: type) -> dict:
-        body = serializer(data=self.request.data, context={"account": self.account})
-        body.is_valid(raise_exception=True)
-        return body.validated_data
+    def validated_body(self, serializer: type, plain: Callable[..., dict | None] | None = None) -> dict:
+        """The body validated by `serializer`; `plain` may recognise a common shape
+        in plain code first (None: not that shape, the serializer decides)."""
+        data = plain(self.request.data, self.account) if plain else None
+        if data is None:
+            body = serializer(data=self.request.data, context={"account": self.account})
+            body.is_valid(raise_exception=True)
+            data = body.validated_data
+        return data
 
     def idempotency_key(self, body: dict) -> uuid.UUID | None:
         return idempotency_key_resolve(
@@ -123,7 +130,7 @@ class PaymentCreateView(AccountCreateView):
         },
     )
     def post(self, request, customerId: str, accountId: str) -> HttpResponse:
-        body = self.validated_body(PaymentCreateSerializer)
+        body = self.validated_body(PaymentCreateSerializer, plain=payment_body_plain)
         key = self.idempotency_key(body)
         crypto_quote = body.get("cryptoQuote")
         instruction = payment_instruction_build(

@@ -87,6 +87,16 @@ def api() -> APIClient:
 
 
 @pytest.fixture(autouse=True)
+def _forget_system_accounts():
+    """Each process remembers system accounts it has seen committed; a test that
+    empties the database (transactional tests) must not leave them behind."""
+    from payments.ledger import system_accounts_forget
+
+    yield
+    system_accounts_forget()
+
+
+@pytest.fixture(autouse=True)
 def _ledger_balances(request):
     """After every test that touched the database, the ledger still balances.
 

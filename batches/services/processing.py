@@ -19,8 +19,10 @@ Safe to rerun after a crash at any point, and to run twice at once:
 
 import logging
 import uuid
+from collections import defaultdict
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
@@ -29,6 +31,7 @@ from authn.models import User
 from bankapi.errors import ApiError
 from bankapi.models import Program
 from batches.actors import Actor
+from batches.events import batch_event
 from batches.models import Batch, BatchItem, Draft
 from batches.rules import CheckedItem
 from payments.services.reserved import (
@@ -41,7 +44,6 @@ from payments.services.reserved import (
 
 logger = logging.getLogger(__name__)
 
-CHUNK_SIZE = 500
 # Payer accounts funded per transaction (each locked once, in id order).
 PAYER_GROUP = 200
 Status = Batch.Status
@@ -104,8 +106,9 @@ def _item(batch: Batch, checked: CheckedItem, now) -> BatchItem:
     )
 
 
-def batch_process(batch_id: str, *, chunk_size: int = CHUNK_SIZE) -> None:
+def batch_process(batch_id: str, *, chunk_size: int | None = None) -> None:
     """Fund the batch, pay its items chunk by chunk, then settle its status."""
+    chunk_size = chunk_size or settings.BATCH_CHUNK_SIZE
     batch_fund(batch_id)
     while batch_process_chunk(batch_id, chunk_size=chunk_size):
         pass
@@ -169,6 +172,7 @@ def _funding_settled(batch: Batch) -> None:
     else:
         batch.status = Status.FAILED
     batch.save(update_fields=["status", "updated_at"])
+    batch_event(batch)
     logger.info("Batch %s funding: %s", batch.id, batch.status)
 
 
@@ -185,7 +189,7 @@ def _payee_as_paid(payee: dict) -> dict:
     return paid
 
 
-def batch_process_chunk(batch_id: str, *, chunk_size: int = CHUNK_SIZE) -> bool:
+def batch_process_chunk(batch_id: str, *, chunk_size: int) -> bool:
     """Claim and pay one chunk of items; False once there is nothing left to do here."""
     now = timezone.now()
     Batch.objects.filter(id=batch_id, status=Status.FUNDED).update(status=Status.QUEUED, updated_at=now)
@@ -217,6 +221,8 @@ def batch_process_chunk(batch_id: str, *, chunk_size: int = CHUNK_SIZE) -> bool:
             sandbox=batch.sandbox,
             payments=[
                 ReservedPayment(
+                    # The item's payment request takes the item's id: linked in one UPDATE below.
+                    request_id=item.id,
                     account_id=item.account_id,
                     reserved=item.reserved_amount,
                     amount=item.amount,
@@ -228,13 +234,19 @@ def batch_process_chunk(batch_id: str, *, chunk_size: int = CHUNK_SIZE) -> bool:
             memo=f"Batch {batch.id} release",
         )
         now = timezone.now()
+        paid, refused = [], defaultdict(list)
         for item, outcome in zip(items, outcomes, strict=True):
-            item.updated_at = now
             if isinstance(outcome, ApiError):
-                item.status, item.error = ItemStatus.FAILED, f"{outcome.code}: {outcome.message}"
+                refused[f"{outcome.code}: {outcome.message}"].append(item.id)
             else:
-                item.status, item.payment = ItemStatus.SUCCESS, outcome
-        BatchItem.objects.bulk_update(items, ["status", "error", "payment", "updated_at"], batch_size=1000)
+                paid.append(item.id)
+        BatchItem.objects.filter(id__in=paid).update(
+            status=ItemStatus.SUCCESS, payment_id=F("id"), updated_at=now
+        )
+        for error, item_ids in refused.items():
+            BatchItem.objects.filter(id__in=item_ids).update(
+                status=ItemStatus.FAILED, error=error, updated_at=now
+            )
         Batch.objects.filter(id=batch.id).update(updated_at=now)
     return True
 
@@ -259,6 +271,7 @@ def batch_finish(batch_id: str) -> None:
         else:
             batch.status = Status.PARTIALLY_FAILED
         batch.save(update_fields=["status", "updated_at"])
+        batch_event(batch)
         logger.info("Batch %s: %s", batch.id, batch.status)
 
 

@@ -5,11 +5,10 @@ Called by the payment route, the schedule runner and (later) admin and batches.
 
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime, time
+from datetime import UTC, date
 from decimal import Decimal
 
 from django.db import transaction
-from django.db.models import Sum
 from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode, validation_error
@@ -17,7 +16,7 @@ from bankapi.models import ZERO, Account, Program
 from events.models import EventType
 from payments.events import payment_request_event
 from payments.fx import fx_quote_amounts, fx_quote_consume
-from payments.ledger import Leg, ledger_post, lock_accounts, system_account_for
+from payments.ledger import InsufficientBalance, Leg, ledger_post, lock_accounts, system_account_for
 from payments.models import (
     Beneficiary,
     FxQuote,
@@ -26,6 +25,7 @@ from payments.models import (
     ScheduledPayment,
     SystemAccount,
 )
+from payments.services.limits import daily_outbound_take, usage_day
 
 
 @dataclass(frozen=True)
@@ -54,31 +54,28 @@ class PaymentInstruction:
     quote_id: uuid.UUID | None = None
 
 
-def utc_day_start(moment: datetime) -> datetime:
-    return datetime.combine(moment.astimezone(UTC).date(), time.min, tzinfo=UTC)
-
-
-def _check_limits(program: Program, account: Account, debit: Decimal) -> None:
+def _check_per_payment_limit(program: Program, debit: Decimal) -> None:
     if debit > program.per_payment_limit:
         raise ApiError(
             ErrorCode.LIMIT_EXCEEDED,
             f"The amount is above the per-payment limit of {program.per_payment_limit:.2f}.",
         )
-    # Today's (UTC) accepted payments of this account that still stand. Read under
-    # the account lock taken by the caller, so two concurrent payments cannot both
-    # fit under the limit that only one of them fits under.
-    spent = (
-        PaymentRequest.objects.filter(account=account, created_at__gte=utc_day_start(timezone.now()))
-        .exclude(status=PaymentRequest.Status.FAILED)
-        .aggregate(total=Sum("debit_amount"))["total"]
-        or ZERO
-    )
-    if spent + debit > program.daily_outbound_limit:
-        raise ApiError(
-            ErrorCode.LIMIT_EXCEEDED,
-            f"The payment would exceed the account's daily outbound limit of "
-            f"{program.daily_outbound_limit:.2f} (already sent today: {spent:.2f}).",
-        )
+
+
+def _daily_limit_first(program: Program, account: Account, debit: Decimal, day: date) -> Account:
+    """For a payment refused before its daily limit was checked: lock the account
+    and check the limit, which answers first (LIMIT_EXCEEDED) as it does for every
+    payment. The locked row, for the refusal's message."""
+    locked = lock_accounts([account.id])[account.id]
+    daily_outbound_take(program=program, account=locked, debit=debit, day=day)
+    return locked
+
+
+def _program_of(account: Account) -> Program:
+    """The account's program: the row loaded with the caller when there is one."""
+    if Account.program.is_cached(account):
+        return account.program
+    return Program.objects.get(id=account.program_id)
 
 
 @dataclass(frozen=True)
@@ -118,32 +115,30 @@ def payment_accept(
     review threshold. Raises ApiError (422) when the payment is stopped; nothing
     is then written. `schedule` is the schedule the payment runs for, if any.
     """
-    with transaction.atomic():
-        # The account row stays locked until this transaction ends: two payments
-        # from one account serialise here, so neither can pass the funds or
-        # daily-limit check against a balance the other is about to spend.
-        locked = lock_accounts([account.id])[account.id]
-        program = Program.objects.get(id=locked.program_id)
-        conversion = _conversion(program, locked, instruction)
+    now = timezone.now()
+    day = now.astimezone(UTC).date()
+    # No savepoint of its own: a refusal rolls back the caller's transaction.
+    # Callers that go on after a refusal (the schedule runner) open one around it.
+    with transaction.atomic(savepoint=False):
+        program = _program_of(account)
+        conversion = _conversion(program, account, instruction)
         debit, amount, currency = (
             (conversion.sell, conversion.buy, conversion.quote.currency_two)
             if conversion
             else (instruction.amount, instruction.amount, instruction.currency)
         )
-        _check_limits(program, locked, debit)
-        fee = payment_fee(program, fee_waived=instruction.fee_waived)
-        if locked.balance < debit + fee:
-            raise ApiError(
-                ErrorCode.INSUFFICIENT_FUNDS,
-                f"The account holds {locked.balance:.2f} {locked.currency}; "
-                f"this payment needs {debit + fee:.2f} (amount {debit:.2f} plus fee {fee:.2f}).",
-            )
+        _check_per_payment_limit(program, debit)
+        try:
+            fee = payment_fee(program, fee_waived=instruction.fee_waived)
+        except ApiError:
+            _daily_limit_first(program, account, debit, day)
+            raise
         legs = [
-            Leg(amount=-(debit + fee), currency=locked.currency, account=locked),
+            Leg(amount=-(debit + fee), currency=account.currency, account=account),
             Leg(
                 amount=amount,
                 currency=currency,
-                system_account=_system(locked, SystemAccount.Kind.CLEARING, currency),
+                system_account=_system(account, SystemAccount.Kind.CLEARING, currency),
             ),
         ]
         if conversion:
@@ -151,36 +146,51 @@ def payment_accept(
             legs += [
                 Leg(
                     amount=debit,
-                    currency=locked.currency,
-                    system_account=_system(locked, SystemAccount.Kind.FX, locked.currency),
+                    currency=account.currency,
+                    system_account=_system(account, SystemAccount.Kind.FX, account.currency),
                 ),
                 Leg(
                     amount=-amount,
                     currency=currency,
-                    system_account=_system(locked, SystemAccount.Kind.FX, currency),
+                    system_account=_system(account, SystemAccount.Kind.FX, currency),
                 ),
             ]
         if fee:
             legs.append(
                 Leg(
                     amount=fee,
-                    currency=locked.currency,
-                    system_account=_system(locked, SystemAccount.Kind.FEES, locked.currency),
+                    currency=account.currency,
+                    system_account=_system(account, SystemAccount.Kind.FEES, account.currency),
                 )
             )
-        entry = ledger_post(
-            program_id=locked.program_id,
-            sandbox=locked.sandbox,
-            kind=LedgerTransaction.Kind.PAYMENT,
-            legs=legs,
-            memo=instruction.reference,
-        )
+        try:
+            # The debit comes first: it takes the account's row lock (held until
+            # this transaction ends) and is refused if the balance cannot cover
+            # amount plus fee. Two payments from one account serialise on it, so
+            # neither passes the funds or the daily-limit check against money the
+            # other is spending. It is the only lock the payment takes.
+            entry = ledger_post(
+                program_id=account.program_id,
+                sandbox=account.sandbox,
+                kind=LedgerTransaction.Kind.PAYMENT,
+                legs=legs,
+                memo=instruction.reference,
+            )
+        except InsufficientBalance:
+            locked = _daily_limit_first(program, account, debit, day)
+            raise ApiError(
+                ErrorCode.INSUFFICIENT_FUNDS,
+                f"The account holds {locked.balance:.2f} {locked.currency}; "
+                f"this payment needs {debit + fee:.2f} (amount {debit:.2f} plus fee {fee:.2f}).",
+            )
+        # Under the lock the debit took; a refusal rolls the debit back with it.
+        daily_outbound_take(program=program, account=account, debit=debit, day=day)
         held = debit >= program.review_threshold
         request = PaymentRequest.objects.create(
-            program_id=locked.program_id,
-            sandbox=locked.sandbox,
-            customer_id=locked.customer_id,
-            account=locked,
+            program_id=account.program_id,
+            sandbox=account.sandbox,
+            customer_id=account.customer_id,
+            account=account,
             status=PaymentRequest.Status.PENDING_TM if held else PaymentRequest.Status.PENDING,
             amount=amount,
             currency=currency,
@@ -197,6 +207,11 @@ def payment_accept(
             fx_quote=conversion.quote if conversion else None,
             acceptance=entry,
         )
+        if usage_day(request) != day:
+            # Accepted across midnight: keep it on the day its limit was checked
+            # against, so a failure gives the amount back to that day.
+            PaymentRequest.objects.filter(id=request.id).update(created_at=now)
+            request.created_at = now
         payment_request_event(
             request, EventType.PAYMENT_REQUEST_HELD if held else EventType.PAYMENT_REQUEST_ACCEPTED
         )

@@ -17,16 +17,18 @@ trip per payment.
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import UTC
 from decimal import Decimal
 
-from django.db.models import Sum
 from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.models import ZERO, Account, Program
+from payments.events import payment_requests_accepted
 from payments.ledger import Leg, Movement, ledger_post_many, lock_accounts, system_account_for
 from payments.models import LedgerTransaction, PaymentRequest, SystemAccount
-from payments.services.acceptance import payment_fee, utc_day_start
+from payments.services.acceptance import payment_fee
+from payments.services.limits import daily_outbound_add, daily_outbound_spent, usage_day
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,13 @@ class Reservation:
 
 @dataclass(frozen=True)
 class ReservedPayment:
-    """One payment from funds reserved on its account (`reserved` of them)."""
+    """One payment from funds reserved on its account (`reserved` of them).
 
+    `request_id` is the id its payment request takes: the caller's own id for
+    the payment (a batch item's), so the caller can link the two in bulk.
+    """
+
+    request_id: uuid.UUID
     account_id: uuid.UUID
     reserved: Decimal
     amount: Decimal
@@ -109,16 +116,8 @@ def funds_reserve(*, program: Program, sandbox: bool, reservations: list[Reserva
     return outcome
 
 
-def _spent_today(account_ids) -> dict:
-    rows = (
-        PaymentRequest.objects.filter(
-            account_id__in=account_ids, created_at__gte=utc_day_start(timezone.now())
-        )
-        .exclude(status=PaymentRequest.Status.FAILED)
-        .values("account_id")
-        .annotate(total=Sum("debit_amount"))
-    )
-    return defaultdict(lambda: ZERO, {row["account_id"]: row["total"] for row in rows})
+def _spent_today(account_ids, day) -> dict:
+    return defaultdict(lambda: ZERO, daily_outbound_spent(account_ids, day))
 
 
 def _limit_refusal(program: Program, amount: Decimal, spent: Decimal) -> ApiError | None:
@@ -166,7 +165,10 @@ def payments_accept_reserved(
     movements = [Movement(kind=LedgerTransaction.Kind.REVERSAL, legs=release_legs, memo=memo)]
     # What each account holds once its reserved funds are back, spent as we go.
     available = {account_id: locked[account_id].balance + amount for account_id, amount in released.items()}
-    spent = _spent_today(list(released))
+    now = timezone.now()
+    day = now.astimezone(UTC).date()
+    spent = _spent_today(list(released), day)
+    sent: dict = defaultdict(lambda: ZERO)
     outcomes: list = []
     accepted = []
     for payment in payments:
@@ -183,6 +185,7 @@ def payments_accept_reserved(
             continue
         available[account.id] -= payment.amount + fee
         spent[account.id] += payment.amount
+        sent[account.id] += payment.amount
         legs = [
             Leg(amount=-(payment.amount + fee), currency=account.currency, account=account),
             Leg(
@@ -201,6 +204,7 @@ def payments_accept_reserved(
     requests = PaymentRequest.objects.bulk_create(
         (
             PaymentRequest(
+                id=payment.request_id,
                 program_id=program.id,
                 sandbox=sandbox,
                 customer_id=locked[payment.account_id].customer_id,
@@ -222,6 +226,15 @@ def payments_accept_reserved(
         ),
         batch_size=1000,
     )
+    daily_outbound_add(sent, day)
+    crossed_midnight = [request.id for request in requests if usage_day(request) != day]
+    if crossed_midnight:
+        # Keep them on the day their limit was checked against (see payment_accept).
+        PaymentRequest.objects.filter(id__in=crossed_midnight).update(created_at=now)
+        for request in requests:
+            if request.id in crossed_midnight:
+                request.created_at = now
+    payment_requests_accepted(requests)
     by_payment = dict(zip(map(id, accepted), requests, strict=True))
     return [
         by_payment[id(outcome)] if isinstance(outcome, ReservedPayment) else outcome for outcome in outcomes

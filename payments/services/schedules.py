@@ -228,7 +228,8 @@ def _run_once(schedule: ScheduledPayment, run_date: date, summary: RunSummary) -
         instruction = instruction_of(schedule)
         schedule_run_check(schedule, instruction)
         # Its own savepoint: a refused payment leaves nothing behind but the run record.
-        request = payment_accept(account=schedule.account, instruction=instruction, schedule=schedule)
+        with transaction.atomic():
+            request = payment_accept(account=schedule.account, instruction=instruction, schedule=schedule)
     except ApiError as error:
         run.reason = f"{error.code}: {error.message}"[:300]
         summary.failed.append((str(schedule.id), run_date, run.reason))

@@ -18,6 +18,7 @@ from events.models import EventType
 from payments.events import payment_request_event
 from payments.ledger import Leg, ledger_post_once, system_account_for
 from payments.models import LedgerTransaction, PaymentRequest, StatementEntry, SystemAccount
+from payments.services.limits import daily_outbound_give_back
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +89,7 @@ def payment_fail(request: PaymentRequest, reason: str) -> PaymentRequest:
     with transaction.atomic():
         locked = _locked(request, [PaymentRequest.Status.PENDING, PaymentRequest.Status.PENDING_TM], "failed")
         postings = locked.acceptance.postings.select_related("account", "system_account")
-        ledger_post_once(
+        reversal = ledger_post_once(
             program_id=locked.program_id,
             sandbox=locked.sandbox,
             kind=LedgerTransaction.Kind.REVERSAL,
@@ -104,6 +105,9 @@ def payment_fail(request: PaymentRequest, reason: str) -> PaymentRequest:
                 for posting in postings
             ],
         )
+        if reversal is not None:
+            # Under the account's lock, taken by the reversal.
+            daily_outbound_give_back(locked)
         locked.status = PaymentRequest.Status.FAILED
         locked.failure_reason = reason[:200]
         locked.save(update_fields=["status", "failure_reason", "updated_at"])

@@ -20,7 +20,7 @@ def test_the_four_groups_exist_with_their_permissions(db):
     compliance, support, operations = _perms("compliance"), _perms("support"), _perms("operations")
 
     assert {"payments.review_paymentrequest", "onboarding.review_application"} <= compliance
-    assert {"onboarding.change_verificationstep", "batches.retry_batchitem"} <= operations
+    assert {"onboarding.change_verificationstep", "batches.retry_batchitem", "cards.issue_card"} <= operations
     assert {"authn.reset_password_user", "authn.unlock_user"} <= support
     assert {"payments.change_fxrate", "payments.drive_sandbox_paymentrequest"} <= operations
     # Everyone may look; nobody but administrators may change users or review holds.

@@ -183,3 +183,32 @@ def test_a_crash_while_paying_a_chunk_loses_and_duplicates_nothing(custodian_use
         pid: value - Decimal("3.00") for pid, value in start.items()
     }
     assert ledger_check().ok
+
+
+def test_the_sweep_runs_stalled_batches_and_verifications_again(custodian_user, payers):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from batches.models import Draft
+    from batches.tasks import resume_stalled_batches
+
+    batch = batch_submitted(custodian_user, [payment(payers[0], "1.00")])
+    draft = Draft.objects.create(
+        program_id=custodian_user.program_id,
+        custodian_id=custodian_user.custodian_id,
+        payments=[payment(payers[0], "1.00")],
+        payments_count=1,
+        expires_at=timezone.now() + timedelta(hours=1),
+    )
+    # Not yet stalled: left alone.
+    assert resume_stalled_batches() == {"drafts": 0, "batches": 0}
+    old = timezone.now() - timedelta(minutes=5)
+    Batch.objects.filter(id=batch.id).update(updated_at=old)
+    Draft.objects.filter(id=draft.id).update(created_at=old)
+
+    assert resume_stalled_batches() == {"drafts": 1, "batches": 1}
+
+    assert Batch.objects.get(id=batch.id).status == "COMPLETED"
+    assert Draft.objects.get(id=draft.id).valid_payments[0]["index"] == 0
+    assert resume_stalled_batches() == {"drafts": 0, "batches": 0}

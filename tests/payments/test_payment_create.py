@@ -154,8 +154,9 @@ def test_failed_payments_and_yesterdays_do_not_count_towards_the_daily_limit(
     api, sandbox, customer_auth, account
 ):
     Program.objects.filter(id=account.program_id).update(daily_outbound_limit=Decimal("100.00"))
-    assert pay(api, customer_auth, account, **body_for(sandbox, amount="100.00")).status_code == 200
-    PaymentRequest.objects.update(created_at=datetime.now(UTC) - timedelta(days=1))
+    with time_machine.travel(datetime.now(UTC) - timedelta(days=1)):
+        yesterday_auth = access_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
+        assert pay(api, yesterday_auth, account, **body_for(sandbox, amount="100.00")).status_code == 200
     failed = pay(api, customer_auth, account, **body_for(sandbox, amount="100.00"))
     payment_fail(
         PaymentRequest.objects.get(id=failed.json()["data"]["bankTransfer"]["requestId"]), "Returned"

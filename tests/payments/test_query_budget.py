@@ -1,0 +1,46 @@
+"""What creating a payment costs the database, counted statement by statement.
+
+Every statement is a round trip to PostgreSQL, and under load each one waits for
+the database: the count is the cost that grows with traffic, so a change that
+adds one fails here. Counted in the test transaction, where each transaction the
+route opens shows as SAVEPOINT and RELEASE SAVEPOINT: the same number of
+statements as its BEGIN and COMMIT in production.
+"""
+
+import uuid
+from decimal import Decimal
+
+from bankapi.models import IdempotencyRecord
+from payments.models import PaymentRequest
+from tests.payments.conftest import payments_url
+
+BUDGET = 13
+
+
+def _pay(api, sandbox, auth, amount="10.00"):
+    customer = sandbox["customer"]
+    return api.post(
+        payments_url(customer["customerId"], customer["accountId"]),
+        {"amount": amount, "reference": "Invoice 42", "beneficiaryId": customer["beneficiaryId"]},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()),
+        **auth,
+    )
+
+
+def test_creating_a_payment_stays_within_its_statement_budget(
+    api, sandbox, customer_auth, django_assert_max_num_queries, django_capture_on_commit_callbacks
+):
+    # A process that has paid once already knows its system accounts (they are
+    # remembered once committed).
+    with django_capture_on_commit_callbacks(execute=True):
+        assert _pay(api, sandbox, customer_auth).status_code == 200
+
+    with django_assert_max_num_queries(BUDGET):
+        response = _pay(api, sandbox, customer_auth, amount="12.34")
+
+    assert response.status_code == 200
+    request_id = response.json()["data"]["bankTransfer"]["requestId"]
+    assert PaymentRequest.objects.get(id=request_id).amount == Decimal("12.34")
+    record = IdempotencyRecord.objects.get(key=response.request["HTTP_IDEMPOTENCY_KEY"])
+    assert record.state == IdempotencyRecord.State.COMPLETED
