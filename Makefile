@@ -27,7 +27,10 @@ bootstrap: migrate
 run: bootstrap
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
+# The suite chooses a development run (tests/settings.py sets BANKAPI_ENV=development):
+# with DATABASE_URL set it would otherwise be a deployment and need real secrets.
 test: install
+	@echo "make test: BANKAPI_ENV=development, chosen by the test suite (generated secrets, whatever DATABASE_URL says)"
 	$(PY) -m pytest
 
 lint: install

@@ -2,6 +2,7 @@
 customers and accounts."""
 
 from django.contrib import admin
+from django.contrib.admin.models import LogEntry
 
 from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin, money
 from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Program
@@ -137,3 +138,21 @@ class IdempotencyRecordAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     @admin.display(description="response body")
     def stored_response(self, record: IdempotencyRecord) -> str:
         return bytes(record.response_body or b"").decode("utf-8", "replace")
+
+
+@admin.register(LogEntry)
+class LogEntryAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    """The admin log: who did what to which record, with the reason given.
+    Every operator action writes here; nobody edits or deletes it."""
+
+    list_display = ("action_time", "user", "content_type", "object_repr", "action_flag", "message")
+    list_filter = ("action_flag", "content_type")
+    exact_search_fields = ("object_id", "user")
+    search_help_text = "An exact record id (e.g. a requestId) or staff user id."
+    list_select_related = ("user", "content_type")
+    # The id follows the time, and is the index.
+    ordering = ("-pk",)
+
+    @admin.display(description="change")
+    def message(self, entry: LogEntry) -> str:
+        return entry.get_change_message()

@@ -31,6 +31,8 @@ GROUPS = (COMPLIANCE, SUPPORT, OPERATIONS, ADMINISTRATOR)
 # On top of viewing every record of the project's apps (all groups may look).
 GROUP_PERMISSIONS: dict[str, tuple[str, ...]] = {
     COMPLIANCE: (
+        # The admin log: what every operator did, and why.
+        "admin.view_logentry",
         "payments.review_paymentrequest",
         "onboarding.review_application",
         "onboarding.reset_ubo",

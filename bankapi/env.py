@@ -56,8 +56,33 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+class DeploymentSettingsMissing(ImproperlyConfigured):
+    """A deployment was started without settings it cannot run without."""
+
+
 def env_required(name: str) -> str:
     value = os.environ.get(name)
     if not value:
-        raise ImproperlyConfigured(f"{name} must be set in production")
+        raise DeploymentSettingsMissing(f"{name} must be set in production")
     return value
+
+
+def require_deployment_settings(names: list[str | tuple[str, ...]], *, reason: str) -> None:
+    """Stop with one message naming every missing setting, not the first alone.
+
+    A tuple names alternatives (any one of them will do).
+    """
+    missing = [
+        " or ".join(name) if isinstance(name, tuple) else name
+        for name in names
+        if not any(
+            os.environ.get(alternative) for alternative in (name if isinstance(name, tuple) else (name,))
+        )
+    ]
+    if missing:
+        lines = "\n".join(f"  {name} must be set in production" for name in missing)
+        raise DeploymentSettingsMissing(
+            f"Cannot start: {reason}, and these settings are missing:\n{lines}\n"
+            "Set them, or choose a development run explicitly with BANKAPI_ENV=development "
+            "(generated secrets, never for real money)."
+        )

@@ -15,12 +15,15 @@ def _own_doc(cls: type) -> str:
 
 
 class AutoSchema(SpectacularAutoSchema):
-    """drf-spectacular's schema, publishing a class's docstring only where the class
-    itself has one.
+    """drf-spectacular's schema, with three rules of this API.
 
-    drf-spectacular would otherwise hand a base class's docstring (written for
-    maintainers, e.g. `InputSerializer`'s or a base view's) to every subclass's
-    description in the document.
+    - A class's docstring is published only where the class itself has one:
+      drf-spectacular would otherwise hand a base class's docstring (written for
+      maintainers, e.g. `InputSerializer`'s or a base view's) to every subclass.
+    - A field's `openapi` keywords (`StrictCharField(openapi=...)`) are added to
+      its schema: the patterns and formats the serializer checks in code.
+    - Request bodies are closed (`additionalProperties: false`), as the service
+      refuses unknown fields at any depth.
     """
 
     def get_description(self) -> str:
@@ -37,6 +40,9 @@ class AutoSchema(SpectacularAutoSchema):
 
     def _map_basic_serializer(self, serializer, direction):
         schema = super()._map_basic_serializer(serializer, direction)
+        if direction == "request":
+            # Request bodies refuse keys they do not take, at any depth (InputSerializer).
+            schema["additionalProperties"] = False
         schema.pop("description", None)
         description = _own_doc(serializer.__class__)
         if description:

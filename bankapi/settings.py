@@ -1,28 +1,57 @@
 """Settings for the banking API.
 
-Everything environment-specific comes from environment variables (names in
-DESIGN.md section 13). With none set, the service runs as the embedded default:
-SQLite, Celery tasks in-process, files on local disk, e-mail on the console.
-`BANKAPI_ENV=production` turns the defaults off: secrets must then be provided.
+Everything environment-specific comes from environment variables (names in the
+README, "Configuration"). Which kind of run this is fails closed:
+
+- No `DATABASE_URL`: the embedded default, a zero-setup development start
+  (SQLite, Celery in-process, local files, console e-mail, generated secrets).
+- `DATABASE_URL` set: a deployment. SECRET_KEY, FIELD_ENCRYPTION_KEY, the JWT
+  private key and ALLOWED_HOSTS must be given; if any is missing, start-up stops
+  with one message naming all of them.
+- `BANKAPI_ENV` chooses explicitly: `production` (a deployment, whatever the
+  database) or `development` (generated secrets, e.g. the test suite on PostgreSQL).
 """
 
 from pathlib import Path
 
 import dj_database_url
 from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
 
 from bankapi import dev_secrets
-from bankapi.env import env_bool, env_float, env_int, env_list, env_required, env_str
+from bankapi.env import (
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_required,
+    env_str,
+    require_deployment_settings,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("BANKAPI_VAR_DIR", str(BASE_DIR / "var")))
 
-PRODUCTION = env_str("BANKAPI_ENV", "development") == "production"
+_CHOSEN_ENV = env_str("BANKAPI_ENV")
+if _CHOSEN_ENV not in (None, "development", "production"):
+    raise ImproperlyConfigured(f"BANKAPI_ENV must be development or production, got {_CHOSEN_ENV!r}")
+# A deployment unless development is chosen: forgetting BANKAPI_ENV on a server
+# with a real database must not run it on generated development secrets.
+PRODUCTION = _CHOSEN_ENV == "production" or (_CHOSEN_ENV is None and env_str("DATABASE_URL") is not None)
+ENVIRONMENT = "production" if PRODUCTION else "development"
 
 if PRODUCTION:
+    require_deployment_settings(
+        ["SECRET_KEY", "FIELD_ENCRYPTION_KEY", ("JWT_PRIVATE_KEY", "JWT_PRIVATE_KEY_FILE"), "ALLOWED_HOSTS"],
+        reason=(
+            "BANKAPI_ENV is production"
+            if _CHOSEN_ENV == "production"
+            else "DATABASE_URL is set, so this is a deployment"
+        ),
+    )
     SECRET_KEY = env_required("SECRET_KEY")
     FIELD_ENCRYPTION_KEY = env_required("FIELD_ENCRYPTION_KEY")
-    JWT_PRIVATE_KEY = env_str("JWT_PRIVATE_KEY") or (Path(env_required("JWT_PRIVATE_KEY_FILE")).read_text())
+    JWT_PRIVATE_KEY = env_str("JWT_PRIVATE_KEY") or Path(env_required("JWT_PRIVATE_KEY_FILE")).read_text()
 else:
     _dev = dev_secrets.load_or_create(VAR_DIR)
     SECRET_KEY = env_str("SECRET_KEY", _dev["SECRET_KEY"])
@@ -332,6 +361,14 @@ LOGGING = {
 }
 
 if PRODUCTION:
+    # Behind a TLS-terminating proxy that sets X-Forwarded-Proto.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    # Load balancers probe health over plain HTTP: no redirect there.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    # The header alone enrols nothing: a domain joins the preload list only when submitted.
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True

@@ -51,7 +51,7 @@ PROGRAM_ID = OpenApiParameter(
 LIST_PARAMETERS = [
     OpenApiParameter(
         "limit",
-        int,
+        {"type": "integer", "minimum": 1},
         OpenApiParameter.QUERY,
         required=False,
         description="Page size, 1 to 200 (default 50); larger values are clamped to 200. "
@@ -68,7 +68,7 @@ LIST_PARAMETERS = [
     ),
     OpenApiParameter(
         "lookbackDays",
-        int,
+        {"type": "integer", "minimum": 1},
         OpenApiParameter.QUERY,
         required=False,
         description="Integer of at least 1: management callers see the batches of the last N days "

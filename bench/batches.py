@@ -33,6 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bankapi.settings")
+# A throwaway test database and development secrets, even when DATABASE_URL is set.
+os.environ.setdefault("BANKAPI_ENV", "development")
 
 import django  # noqa: E402
 

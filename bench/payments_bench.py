@@ -79,6 +79,8 @@ def production_environment(database_url: str, work_dir: Path) -> dict[str, str]:
     return {
         "BANKAPI_ENV": "production",
         "DJANGO_DEBUG": "false",
+        # Plain HTTP on the loopback, no TLS proxy in front: no redirect to https.
+        "SECURE_SSL_REDIRECT": "false",
         "DATABASE_URL": database_url,
         "SECRET_KEY": secrets.token_urlsafe(50),
         "FIELD_ENCRYPTION_KEY": Fernet.generate_key().decode(),
@@ -154,64 +156,75 @@ def seed(customers: int) -> tuple[list[Target], dict[str, Target]]:
 
 
 def seed_day_of_payments(target: Target, count: int) -> None:
-    """`count` accepted payments of AMOUNT today on the target's account, written
-    in bulk as acceptance writes them: a balanced ledger movement (account ->
-    clearing) and a PENDING payment request each, the balance debited to match."""
+    """`count` accepted payments of AMOUNT today on the target's account: one made
+    by the acceptance service, then copied in bulk with everything acceptance
+    writes (its ledger movement and postings, the PENDING request, the balance
+    and the day's usage), so the copies follow whatever the schema holds."""
     from django.db import connection, transaction
-    from django.utils import timezone
+    from django.db.models import BigAutoField, F
 
     from bankapi.models import Account
-    from payments.ledger import system_account_for
     from payments.models import (
+        Beneficiary,
         DailyOutboundUsage,
         LedgerPosting,
         LedgerTransaction,
         PaymentRequest,
-        SystemAccount,
     )
+    from payments.services.acceptance import PaymentInstruction, payment_accept
 
     account = Account.objects.get(id=target.account_id)
-    clearing = system_account_for(account.program_id, account.sandbox, SystemAccount.Kind.CLEARING, "GBP")
-    tables = {
-        "tx": LedgerTransaction._meta.db_table,
-        "posting": LedgerPosting._meta.db_table,
-        "request": PaymentRequest._meta.db_table,
-    }
-    params = {
-        "n": count,
-        "program": account.program_id,
-        "customer": account.customer_id,
-        "account": account.id,
-        "clearing": clearing.id,
-        "amount": AMOUNT,
-    }
+    beneficiary = Beneficiary.objects.get(id=target.beneficiary_id)
+    template = payment_accept(
+        account=account,
+        instruction=PaymentInstruction(
+            amount=AMOUNT,
+            currency=account.currency,
+            reference="Bench",
+            beneficiary=beneficiary,
+            payee=beneficiary.payee_details(),
+        ),
+    )
+    copies = count - 1
+    name = connection.ops.quote_name
+
+    def copy_sql(model, source: str, where: str, replace: dict[str, str]) -> str:
+        columns = [
+            field.column for field in model._meta.concrete_fields if not isinstance(field, BigAutoField)
+        ]
+        chosen = [replace.get(column, f"{source}.{name(column)}") for column in columns]
+        return (
+            f"INSERT INTO {name(model._meta.db_table)} ({', '.join(map(name, columns))}) "
+            f"SELECT {', '.join(chosen)} FROM {name(model._meta.db_table)} {source}, bench_day WHERE {where}"
+        )
+
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
-            f"""
-            CREATE TEMPORARY TABLE bench_day ON COMMIT DROP AS
-            SELECT gen_random_uuid() AS tx_id, gen_random_uuid() AS request_id FROM generate_series(1, %(n)s);
-            INSERT INTO {tables["tx"]} (id, program_id, sandbox, kind, key, memo, created_at)
-              SELECT tx_id, %(program)s, false, 'PAYMENT', NULL, 'Bench', now() FROM bench_day;
-            INSERT INTO {tables["posting"]}
-                (transaction_id, account_id, system_account_id, currency, amount, created_at)
-              SELECT tx_id, %(account)s, NULL, 'GBP', -%(amount)s, now() FROM bench_day
-              UNION ALL
-              SELECT tx_id, NULL, %(clearing)s, 'GBP', %(amount)s, now() FROM bench_day;
-            INSERT INTO {tables["request"]} (
-              id, program_id, sandbox, customer_id, account_id, status, amount, currency, debit_amount,
-              fee, fee_waived, reference, purpose, charge_bearer, payee, virtual_iban, acceptance_id,
-              failure_reason, created_at, updated_at)
-              SELECT request_id, %(program)s, false, %(customer)s, %(account)s, 'PENDING', %(amount)s,
-                'GBP', %(amount)s, 0, false, 'Bench', '', '', NULL, '', tx_id, '', now(), now()
-              FROM bench_day;
-            UPDATE bankapi_account SET balance = balance - %(n)s * %(amount)s WHERE id = %(account)s;
-            """,
-            params,
+            "CREATE TEMPORARY TABLE bench_day ON COMMIT DROP AS SELECT gen_random_uuid() AS tx_id, "
+            "gen_random_uuid() AS request_id FROM generate_series(1, %s)",
+            [copies],
         )
-        # What the daily outbound limit reads today: those payments' total.
-        DailyOutboundUsage.objects.create(account=account, day=timezone.now().date(), total=count * AMOUNT)
+        cursor.execute(
+            copy_sql(LedgerTransaction, "t", "t.id = %s", {"id": "bench_day.tx_id"}), [template.acceptance_id]
+        )
+        cursor.execute(
+            copy_sql(LedgerPosting, "p", "p.transaction_id = %s", {"transaction_id": "bench_day.tx_id"}),
+            [template.acceptance_id],
+        )
+        cursor.execute(
+            copy_sql(
+                PaymentRequest,
+                "r",
+                "r.id = %s",
+                {"id": "bench_day.request_id", "acceptance_id": "bench_day.tx_id"},
+            ),
+            [template.id],
+        )
+        moved = copies * AMOUNT
+        Account.objects.filter(id=account.id).update(balance=F("balance") - moved)
+        DailyOutboundUsage.objects.filter(account=account).update(total=F("total") + moved)
     with connection.cursor() as cursor:
-        cursor.execute(f"ANALYZE {tables['request']}")
+        cursor.execute(f"ANALYZE {name(PaymentRequest._meta.db_table)}")
 
 
 def flush_redis(url: str) -> None:

@@ -12,6 +12,7 @@ from rest_framework.settings import api_settings
 from authn.serializers import ConfirmationSerializer
 from bankapi.models import Program
 from bankapi.serializers import InputSerializer, StrictCharField, StrictChoiceField
+from cards.models import Card
 
 # Embossed on the card: first + last name, as sent, at most this many characters.
 EMBOSSED_NAME_MAX = 23
@@ -175,3 +176,20 @@ class CardCardholdersSerializer(serializers.Serializer):
     cardholderIds = serializers.ListField(
         child=serializers.CharField(), help_text="Every cardholder of the card, oldest first."
     )
+
+
+class CardSerializer(serializers.Serializer):
+    """A card as anything but the secure details shows it: the last four digits only."""
+
+    cardId = serializers.CharField(source="id")
+    accountId = serializers.CharField(source="account_id")
+    customerId = serializers.CharField(source="account.customer_id")
+    status = serializers.ChoiceField(choices=Card.Status.choices)
+    lastFour = serializers.CharField(source="last_four", help_text="The last four digits of the card number.")
+    expiryMonth = serializers.IntegerField(source="expiry_month", min_value=1, max_value=12)
+    expiryYear = serializers.IntegerField(source="expiry_year")
+    nameOnCard = serializers.CharField(source="name_on_card")
+    cardholderIds = serializers.SerializerMethodField(help_text="The card's cardholders, oldest first.")
+
+    def get_cardholderIds(self, card: Card) -> list[str]:
+        return [str(pk) for pk in card.cardholders.order_by("created_at", "id").values_list("id", flat=True)]

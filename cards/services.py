@@ -17,6 +17,7 @@ from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import Account, Program
 from cards.models import Card, Cardholder
 from cards.numbers import CVV_PATTERN, luhn_valid, sandbox_cvv, sandbox_pan
+from cards.serializers import CardSerializer
 from events.models import EventType
 from events.services import event_record
 
@@ -139,17 +140,7 @@ def card_issue(
 
 def card_public_data(card: Card) -> dict:
     """What any view of a card but the secure details may show: never the PAN or CVV."""
-    return {
-        "cardId": str(card.id),
-        "accountId": str(card.account_id),
-        "customerId": str(card.account.customer_id),
-        "status": card.status,
-        "lastFour": card.last_four,
-        "expiryMonth": card.expiry_month,
-        "expiryYear": card.expiry_year,
-        "nameOnCard": card.name_on_card,
-        "cardholderIds": card_cardholder_ids(card),
-    }
+    return dict(CardSerializer(card).data)
 
 
 def cardholder_create(

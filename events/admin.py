@@ -65,7 +65,10 @@ class WebhookEndpointAdmin(ExactSearchMixin, admin.ModelAdmin):
             request, f"Signing secret (shown once, store it now): {made.secret}", messages.WARNING
         )
 
-    @admin.action(description="Re-enable selected endpoints (their pending deliveries go out)")
+    # Without `permissions` an action is open to whoever may view the list.
+    @admin.action(
+        description="Re-enable selected endpoints (their pending deliveries go out)", permissions=["change"]
+    )
     def enable_selected(self, request, queryset):
         def enable(endpoint: WebhookEndpoint) -> str:
             endpoint_enable(endpoint)
@@ -73,7 +76,7 @@ class WebhookEndpointAdmin(ExactSearchMixin, admin.ModelAdmin):
 
         apply_each(self, request, queryset, enable)
 
-    @admin.action(description="Rotate the signing secret of selected endpoints")
+    @admin.action(description="Rotate the signing secret of selected endpoints", permissions=["change"])
     def rotate_secret_selected(self, request, queryset):
         def rotate(endpoint):
             rotated = endpoint_rotate_secret(endpoint)

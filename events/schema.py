@@ -22,6 +22,9 @@ PAYLOADS: dict[EventType, str] = {
     EventType.BATCH_COMPLETED: "batches.serializers.BatchSummarySerializer",
     EventType.BATCH_PARTIALLY_FAILED: "batches.serializers.BatchSummarySerializer",
     EventType.BATCH_FAILED: "batches.serializers.BatchSummarySerializer",
+    EventType.APPLICATION_STAGE_CHANGED: "onboarding.serializers.ApplicationDetailSerializer",
+    EventType.APPLICATION_VERIFICATION_UPDATED: "onboarding.serializers.ApplicationDetailSerializer",
+    EventType.CARD_ISSUED: "cards.serializers.CardSerializer",
 }
 
 HEADERS_TEXT = (

@@ -6,7 +6,7 @@ from payments.models import PaymentRequest, ScheduledPayment
 from payments.serializers import PaymentRequestSerializer, ScheduledPaymentSerializer
 
 
-def _payment_request_event(request: PaymentRequest, type: EventType) -> Event:
+def _payment_request_event(request: PaymentRequest, type: EventType, data: dict | None = None) -> Event:
     return event_new(
         type=type,
         program_id=request.program_id,
@@ -14,7 +14,7 @@ def _payment_request_event(request: PaymentRequest, type: EventType) -> Event:
         customer_id=request.customer_id,
         resource_type="payment_request",
         resource_id=request.id,
-        data=PaymentRequestSerializer(request).data,
+        data=PaymentRequestSerializer(request).data if data is None else data,
     )
 
 
@@ -24,6 +24,8 @@ def payment_request_event(request: PaymentRequest, type: EventType) -> None:
 
 def payment_requests_accepted(requests: list[PaymentRequest]) -> None:
     """accepted, or held at the review threshold, for payments made in bulk (a batch)."""
+    # One list serializer: its fields are built once, not once per request.
+    payloads = PaymentRequestSerializer(requests, many=True).data
     events_record(
         [
             _payment_request_event(
@@ -31,8 +33,9 @@ def payment_requests_accepted(requests: list[PaymentRequest]) -> None:
                 EventType.PAYMENT_REQUEST_HELD
                 if request.status == PaymentRequest.Status.PENDING_TM
                 else EventType.PAYMENT_REQUEST_ACCEPTED,
+                data,
             )
-            for request in requests
+            for request, data in zip(requests, payloads, strict=True)
         ]
     )
 

@@ -368,10 +368,11 @@ class InternationalTransferCreateSerializer(InputSerializer):
 
 
 class RateField(serializers.CharField):
-    """A rate out as a decimal string without trailing zeros."""
+    """A rate out as a decimal string without trailing zeros (never in exponent
+    form: a rate of 190 is "190", not "1.9E+2")."""
 
     def to_representation(self, value: Decimal) -> str:
-        return str(value.normalize())
+        return format(value.normalize(), "f")
 
 
 # Rendered from the transfer's PaymentRequest.

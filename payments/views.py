@@ -4,7 +4,6 @@ import uuid
 from collections.abc import Callable
 
 from django.http import HttpResponse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 
 from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
@@ -30,6 +29,7 @@ from payments.serializers import (
     ScheduledPaymentCancelledSerializer,
     ScheduledPaymentListSerializer,
     TransactionListSerializer,
+    UuidStringField,
 )
 from payments.services import create, transfers
 from payments.services.create import payment_fingerprint, payment_instruction_build, payment_submit
@@ -43,7 +43,9 @@ from payments.services.transfers import (
 
 IDEMPOTENCY_KEY = OpenApiParameter(
     HEADER,
-    OpenApiTypes.UUID,
+    # A string with the UUID pattern, not `format: uuid`: clients generated with
+    # openapi-python-client would then pass a UUID object as a header and fail.
+    {"type": "string", "pattern": UuidStringField.openapi["pattern"]},
     OpenApiParameter.HEADER,
     required=False,
     description=(

@@ -22,6 +22,14 @@ requires_redis = pytest.mark.skipif(
 )
 
 
+def pytest_report_header(config):
+    engine = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+    return (
+        f"bankapi: BANKAPI_ENV={os.environ.get('BANKAPI_ENV')} (a development run, chosen by "
+        f"tests/settings.py), database {engine}, Redis {'on' if HAS_REDIS else 'off'}"
+    )
+
+
 def pytest_configure(config):
     settings.PASSWORD_HASHERS = ["tests.support.hashers.FastArgon2PasswordHasher"]
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"

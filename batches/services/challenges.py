@@ -72,7 +72,10 @@ def sca_challenge_live(
     """
     challenge = (
         ScaChallenge.objects.for_scope(actor.scope)
-        .filter(user=user, consumed_at__isnull=True, id=_uuid_or_none(sca.get("id")))
+        # Made on the same route: a challenge of the custodian-wide route does not
+        # confirm a single-customer batch, nor the reverse.
+        .filter(user=user, consumed_at__isnull=True, route_customer=actor.route_customer)
+        .filter(id=_uuid_or_none(sca.get("id")))
         .first()
     )
     if challenge is None:

@@ -13,6 +13,8 @@ from django.db import transaction
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.idempotency import OwnerKind, StoredResponse, idempotent_call
 from bankapi.models import Customer
+from events.models import EventType
+from onboarding.events import application_event
 from onboarding.models import Application
 from onboarding.providers import active_provider_name
 
@@ -84,5 +86,6 @@ def application_stage_move(*, application: Application, to_stage: str) -> Applic
             )
         locked.workflow_stage = to_stage
         locked.save(update_fields=["workflow_stage", "updated_at"])
+        application_event(locked, EventType.APPLICATION_STAGE_CHANGED)
     application.refresh_from_db()
     return application

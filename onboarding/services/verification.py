@@ -2,7 +2,11 @@
 
 from dataclasses import dataclass
 
+from django.db import transaction
+
 from bankapi.errors import ApiError, ErrorCode
+from events.models import EventType
+from onboarding.events import application_event
 from onboarding.models import Application, Ubo
 from onboarding.providers import StepResult, active_provider_name, provider_named
 from onboarding.services.applications import application_stage_move
@@ -44,7 +48,10 @@ def verification_status(*, application: Application, include_ubos: bool) -> Veri
 
 
 def verification_outcomes_recorded(*, application: Application) -> None:
-    """The provider reported outcomes: a SUBMITTED application is now IN_REVIEW."""
-    application.refresh_from_db()
-    if application.workflow_stage == Application.Stage.SUBMITTED:
-        application_stage_move(application=application, to_stage=Application.Stage.IN_REVIEW)
+    """The provider reported outcomes: integrators hear of it, and a SUBMITTED
+    application is now IN_REVIEW."""
+    with transaction.atomic():
+        application.refresh_from_db()
+        application_event(application, EventType.APPLICATION_VERIFICATION_UPDATED)
+        if application.workflow_stage == Application.Stage.SUBMITTED:
+            application_stage_move(application=application, to_stage=Application.Stage.IN_REVIEW)

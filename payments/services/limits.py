@@ -62,16 +62,16 @@ def daily_outbound_spent(account_ids, day: date) -> dict:
 def daily_outbound_add(totals: dict, day: date) -> None:
     """Count what several accounts sent on `day` (`{account_id: amount}`), for
     payments accepted in bulk. Under the accounts' locks, in the accepting
-    transaction, after checking each payment against `daily_outbound_spent`."""
-    existing = set(
-        DailyOutboundUsage.objects.filter(account_id__in=list(totals), day=day).values_list(
-            "account_id", flat=True
-        )
+    transaction, after checking each payment against `daily_outbound_spent`:
+    the rows read here cannot change before they are written back, so the new
+    totals go out in one statement however many accounts the chunk touches."""
+    rows = list(
+        DailyOutboundUsage.objects.filter(account_id__in=list(totals), day=day).order_by("account_id")
     )
-    for account_id in sorted(existing):
-        DailyOutboundUsage.objects.filter(account_id=account_id, day=day).update(
-            total=F("total") + totals[account_id]
-        )
+    for row in rows:
+        row.total += totals[row.account_id]
+    DailyOutboundUsage.objects.bulk_update(rows, ["total"], batch_size=500)
+    existing = {row.account_id for row in rows}
     DailyOutboundUsage.objects.bulk_create(
         DailyOutboundUsage(account_id=account_id, day=day, total=amount)
         for account_id, amount in totals.items()

@@ -603,3 +603,23 @@ def _delivery_attempt_rows(sandbox):
         DeliveryAttempt(delivery=delivery, status_code=500, latency_ms=12, error="HTTP 500")
         for delivery in _deliveries(sandbox)
     )
+
+
+@maker("admin.logentry")
+def _log_entries(sandbox):
+    from django.contrib.admin.models import CHANGE, LogEntry
+    from django.contrib.contenttypes.models import ContentType
+
+    operator = User.objects.get(email=sandbox["operator"]["email"], program=None)
+    content_type = ContentType.objects.get_for_model(PaymentRequest)
+    LogEntry.objects.bulk_create(
+        LogEntry(
+            user=operator,
+            content_type=content_type,
+            object_id=str(uuid.uuid4()),
+            object_repr="Payment",
+            action_flag=CHANGE,
+            change_message="Approved in compliance review: rows",
+        )
+        for _ in range(ROWS)
+    )

@@ -63,3 +63,18 @@ def test_any_search_text_answers_the_page(label, staff_client, sandbox):
     statuses = [client.get(url, {"q": text}).status_code for text in ODD_SEARCHES]
 
     assert statuses == [200] * len(ODD_SEARCHES)
+
+
+def test_every_admin_action_names_the_permission_it_needs():
+    """Django runs an action that names no permission for anyone who may view the list."""
+    open_actions = [
+        f"{model._meta.label}.{getattr(action, '__name__', action)}"
+        for model, model_admin in admin.site._registry.items()
+        for action in model_admin.actions or ()
+        if not getattr(
+            getattr(model_admin, action, action) if isinstance(action, str) else action,
+            "allowed_permissions",
+            (),
+        )
+    ]
+    assert open_actions == []

@@ -19,7 +19,11 @@ def test_the_four_groups_exist_with_their_permissions(db):
     assert set(Group.objects.filter(name__in=GROUPS).values_list("name", flat=True)) == set(GROUPS)
     compliance, support, operations = _perms("compliance"), _perms("support"), _perms("operations")
 
-    assert {"payments.review_paymentrequest", "onboarding.review_application"} <= compliance
+    assert {
+        "payments.review_paymentrequest",
+        "onboarding.review_application",
+        "admin.view_logentry",
+    } <= compliance
     assert {"onboarding.change_verificationstep", "batches.retry_batchitem", "cards.issue_card"} <= operations
     assert {"authn.reset_password_user", "authn.unlock_user"} <= support
     assert {"payments.change_fxrate", "payments.drive_sandbox_paymentrequest"} <= operations

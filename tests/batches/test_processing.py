@@ -1,15 +1,19 @@
 """Processing: funding per payer account, items paid in chunks, safe to rerun."""
 
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
+from django.db import transaction
 
+from bankapi.errors import ApiError
 from bankapi.models import Account, Customer, Program
 from batches.models import Batch, BatchItem
 from batches.services import processing
 from batches.services.processing import batch_fund, batch_process
 from payments.ledger import ledger_check
-from payments.models import LedgerTransaction, PaymentRequest
+from payments.models import DailyOutboundUsage, LedgerTransaction, PaymentRequest
+from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.settlement import payment_fail
 from tests.batches.conftest import PAYEE_IBAN, balance, payment
 from tests.batches.helpers import batch_submitted
@@ -212,3 +216,55 @@ def test_the_sweep_runs_stalled_batches_and_verifications_again(custodian_user, 
     assert Batch.objects.get(id=batch.id).status == "COMPLETED"
     assert Draft.objects.get(id=draft.id).valid_payments[0]["index"] == 0
     assert resume_stalled_batches() == {"drafts": 0, "batches": 0}
+
+
+def test_each_status_change_writes_its_event_with_the_batch(custodian_user, custodian, payers):
+    from events.models import Event
+
+    short = custodian_payer(custodian, "1.00")
+    done = batch_submitted(custodian_user, [payment(payers[0], "2.00"), payment(payers[0], "x")])
+    refused = batch_submitted(custodian_user, [payment(short, "2.00")])
+    invalid = batch_submitted(custodian_user, [payment(payers[0], "0")])
+    for batch in (done, refused, invalid):
+        batch_process(str(batch.id))
+
+    def types(batch):
+        return list(
+            Event.objects.filter(resource_id=str(batch.id)).order_by("id").values_list("type", flat=True)
+        )
+
+    assert types(done) == ["batch.funded", "batch.partially_failed"]
+    assert types(refused) == ["batch.funding_failed"]
+    assert types(invalid) == ["batch.failed"]
+    last = Event.objects.filter(resource_id=str(done.id)).order_by("id").last()
+    assert last.custodian_id == custodian.id and last.customer_id is None
+    assert last.data["status"] == "PARTIALLY_FAILED"
+    assert last.data["itemsStatus"] == {"completed": 1, "pending": 0, "processing": 0, "failed": 1}
+    assert last.data["totalAmount"] == "2.00"
+
+
+def test_batch_payments_and_single_payments_share_the_daily_limit(custodian_user, payers):
+    program = Program.objects.get(id=custodian_user.program_id)
+    program.daily_outbound_limit = Decimal("100.00")
+    program.save()
+    payer = payers[0]
+    payment_accept(
+        account=payer,
+        instruction=PaymentInstruction(amount=Decimal("30.00"), currency="GBP", reference="Before"),
+    )
+    batch = batch_submitted(custodian_user, [payment(payer, "60.00"), payment(payer, "10.01")])
+
+    batch_process(str(batch.id))
+
+    items = list(batch.items.order_by("index"))
+    assert [i.status for i in items] == ["SUCCESS", "FAILED"]
+    assert items[1].error.startswith("LIMIT_EXCEEDED")
+    today = datetime.now(UTC).date()
+    assert DailyOutboundUsage.objects.get(account=payer, day=today).total == Decimal("90.00")
+    # Its own savepoint, as every caller that goes on after a refusal opens one.
+    with pytest.raises(ApiError) as refused, transaction.atomic():
+        payment_accept(
+            account=Account.objects.get(id=payer.id),
+            instruction=PaymentInstruction(amount=Decimal("10.01"), currency="GBP", reference="After"),
+        )
+    assert refused.value.code == "LIMIT_EXCEEDED"

@@ -326,3 +326,18 @@ def test_the_single_customer_route_submits_from_its_own_accounts(api, sandbox):
     assert [entry["id"] for entry in listed] == [batch_id]
     assert listed[0]["customerId"] == me["customerId"]
     assert api.get(f"{url}/{batch_id}", **auth).json()["data"]["status"] == "COMPLETED"
+
+
+def test_a_challenge_confirms_only_on_the_route_it_was_made(
+    api, custodian_auth, custodian_user, custodian_accounts
+):
+    first = custodian_accounts[0]
+    own = [payment(first, "1.00")]
+    single = f"/v1/customers/{first['customerId']}/batch-payments"
+    sca = initiate(api, custodian_auth, own)
+
+    response = submit(api, custodian_auth, own, sca, totp(custodian_user), url=single)
+
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["field"] == "scaChallenge"
+    assert submit(api, custodian_auth, own, sca, totp(custodian_user)).status_code == 200

@@ -1,7 +1,11 @@
 """Issuing cards: the service admin and the sandbox bootstrap use."""
 
+import copy
+import json
+
 import pytest
 from django.utils import timezone
+from openapi_schema_validator import OAS30ReadValidator
 
 from authn.models import User
 from bankapi.errors import ApiError
@@ -10,7 +14,9 @@ from cards.models import Card
 from cards.numbers import luhn_check_digit, luhn_valid
 from cards.services import card_issue, card_numbers_resolve, cardholder_create
 from events.models import Event
+from events.services import event_payload
 from tests.authn.test_sandbox_rerun import rerun_bootstrap
+from tests.support.openapi import _closed, openapi_document
 
 
 def test_sandbox_cards_get_luhn_valid_test_numbers(consumer):
@@ -142,3 +148,29 @@ def test_issuing_records_a_card_issued_event_without_the_secrets(consumer):
     assert str(event.customer_id) == consumer.data["customerId"]
     assert (str(event.program_id), event.sandbox) == (consumer.program_id, True)
     assert card.pan not in str(event.data) and f"'{card.cvv}'" not in str(event.data)
+
+
+def test_the_card_issued_delivery_matches_its_documented_payload(consumer):
+    card = card_issue(account=consumer.account, name_on_card="Documented Card")
+    payload = json.loads(
+        json.dumps(event_payload(Event.objects.get(type="card.issued", resource_id=str(card.id))))
+    )
+    document = openapi_document()
+    callback = document["paths"]["/v1/webhook-endpoints"]["post"]["callbacks"]["card.issued"]
+    schema = callback["{$request.body#/url}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    root = {"allOf": [_closed(schema)], "components": _closed(copy.deepcopy(document["components"]))}
+
+    errors = list(OAS30ReadValidator(root).iter_errors(payload))
+
+    assert errors == [], [error.message for error in errors]
+    assert set(payload["data"]) == {
+        "cardId",
+        "accountId",
+        "customerId",
+        "status",
+        "lastFour",
+        "expiryMonth",
+        "expiryYear",
+        "nameOnCard",
+        "cardholderIds",
+    }

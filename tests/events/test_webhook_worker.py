@@ -1,17 +1,11 @@
 """Deliveries by a real Celery worker process, against PostgreSQL and Redis, to a
 real receiver on a loopback port (skipped without DATABASE_URL and REDIS_URL)."""
 
-import os
 import signal
-import subprocess
-import sys
 import time
-import uuid
 from decimal import Decimal
 
 import pytest
-from django.conf import settings
-from django.db import connection
 from standardwebhooks import Webhook
 
 from bankapi.celery import app
@@ -21,68 +15,14 @@ from payments.services.acceptance import PaymentInstruction, payment_accept
 from tests.conftest import requires_redis
 from tests.events.test_webhooks import subscribe
 from tests.support.receiver import start_receiver
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-class Workers:
-    """Real `celery -A bankapi worker` processes on a queue of their own."""
-
-    def __init__(self) -> None:
-        self.queue = f"test-events-{uuid.uuid4().hex}"
-        self.processes: list[subprocess.Popen] = []
-
-    def start(self) -> subprocess.Popen:
-        env = {
-            **os.environ,
-            "DATABASE_URL": _database_url(),
-            "CELERY_TASK_DEFAULT_QUEUE": self.queue,
-            "WEBHOOK_RETRY_BASE_SECONDS": "0.2",
-            "WEBHOOK_DELIVERY_LEASE_SECONDS": "2",
-        }
-        worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "bankapi",
-                "worker",
-                "--pool=solo",
-                "--loglevel=WARNING",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-                "-Q",
-                self.queue,
-                "-n",
-                f"{uuid.uuid4().hex}@%h",
-            ],
-            cwd=settings.BASE_DIR,
-            env=env,
-        )
-        self.processes.append(worker)
-        return worker
+from tests.support.worker import celery_workers
 
 
 @pytest.fixture
 def workers():
-    pool = Workers()
-    previous = (app.conf.task_always_eager, app.conf.task_default_queue)
-    app.conf.task_always_eager = False
-    app.conf.task_default_queue = pool.queue
-    try:
+    env = {"WEBHOOK_RETRY_BASE_SECONDS": "0.2", "WEBHOOK_DELIVERY_LEASE_SECONDS": "2"}
+    with celery_workers("events", env) as pool:
         yield pool
-    finally:
-        app.conf.task_always_eager, app.conf.task_default_queue = previous
-        for worker in pool.processes:
-            if worker.poll() is None:
-                worker.kill()
-            worker.wait()
 
 
 def wait_for(predicate, seconds: float = 60.0) -> None:

@@ -69,11 +69,16 @@ def test_wrong_method_is_a_405_before_a_management_caller_is_asked_for_programid
 
 
 def test_every_response_carries_a_request_id(api, db):
-    assert uuid.UUID(api.get("/healthz")["X-Request-Id"])
+    def is_new_request_id(value: str) -> bool:
+        return str(uuid.UUID(value)) == value and uuid.UUID(value).version == 4
+
+    first, second = (api.get("/healthz")["X-Request-Id"] for _ in range(2))
+    assert is_new_request_id(first) and is_new_request_id(second) and first != second
     assert api.get("/healthz", HTTP_X_REQUEST_ID="abc-123")["X-Request-Id"] == "abc-123"
     # An id that is not safe to log is replaced, not echoed.
-    assert api.get("/healthz", HTTP_X_REQUEST_ID="bad id\n")["X-Request-Id"] != "bad id\n"
-    assert api.get("/v1/no-such-route")["X-Request-Id"]
+    replaced = api.get("/healthz", HTTP_X_REQUEST_ID="bad id\n")["X-Request-Id"]
+    assert replaced != "bad id\n" and is_new_request_id(replaced)
+    assert is_new_request_id(api.get("/v1/no-such-route")["X-Request-Id"])
 
 
 def test_health_and_readiness(api, db):

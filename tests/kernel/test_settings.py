@@ -3,10 +3,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_check(env: dict[str, str]) -> subprocess.CompletedProcess:
+def run_check(env: dict[str, str], *args: str, command: str = "check") -> subprocess.CompletedProcess:
+    """`manage.py <command>` as an operator would run it: the project's own settings,
+    none of the variables this test process carries (the suite's development choice,
+    its database, its secrets) unless `env` gives them."""
     clean = {
         k: v
         for k, v in os.environ.items()
@@ -17,10 +22,14 @@ def run_check(env: dict[str, str]) -> subprocess.CompletedProcess:
             "JWT_PRIVATE_KEY_FILE",
             "FIELD_ENCRYPTION_KEY",
             "BANKAPI_ENV",
+            "DATABASE_URL",
+            "REDIS_URL",
+            "ALLOWED_HOSTS",
+            "DJANGO_SETTINGS_MODULE",
         }
     }
     return subprocess.run(
-        [sys.executable, "manage.py", "check"],
+        [sys.executable, "manage.py", command, *args],
         cwd=ROOT,
         env={**clean, **env},
         capture_output=True,
@@ -52,3 +61,111 @@ def test_malformed_boolean_setting_fails_closed():
     result = run_check({"DJANGO_DEBUG": "maybe"})
     assert result.returncode != 0
     assert "DJANGO_DEBUG must be a boolean" in result.stderr
+
+
+def production_variables(tmp_path: Path) -> dict[str, str]:
+    from cryptography.fernet import Fernet
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    key_file = tmp_path / "jwt.pem"
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return {
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'deployment.sqlite3'}",
+        "SECRET_KEY": "k" * 20 + "Q7#x" * 10,
+        "FIELD_ENCRYPTION_KEY": Fernet.generate_key().decode(),
+        "JWT_PRIVATE_KEY_FILE": str(key_file),
+        "ALLOWED_HOSTS": "api.example.com",
+        "STATIC_ROOT": str(tmp_path / "static"),
+    }
+
+
+REQUIRED = ["SECRET_KEY", "FIELD_ENCRYPTION_KEY", "JWT_PRIVATE_KEY or JWT_PRIVATE_KEY_FILE", "ALLOWED_HOSTS"]
+
+
+def test_a_database_url_without_bankapi_env_is_a_deployment_and_names_everything_missing(tmp_path):
+    result = run_check({"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+
+    assert result.returncode != 0
+    assert "DATABASE_URL is set, so this is a deployment" in result.stderr
+    for name in REQUIRED:
+        assert f"{name} must be set in production" in result.stderr
+    assert "BANKAPI_ENV=development" in result.stderr
+    # One message, not a traceback.
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("Cannot start") == 1
+
+
+@pytest.mark.parametrize(
+    "absent", ["SECRET_KEY", "FIELD_ENCRYPTION_KEY", "JWT_PRIVATE_KEY_FILE", "ALLOWED_HOSTS"]
+)
+def test_a_deployment_missing_one_setting_names_that_one(tmp_path, absent):
+    env = {k: v for k, v in production_variables(tmp_path).items() if k != absent}
+
+    result = run_check(env)
+
+    assert result.returncode != 0
+    named = [name for name in REQUIRED if f"  {name} must be set" in result.stderr]
+    assert len(named) == 1 and absent in named[0]
+
+
+def test_every_manage_command_and_the_server_stop_on_a_deployment_missing_settings(tmp_path):
+    env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    for command in ("migrate", "bootstrap_sandbox", "runserver"):
+        result = run_check(env, command=command)
+        assert result.returncode != 0, command
+        assert "SECRET_KEY must be set in production" in result.stderr, command
+    assert not (tmp_path / "db.sqlite3").exists(), "migrate must not have touched the database"
+
+    clean = {k: v for k, v in os.environ.items() if k not in {"BANKAPI_ENV", "DJANGO_SETTINGS_MODULE"}}
+    server = subprocess.run(
+        [sys.executable, "-c", "import bankapi.wsgi"],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert server.returncode == 3  # gunicorn: the worker cannot boot, stop
+    assert "ALLOWED_HOSTS must be set in production" in server.stderr
+    assert "Traceback" not in server.stderr
+
+
+def test_development_is_chosen_explicitly_even_with_a_database_url(tmp_path):
+    result = run_check({"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "BANKAPI_ENV": "development"})
+
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_no_database_url_is_the_zero_setup_development_start(tmp_path):
+    result = run_check({"BANKAPI_VAR_DIR": str(tmp_path)})
+
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "dev-secrets.json").exists()
+
+
+def test_an_unknown_bankapi_env_fails_closed():
+    result = run_check({"BANKAPI_ENV": "prod"})
+
+    assert result.returncode != 0
+    assert "BANKAPI_ENV must be development or production" in result.stderr
+
+
+def test_check_deploy_passes_with_the_production_variables(tmp_path):
+    result = run_check(production_variables(tmp_path), "--deploy", "--fail-level", "WARNING")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+def test_the_suite_itself_runs_as_a_development_run():
+    from django.conf import settings
+
+    assert os.environ["BANKAPI_ENV"] == "development"
+    assert settings.PRODUCTION is False

@@ -125,8 +125,12 @@ def test_buying_a_fixed_amount_prices_what_the_customer_pays_rounded_up(api, cus
 
 
 def test_the_spread_is_taken_against_the_customer_in_both_directions(api, customer):
-    # Given every pair of the sandbox table, asked both ways round
-    for row in FxRate.objects.all():
+    # Given every pair of the sandbox table (GBP, EUR and USD), asked both ways round
+    rows = list(FxRate.objects.all())
+    pairs = {frozenset((row.base_currency, row.quote_currency)) for row in rows}
+    assert pairs == {frozenset(("GBP", "EUR")), frozenset(("GBP", "USD")), frozenset(("EUR", "USD"))}
+    quoted = []
+    for row in rows:
         for one, two in ((row.base_currency, row.quote_currency), (row.quote_currency, row.base_currency)):
             mid = row.mid_rate if one == row.base_currency else 1 / row.mid_rate
             params = {"currencyOne": one, "currencyTwo": two, "amountCurrency": one, "amount": "1000.00"}
@@ -139,6 +143,9 @@ def test_the_spread_is_taken_against_the_customer_in_both_directions(api, custom
             assert data["rate"] < mid, (one, two)
             assert data["rate"] >= mid * Decimal("0.9975") - Decimal("0.00000001"), (one, two)
             assert data["price"] < Decimal("1000.00") * mid, (one, two)
+            quoted.append((data["currencyOne"], data["currencyTwo"]))
+    # Six quotes: each pair sold both ways, none skipped.
+    assert len(set(quoted)) == 6
 
 
 def test_the_inverse_of_a_table_pair_is_priced_from_the_inverted_mid(api, customer):

@@ -356,3 +356,13 @@ def test_a_crypto_funded_payment_must_match_its_quote(api, customer_auth, accoun
     assert response.json()["errors"][0]["field"] == field
     assert before.unchanged()
     assert FxQuote.objects.get(id=given["quoteId"]).used_at is None
+
+
+@pytest.mark.parametrize(
+    "rate, shown",
+    [("190.000000", "190"), ("10", "10"), ("1.234500", "1.2345"), ("0.000100", "0.0001")],
+)
+def test_a_rate_is_written_as_plain_decimal_digits(rate, shown):
+    from payments.serializers import RateField
+
+    assert RateField().to_representation(Decimal(rate)) == shown

@@ -1,12 +1,8 @@
 """Scheduled payments run by several workers at once, and by a real Celery worker
 (PostgreSQL, and Redis for the worker; skipped otherwise)."""
 
-import os
-import subprocess
-import sys
 import threading
 import time
-import uuid
 from datetime import date
 from decimal import Decimal
 
@@ -20,6 +16,7 @@ from payments.services.acceptance import PaymentInstruction
 from payments.services.schedules import schedule_create, scheduled_payments_run, utc_today
 from tests.conftest import requires_postgres, requires_redis
 from tests.payments.factories import funded_account
+from tests.support.worker import celery_workers
 
 DAY = date(2026, 3, 10)
 PAYEE = {"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
@@ -64,49 +61,12 @@ def test_two_runners_at_once_pay_each_schedule_exactly_once(transactional_db, cu
     )
 
 
-def _database_url() -> str:
-    db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
 @pytest.fixture
 def celery_worker():
-    """A real `celery -A bankapi worker` on its own queue, against the test database."""
-    queue = f"test-{uuid.uuid4().hex}"
-    env = {**os.environ, "DATABASE_URL": _database_url(), "REDIS_URL": os.environ["REDIS_URL"]}
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "bankapi",
-            "worker",
-            "--pool=solo",
-            "--loglevel=WARNING",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-            "-Q",
-            queue,
-            "-n",
-            f"{queue}@%h",
-        ],
-        cwd=settings.BASE_DIR,
-        env=env,
-    )
-    # Tasks go to the broker, not in-process, while the real worker runs.
-    app.conf.task_always_eager = False
-    try:
-        yield queue
-    finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+    """A real worker on a queue of its own, against the test database."""
+    with celery_workers("schedules") as workers:
+        workers.start()
+        yield workers.queue
 
 
 @requires_redis
