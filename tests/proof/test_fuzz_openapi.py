@@ -18,7 +18,9 @@ from collections import Counter, defaultdict
 
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from django.urls import resolve
 from django.urls.exceptions import Resolver404
 from hypothesis import HealthCheck, settings
@@ -70,7 +72,19 @@ def _ids(sandbox: dict) -> dict[str, str]:
 
 
 @pytest.fixture
-def callers(db, sandbox):
+def _test_transaction_kept(db):
+    """Schemathesis calls the WSGI handler itself, whose request signals close the
+    database connection (and with it the test's transaction); Django's test client
+    disconnects them the same way."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def callers(_test_transaction_kept, sandbox):
     """Headers per (role, token use) and the real ids path parameters take."""
     customer = tokens_for(sandbox["customer"]["email"], sandbox["consumerProgramId"])
     custodian = tokens_for(sandbox["custodian"]["email"], sandbox["consumerProgramId"])
