@@ -33,9 +33,11 @@ test: install
 	@echo "make test: BANKAPI_ENV=development, chosen by the test suite (generated secrets, whatever DATABASE_URL says)"
 	$(PY) -m pytest
 
+# mypy loads the Django settings: a development run, whatever DATABASE_URL says.
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	BANKAPI_ENV=development $(VENV)/bin/mypy
 
 worker: install
 	$(VENV)/bin/celery -A bankapi worker --loglevel=INFO

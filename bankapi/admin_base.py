@@ -4,6 +4,7 @@ into the admin log."""
 
 from collections.abc import Callable, Iterable
 from decimal import Decimal
+from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
@@ -38,7 +39,8 @@ class CappedCountPaginator(Paginator):
 
     @cached_property
     def count(self) -> int:
-        return self.object_list[: self.CAP + 1].count()
+        rows: Any = self.object_list  # a queryset in admin changelists
+        return int(rows[: self.CAP + 1].count())
 
     @property
     def capped(self) -> bool:
@@ -54,6 +56,7 @@ class ExactSearchMixin:
     """
 
     exact_search_fields: tuple[str, ...] = ()
+    model: type[models.Model]  # the ModelAdmin's
 
     def get_search_fields(self, request) -> tuple[str, ...]:
         return self.exact_search_fields

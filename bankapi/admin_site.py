@@ -18,7 +18,7 @@ class BankAdminSite(admin.AdminSite):
     login_template = "admin/bankapi/login.html"
 
     @property
-    def login_form(self):
+    def login_form(self):  # type: ignore[override]  # read from settings when asked
         return import_string(settings.ADMIN_LOGIN_FORM)
 
     def index(self, request, extra_context=None):

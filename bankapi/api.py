@@ -8,6 +8,7 @@ from django.db.models import QuerySet
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import MethodNotAllowed
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
@@ -52,10 +53,19 @@ class ScopedAPIView(APIView):
     roles: tuple[str, ...] = (Role.CUSTOMER, Role.CUSTODIAN)
     scope: Scope
 
-    def required_token_use(self, claims: dict) -> str:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A typo in a view's token rules fails at import, not as a 500 on a request.
+        super().__init_subclass__(**kwargs)
+        known = {role for role, _ in Role.CHOICES}
+        if cls.token_use not in ("access", "id"):
+            raise TypeError(f"{cls.__name__}.token_use must be 'access' or 'id', not {cls.token_use!r}")
+        if not isinstance(cls.roles, tuple) or not cls.roles or not set(cls.roles) <= known:
+            raise TypeError(f"{cls.__name__}.roles must be a non-empty tuple of {sorted(known)}")
+
+    def required_token_use(self, claims: dict[str, Any]) -> str:
         return self.token_use
 
-    def initial(self, request, *args, **kwargs) -> None:
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         method = request.method.lower()
         served = method in self.http_method_names and hasattr(self, method)
@@ -76,7 +86,7 @@ class AccountScopedView(ScopedAPIView):
 
     account: Account
 
-    def initial(self, request, *args, **kwargs) -> None:
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         self.account = access_account(self.scope, kwargs["customerId"], kwargs["accountId"])
 
@@ -98,7 +108,7 @@ class CursorListView(ScopedAPIView):
     def rows(self) -> QuerySet:
         raise NotImplementedError
 
-    def get(self, request, *args, **kwargs) -> Response:
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         page = paginate(self.rows(), request.query_params, created_field=self.created_field)
         return ok(self.serializer({self.items_key: page.items, "nextToken": page.next_token}).data)
 

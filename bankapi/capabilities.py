@@ -1,10 +1,12 @@
 """What a program and the caller's accounts can do (GET /v1/capabilities)."""
 
+from decimal import Decimal
+
 from bankapi.models import Account, Program
 from bankapi.scope import Scope, accounts_of, program_for
 
 
-def _money(value) -> str:
+def _money(value: Decimal) -> str:
     return f"{value:.2f}"
 
 

@@ -6,6 +6,7 @@ encrypts, all decrypt, so keys can be rotated.
 """
 
 from functools import cache
+from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
@@ -32,9 +33,9 @@ def decrypt(token: str) -> str:
 class EncryptedTextField(models.TextField):
     """A text column stored encrypted; reads and writes plaintext in Python."""
 
-    def from_db_value(self, value, expression, connection):
+    def from_db_value(self, value: str | None, expression: object, connection: object) -> str | None:
         return None if value in (None, "") else decrypt(value)
 
-    def get_prep_value(self, value):
+    def get_prep_value(self, value: Any) -> Any:
         value = super().get_prep_value(value)
         return value if value in (None, "") else encrypt(value)

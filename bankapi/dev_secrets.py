@@ -27,11 +27,11 @@ def load_or_create(var_dir: Path) -> dict[str, str]:
     secrets_file = var_dir / "dev-secrets.json"
     key_file = var_dir / "jwt-signing-key.pem"
     if not secrets_file.exists():
-        values = {
+        generated = {
             "SECRET_KEY": secrets.token_urlsafe(50),
             "FIELD_ENCRYPTION_KEY": Fernet.generate_key().decode(),
         }
-        _write_private(secrets_file, json.dumps(values).encode())
+        _write_private(secrets_file, json.dumps(generated).encode())
     if not key_file.exists():
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         pem = key.private_bytes(
@@ -40,6 +40,6 @@ def load_or_create(var_dir: Path) -> dict[str, str]:
             serialization.NoEncryption(),
         )
         _write_private(key_file, pem)
-    values = json.loads(secrets_file.read_text())
+    values: dict[str, str] = json.loads(secrets_file.read_text())
     values["JWT_PRIVATE_KEY"] = key_file.read_text()
     return values

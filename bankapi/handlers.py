@@ -8,7 +8,7 @@ import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
@@ -53,7 +53,7 @@ def _from_drf(exc: drf_exceptions.APIException) -> ApiError:
     if isinstance(exc, drf_exceptions.NotAcceptable):
         return ApiError(ErrorCode.VALIDATION_ERROR, "Responses are only available as JSON")
     if isinstance(exc, drf_exceptions.Throttled):
-        return too_many_requests("Too many requests", exc.wait or 1)
+        return too_many_requests("Too many requests", getattr(exc, "wait", None) or 1)
     return ApiError(ErrorCode.INTERNAL_SERVER_ERROR, "Internal server error")
 
 
@@ -86,24 +86,24 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     return _render(ApiError(ErrorCode.INTERNAL_SERVER_ERROR, "Internal server error"), request_id)
 
 
-def json_error(request, code: ErrorCode, message: str) -> JsonResponse:
+def json_error(request: HttpRequest, code: ErrorCode, message: str) -> JsonResponse:
     body = ApiError(code, message).body()
     if HTTP_STATUS[code] >= 500:
         body["requestId"] = getattr(request, "request_id", None)
     return JsonResponse(body, status=HTTP_STATUS[code])
 
 
-def handler404(request, exception=None) -> JsonResponse:
+def handler404(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
     return json_error(request, ErrorCode.RESOURCE_NOT_FOUND, "No such route")
 
 
-def handler500(request) -> JsonResponse:
+def handler500(request: HttpRequest) -> JsonResponse:
     return json_error(request, ErrorCode.INTERNAL_SERVER_ERROR, "Internal server error")
 
 
-def handler400(request, exception=None) -> JsonResponse:
+def handler400(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
     return json_error(request, ErrorCode.VALIDATION_ERROR, "Bad request")
 
 
-def handler403(request, exception=None) -> JsonResponse:
+def handler403(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
     return json_error(request, ErrorCode.FORBIDDEN, "Forbidden")

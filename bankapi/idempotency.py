@@ -39,11 +39,12 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import IntegrityError, connections, router, transaction
+from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
@@ -51,6 +52,9 @@ from rest_framework.renderers import JSONRenderer
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import IdempotencyRecord, Program
 from bankapi.roles import Role
+
+if TYPE_CHECKING:
+    from bankapi.scope import Scope
 
 RETENTION = timedelta(days=7)
 HEADER = "Idempotency-Key"
@@ -88,14 +92,20 @@ def stored_response_http(response: StoredResponse) -> HttpResponse:
     return http
 
 
-def idempotency_owner_of(scope) -> tuple[str, uuid.UUID]:
+def idempotency_owner_of(scope: "Scope") -> tuple[str, uuid.UUID]:
     """Whose key a caller's key is, for routes where the caller is the owner
     (a custodian's or a management user's batch, a customer's application)."""
     if scope.role == Role.MANAGEMENT:
         return OwnerKind.MANAGEMENT, scope.user_id
-    if scope.role == Role.CUSTODIAN:
-        return OwnerKind.CUSTODIAN, scope.custodian_id
-    return OwnerKind.CUSTOMER, scope.customer_id
+    kind, owner = (
+        (OwnerKind.CUSTODIAN, scope.custodian_id)
+        if scope.role == Role.CUSTODIAN
+        else (OwnerKind.CUSTOMER, scope.customer_id)
+    )
+    if owner is None:
+        # Sign-in refuses such a user; a token of one must not share a key space.
+        raise ApiError(ErrorCode.FORBIDDEN, "This user acts for no customer or custodian")
+    return kind, owner
 
 
 def idempotency_key_parse(text: str, field: str = HEADER) -> uuid.UUID:
@@ -126,7 +136,7 @@ class _Slot:
     operation: str
     key: uuid.UUID
 
-    def rows(self):
+    def rows(self) -> QuerySet[IdempotencyRecord]:
         return IdempotencyRecord.objects.filter(
             program=self.program,
             sandbox=self.sandbox,
@@ -138,10 +148,12 @@ class _Slot:
 
 
 def _replay(record: IdempotencyRecord) -> StoredResponse:
+    # A completed record always holds its answer: `complete` writes both at once.
+    assert record.response_status is not None and record.response_body is not None
     return StoredResponse(status=record.response_status, content=bytes(record.response_body), replayed=True)
 
 
-def _insert_claim(slot: _Slot, fingerprint: dict, now) -> IdempotencyRecord | None:
+def _insert_claim(slot: _Slot, fingerprint: dict[str, Any], now: datetime) -> IdempotencyRecord | None:
     """The claim in one statement, `INSERT ... ON CONFLICT DO NOTHING RETURNING id`,
     committed on its own (autocommit); None when the key already has a record.
 
@@ -168,8 +180,9 @@ def _insert_claim(slot: _Slot, fingerprint: dict, now) -> IdempotencyRecord | No
     # Only the model's own table and column names go into the text; every value
     # is a parameter.
     sql = (
-        f"INSERT INTO {name(meta.db_table)} ({', '.join(name(field.column) for field in fields)}) "  # noqa: S608
-        f"VALUES ({', '.join(['%s'] * len(fields))}) ON CONFLICT DO NOTHING RETURNING {name(meta.pk.column)}"
+        f"INSERT INTO {name(meta.db_table)} ({', '.join(name(str(field.column)) for field in fields)}) "  # noqa: S608
+        f"VALUES ({', '.join(['%s'] * len(fields))}) ON CONFLICT DO NOTHING "
+        f"RETURNING {name(str(meta.pk.column))}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, values)

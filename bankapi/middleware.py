@@ -1,9 +1,13 @@
 import io
 import re
 import uuid
+from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 from django.core.handlers.wsgi import LimitedStream
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 
 from bankapi.errors import ErrorCode
 from bankapi.handlers import json_error
@@ -17,20 +21,21 @@ class RequestIdMiddleware:
     A caller's own id is kept when it is safe to log; otherwise a new one is made.
     """
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         sent = request.headers.get("X-Request-Id", "")
-        request.request_id = sent if _SAFE_REQUEST_ID.match(sent) else str(uuid.uuid4())
+        request_id = sent if _SAFE_REQUEST_ID.match(sent) else str(uuid.uuid4())
+        request.request_id = request_id  # type: ignore[attr-defined]  # read by the error handler
         response = self.get_response(request)
-        response["X-Request-Id"] = request.request_id
+        response["X-Request-Id"] = request_id
         return response
 
 
-def _takes_json(view_func) -> bool:
+def _takes_json(view_func: Callable[..., Any]) -> bool:
     view_class = getattr(view_func, "cls", None)
-    parsers = getattr(view_class, "parser_classes", None)
+    parsers = getattr(view_class, "parser_classes", None) or []
     return bool(parsers) and all("json" in getattr(parser, "media_type", "") for parser in parsers)
 
 
@@ -50,17 +55,25 @@ class JsonBodyLimitMiddleware:
     empty body.
     """
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         return self.get_response(request)
 
-    def process_view(self, request, view_func, view_args, view_kwargs):
+    def process_view(
+        self,
+        request: HttpRequest,
+        view_func: Callable[..., Any],
+        view_args: tuple[Any, ...],
+        view_kwargs: dict[str, Any],
+    ) -> HttpResponseBase | None:
         if not _takes_json(view_func):
             return None
         # A route may take larger bodies (a batch of 10,000 payments): `max_body_bytes`.
-        limit = getattr(view_func.cls, "max_body_bytes", settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        limit = getattr(
+            getattr(view_func, "cls", None), "max_body_bytes", settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        )
         if limit is None:
             return None
         too_large = f"The body is over {limit} bytes."
@@ -84,5 +97,5 @@ class JsonBodyLimitMiddleware:
             return json_error(request, ErrorCode.PAYLOAD_TOO_LARGE, too_large)
         # Hand the decoded body on as if it had come with its length.
         request.META["CONTENT_LENGTH"] = str(len(body))
-        request._stream = LimitedStream(io.BytesIO(body), len(body))
+        request._stream = LimitedStream(io.BytesIO(body), len(body))  # type: ignore[assignment]
         return None

@@ -6,19 +6,34 @@ caller filters on both (see `bankapi.scope`).
 
 import uuid
 from decimal import Decimal
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 from django.core.validators import MinValueValidator
 from django.db import models
 
-MONEY = {"max_digits": 18, "decimal_places": 2}
+
+class DecimalDigits(TypedDict):
+    """`**MONEY` as DecimalField keyword arguments, typed."""
+
+    max_digits: int
+    decimal_places: int
+
+
+MONEY: DecimalDigits = {"max_digits": 18, "decimal_places": 2}
 ZERO = Decimal("0.00")
 
 
-class TenantQuerySet(models.QuerySet):
-    def in_tenant(self, program_id, sandbox: bool):
+if TYPE_CHECKING:
+    from bankapi.scope import Scope
+
+_RowT = TypeVar("_RowT", bound=models.Model)
+
+
+class TenantQuerySet(models.QuerySet[_RowT]):
+    def in_tenant(self, program_id: uuid.UUID | str, sandbox: bool) -> "TenantQuerySet[_RowT]":
         return self.filter(program_id=program_id, sandbox=sandbox)
 
-    def for_scope(self, scope):
+    def for_scope(self, scope: "Scope") -> "TenantQuerySet[_RowT]":
         """Rows of the caller's program and environment (a `bankapi.scope.Scope`).
 
         Narrowing further (to the caller's customer or custodian) is the

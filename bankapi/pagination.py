@@ -6,7 +6,7 @@ big tables and never repeats or skips a row when new rows arrive between pages.
 """
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -54,8 +54,8 @@ def _decode(token: str) -> tuple[datetime, str]:
 
 
 def paginate(
-    queryset: QuerySet,
-    query_params,
+    queryset: QuerySet[Any],
+    query_params: Mapping[str, str],
     *,
     created_field: str = "created_at",
     default_limit: int = DEFAULT_LIMIT,

@@ -1,6 +1,7 @@
 import json
+from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any
+from typing import IO, Any, NoReturn
 
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
@@ -13,7 +14,12 @@ class JSONParser(parsers.JSONParser):
     a number where the contract asks for a decimal string.
     """
 
-    def parse(self, stream, media_type=None, parser_context=None):
+    def parse(
+        self,
+        stream: IO[bytes],
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> Any:
         encoding = (parser_context or {}).get("encoding", "utf-8")
         try:
             raw = stream.read().decode(encoding)
@@ -44,5 +50,5 @@ class JSONParser(parsers.JSONParser):
         return body
 
     @staticmethod
-    def _reject_constant(name: str):
+    def _reject_constant(name: str) -> NoReturn:
         raise ValueError(f"{name} is not valid JSON")

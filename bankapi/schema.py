@@ -1,6 +1,7 @@
 """OpenAPI building blocks: the envelopes and the error responses of every route."""
 
 import inspect
+from typing import Any
 
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
@@ -26,20 +27,26 @@ class AutoSchema(SpectacularAutoSchema):
       refuses unknown fields at any depth.
     """
 
-    def get_description(self) -> str:
+    def get_description(self) -> str:  # type: ignore[override]  # drf-spectacular's, not DRF's
         method = getattr(self.view, getattr(self.view, "action", self.method.lower()), None)
         method_doc = inspect.getdoc(method) if method is not None else None
         return method_doc or _own_doc(self.view.__class__)
 
-    def _map_serializer_field(self, field, direction, bypass_extensions=False):
-        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+    def _map_serializer_field(
+        self, field: serializers.Field[Any, Any, Any, Any], direction: str, bypass_extensions: bool = False
+    ) -> dict[str, Any]:
+        schema: dict[str, Any] = super()._map_serializer_field(  # type: ignore[no-untyped-call]
+            field, direction, bypass_extensions
+        )
         extra = getattr(field, "openapi", None)
         if extra and "$ref" not in schema:
             schema.update(extra)
         return schema
 
-    def _map_basic_serializer(self, serializer, direction):
-        schema = super()._map_basic_serializer(serializer, direction)
+    def _map_basic_serializer(
+        self, serializer: serializers.BaseSerializer[Any], direction: str
+    ) -> dict[str, Any]:
+        schema: dict[str, Any] = super()._map_basic_serializer(serializer, direction)  # type: ignore[no-untyped-call]
         if direction == "request":
             # Request bodies refuse keys they do not take, at any depth (InputSerializer).
             schema["additionalProperties"] = False
@@ -59,7 +66,10 @@ class ErrorSerializer(serializers.Serializer):
     success = serializers.BooleanField(default=False)
     code = serializers.ChoiceField(choices=[c.value for c in ErrorCode])
     message = serializers.CharField()
-    errors = FieldErrorSerializer(many=True, required=False, help_text="On VALIDATION_ERROR.")
+    # A field named `errors`: DRF takes declared fields off the class, so `.errors` stays.
+    errors = FieldErrorSerializer(  # type: ignore[assignment]
+        many=True, required=False, help_text="On VALIDATION_ERROR."
+    )
     retryable = serializers.BooleanField(required=False, help_text="On authentication errors.")
     requestId = serializers.CharField(required=False, help_text="On INTERNAL_SERVER_ERROR.")
 
@@ -94,7 +104,7 @@ def codes_for(status: int) -> list[str]:
     return [code.value for code, code_status in HTTP_STATUS.items() if code_status == status]
 
 
-def envelope(name: str, data) -> serializers.Serializer:
+def envelope(name: str, data: serializers.Field[Any, Any, Any, Any]) -> serializers.Serializer[Any]:
     """`{"success": true, "data": <data>}` as a named schema component."""
     return inline_serializer(
         name=name, fields={"success": serializers.BooleanField(default=True), "data": data}
@@ -120,7 +130,9 @@ PROGRAM_ID_QUERY = OpenApiParameter(
 )
 
 
-def document_payload_limit(result: dict, generator, request, public) -> dict:
+def document_payload_limit(
+    result: dict[str, Any], generator: object, request: object, public: bool
+) -> dict[str, Any]:
     """Postprocessing hook: every route refuses an oversized body at the door (413)."""
     from django.conf import settings
 

@@ -7,9 +7,10 @@ and name one with the `programId` query parameter.
 
 import uuid
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.db.models import Model, QuerySet
+from rest_framework.request import Request
 
 from bankapi.errors import ApiError, ErrorCode, not_found, validation_error
 from bankapi.models import Account, Customer, Program
@@ -57,9 +58,10 @@ def parse_uuid(value: str | None) -> uuid.UUID | None:
         return None
 
 
-def scope_from_request(request) -> Scope:
-    claims = request.auth
-    user = request.user
+def scope_from_request(request: Request) -> Scope:
+    # Set by the bearer authentication class: the verified token's claims and its user.
+    claims: dict[str, Any] = request.auth  # type: ignore[assignment]
+    user: Any = request.user
     if claims["role"] == Role.MANAGEMENT:
         raw = request.query_params.get("programId")
         if not raw:
@@ -68,6 +70,7 @@ def scope_from_request(request) -> Scope:
         program = Program.objects.filter(id=program_id).first() if program_id else None
         if program is None:
             raise not_found("Program")
+        program_id = program.id
     else:
         program_id = uuid.UUID(claims["program"])
         # The token's program is the user's (checked when the token was verified).
@@ -85,7 +88,7 @@ def scope_from_request(request) -> Scope:
     )
 
 
-def _loaded(user, relation: str, expected_id):
+def _loaded(user: Any, relation: str, expected_id: uuid.UUID | None) -> Any:
     """The user's related row if it was loaded with the user and is the one expected."""
     if expected_id is None or not user._meta.get_field(relation).is_cached(user):
         return None
@@ -97,7 +100,7 @@ def program_for(scope: Scope) -> Program:
     return scope.program or Program.objects.get(id=scope.program_id)
 
 
-def customers_of(scope: Scope):
+def customers_of(scope: Scope) -> QuerySet[Customer]:
     """The customers this caller may act for, inside its program and environment."""
     customers = Customer.objects.for_scope(scope)
     if scope.role == Role.MANAGEMENT:
@@ -142,7 +145,7 @@ def access_customer(scope: Scope, customer_id: str) -> Customer:
     return get_or_not_found(customers_of(scope), customer_id, "Customer")
 
 
-def accounts_of(scope: Scope):
+def accounts_of(scope: Scope) -> QuerySet[Account]:
     return Account.objects.for_scope(scope).filter(customer__in=customers_of(scope))
 
 

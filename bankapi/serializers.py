@@ -78,10 +78,8 @@ def unknown_fields(serializer: serializers.Serializer, data: Any) -> dict[str, A
     for name, field in fields.items():
         if name not in data:
             continue
-        child = field
         many = isinstance(field, serializers.ListSerializer | serializers.ListField)
-        if many:
-            child = field.child
+        child: Any = getattr(field, "child", None) if many else field
         if not isinstance(child, serializers.Serializer) or isinstance(child, InputSerializer):
             continue
         if many:
@@ -118,7 +116,8 @@ class InputSerializer(serializers.Serializer):
             unknown = unknown_fields(self, data)
             if unknown:
                 raise serializers.ValidationError(unknown)
-        return super().to_internal_value(data)
+        validated: dict[str, Any] = super().to_internal_value(data)
+        return validated
 
 
 # Response fields: each response shape has one source, the serializer the OpenAPI
@@ -128,7 +127,8 @@ class InputSerializer(serializers.Serializer):
 class MoneyField(serializers.CharField):
     """An amount out: a decimal string with exactly two places (`"10.00"`)."""
 
-    def to_representation(self, value: Decimal) -> str:
+    # A CharField for the document (a string); it renders a Decimal, not a str.
+    def to_representation(self, value: Decimal) -> str:  # type: ignore[override]
         return f"{value:.2f}"
 
 
@@ -145,7 +145,7 @@ class OptionalTextField(serializers.CharField):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(allow_null=True, **kwargs)
 
-    def to_representation(self, value: str) -> str | None:
+    def to_representation(self, value: str) -> str | None:  # type: ignore[override]  # null out
         return value or None
 
 

@@ -3,6 +3,7 @@ from django.db import connection
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -21,14 +22,14 @@ class HealthView(APIView):
         summary="Liveness",
         responses={200: inline_serializer("Health", {"status": serializers.CharField()})},
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response({"status": "ok"})
 
 
 def _redis_ready() -> bool:
     import redis
 
-    client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2)
+    client = redis.Redis.from_url(str(settings.REDIS_URL), socket_connect_timeout=2, socket_timeout=2)
     try:
         return bool(client.ping())
     finally:
@@ -53,7 +54,7 @@ class ReadyView(APIView):
             ),
         },
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         checks: dict[str, str] = {}
         try:
             with connection.cursor() as cursor:
@@ -139,5 +140,5 @@ class CapabilitiesView(ScopedAPIView):
             **error_responses(401, 403),
         },
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return ok(capabilities_get(self.scope))

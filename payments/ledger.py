@@ -14,9 +14,12 @@ Rules (Saleor's lock_objects habit, written down):
   neither half behind.
 """
 
+import uuid
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Sum
@@ -48,10 +51,12 @@ class InsufficientBalance(LedgerError):
 # System accounts by (program id, sandbox, kind, currency). Their rows never change
 # and are never deleted (postings protect them), so each process looks one up once
 # (DESIGN 16: only immutable data is kept in a process).
-_system_accounts: dict[tuple, SystemAccount] = {}
+_system_accounts: dict[tuple[str, bool, str, str], SystemAccount] = {}
 
 
-def system_account_for(program: Program | str, sandbox: bool, kind: str, currency: str) -> SystemAccount:
+def system_account_for(
+    program: Program | uuid.UUID | str, sandbox: bool, kind: str, currency: str
+) -> SystemAccount:
     program_id = program.pk if isinstance(program, Program) else program
     slot = (str(program_id), bool(sandbox), kind, currency)
     cached = _system_accounts.get(slot)
@@ -71,7 +76,7 @@ def system_accounts_forget() -> None:
     _system_accounts.clear()
 
 
-def lock_accounts(account_ids) -> dict:
+def lock_accounts(account_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Account]:
     """Lock customer accounts in primary-key order; return them by id.
 
     Must run inside transaction.atomic(). Callers that check balances lock first
@@ -85,7 +90,7 @@ def lock_accounts(account_ids) -> dict:
 
 def ledger_post(
     *,
-    program_id,
+    program_id: uuid.UUID,
     sandbox: bool,
     kind: str,
     legs: list[Leg],
@@ -107,7 +112,7 @@ def ledger_post(
         if leg.amount == 0:
             raise LedgerError("A leg moves a non-zero amount")
         holder = leg.account or leg.system_account
-        if holder.currency != leg.currency:
+        if holder is None or holder.currency != leg.currency:
             raise LedgerError("A leg's currency must be its account's currency")
         totals[leg.currency] += leg.amount
     if any(total != 0 for total in totals.values()):
@@ -148,7 +153,9 @@ def ledger_post(
     raise InsufficientBalance(f"Account {short} would go below zero")
 
 
-def _apply_balance_changes(changes: dict) -> dict:
+def _apply_balance_changes(
+    changes: dict[uuid.UUID, Decimal],
+) -> tuple[dict[uuid.UUID, Decimal], uuid.UUID | None]:
     """Apply each account's net change (see the module's rules) until one would go
     below zero: (new balances by id of the accounts changed, that account's id or
     None)."""
@@ -160,7 +167,7 @@ def _apply_balance_changes(changes: dict) -> dict:
         f"WHERE {key} = %s AND {balance} + %s >= 0 RETURNING {balance}"
     )
     balance_field, id_field = Account._meta.get_field("balance"), Account._meta.pk
-    balances = {}
+    balances: dict[uuid.UUID, Decimal] = {}
     with connection.cursor() as cursor:
         for account_id in sorted(changes):
             change = balance_field.get_db_prep_value(changes[account_id], connection)
@@ -172,7 +179,7 @@ def _apply_balance_changes(changes: dict) -> dict:
     return balances, None
 
 
-def ledger_post_once(**kwargs) -> LedgerTransaction | None:
+def ledger_post_once(**kwargs: Any) -> LedgerTransaction | None:
     """`ledger_post` for keyed movements that may be retried: None if already done."""
     if LedgerTransaction.objects.filter(key=kwargs["key"]).exists():
         return None
@@ -267,7 +274,7 @@ def _check_balanced(legs: list[Leg]) -> None:
         if leg.amount == 0:
             raise LedgerError("A leg moves a non-zero amount")
         holder = leg.account or leg.system_account
-        if holder.currency != leg.currency:
+        if holder is None or holder.currency != leg.currency:
             raise LedgerError("A leg's currency must be its account's currency")
         totals[leg.currency] += leg.amount
     if any(total != 0 for total in totals.values()):
@@ -275,7 +282,7 @@ def _check_balanced(legs: list[Leg]) -> None:
 
 
 def ledger_post_many(
-    *, program_id, sandbox: bool, movements: list[Movement], locked: dict
+    *, program_id: uuid.UUID, sandbox: bool, movements: list[Movement], locked: dict[uuid.UUID, Account]
 ) -> list[LedgerTransaction]:
     """Post many balanced movements in a few statements: one insert of the
     transactions, one of their postings, one balance write per account whose

@@ -16,7 +16,7 @@ from django.db.models import F, Q
 from django.db.models.functions import Greatest, Least
 from django.utils import timezone
 
-from bankapi.models import MONEY, Account, TenantOwned
+from bankapi.models import MONEY, Account, DecimalDigits, TenantOwned
 from payments.formats import CURRENCY
 
 # `\A...\Z` means the same in Python (validators, SQLite's REGEXP) and in
@@ -24,7 +24,7 @@ from payments.formats import CURRENCY
 # enforce max_length.
 CURRENCY_PATTERN = CURRENCY.pattern
 # A rate is the price of one unit of a currency in another, to 8 decimal places.
-RATE = {"max_digits": 20, "decimal_places": 8}
+RATE: DecimalDigits = {"max_digits": 20, "decimal_places": 8}
 MAX_SPREAD_BPS = 9999
 
 
