@@ -4,7 +4,7 @@ into the admin log."""
 
 from collections.abc import Callable, Iterable
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from django import forms
 from django.contrib import admin, messages
@@ -13,7 +13,7 @@ from django.contrib.admin.utils import get_fields_from_path
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db import connection, models
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.template.response import TemplateResponse
 from django.utils.functional import cached_property
 
@@ -25,6 +25,9 @@ def money(amount: Decimal | None, currency: str) -> str:
     if amount is None:
         return "-"
     return f"{amount:,.2f} {currency}"
+
+
+_RowT = TypeVar("_RowT", bound=models.Model)
 
 
 class CappedCountPaginator(Paginator):
@@ -125,10 +128,10 @@ class ReasonForm(forms.Form):
 def action_with_reason(
     modeladmin: admin.ModelAdmin,
     request,
-    queryset,
+    queryset: "QuerySet[_RowT]",
     *,
     title: str,
-    apply: Callable[[models.Model, str], str],
+    apply: Callable[[_RowT, str], str],
 ) -> TemplateResponse | None:
     """Run an action that needs a reason, asked on an intermediate page.
 
@@ -160,8 +163,8 @@ def action_with_reason(
 def apply_each(
     modeladmin: admin.ModelAdmin,
     request,
-    objects: Iterable[models.Model],
-    apply: Callable[[models.Model], str],
+    objects: Iterable[_RowT],
+    apply: Callable[[_RowT], str],
 ) -> None:
     """Call the service for each selected row; log each change, report refusals.
 

@@ -1,10 +1,11 @@
 """Who acts on a batch route, and which rows and accounts that gives them."""
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Q, QuerySet
 
-from bankapi.models import Account, Customer
+from bankapi.models import Account, Customer, TenantQuerySet
 from bankapi.roles import Role
 from bankapi.scope import Scope
 
@@ -41,7 +42,7 @@ class Actor:
         # without an owner of that kind).
         return Q(pk__in=[])
 
-    def drafts(self, rows: QuerySet) -> QuerySet:
+    def drafts(self, rows: TenantQuerySet[Any]) -> QuerySet[Any]:
         """Drafts this caller may see: its own, never a management caller's."""
         if self.is_management:
             return rows.none()
@@ -50,7 +51,7 @@ class Actor:
             rows = rows.filter(Q(route_customer=self.route_customer) | Q(owner_customer=self.route_customer))
         return rows
 
-    def batches(self, rows: QuerySet) -> QuerySet:
+    def batches(self, rows: TenantQuerySet[Any]) -> QuerySet[Any]:
         rows = rows.for_scope(self.scope)
         if self.is_management:
             return rows

@@ -11,6 +11,7 @@ import random
 import socket
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -222,7 +223,7 @@ def event_redeliver(event: Event) -> int:
         return len(deliveries)
 
 
-def _enqueue_drains(queues) -> None:
+def _enqueue_drains(queues: Iterable[tuple[Any, str]]) -> None:
     from events.tasks import deliveries_drain
 
     for endpoint_id, resource_key in queues:

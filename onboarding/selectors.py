@@ -1,5 +1,7 @@
 """Reads of onboarding rows, always within the caller's scope."""
 
+import uuid
+
 from django.db.models import QuerySet
 
 from bankapi.scope import Scope, customers_of, get_or_not_found
@@ -17,7 +19,7 @@ def application_of(scope: Scope, application_id: str) -> Application:
     )
 
 
-def legal_set_current(*, program_id, sandbox: bool) -> LegalDocumentSet | None:
+def legal_set_current(*, program_id: uuid.UUID | str, sandbox: bool) -> LegalDocumentSet | None:
     return LegalDocumentSet.objects.filter(program_id=program_id, sandbox=sandbox, is_current=True).first()
 
 

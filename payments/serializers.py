@@ -3,6 +3,7 @@
 import uuid
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from typing import Any
 
 from rest_framework import serializers
 
@@ -50,7 +51,7 @@ class AmountField(ExactCharField):
         "example": "10.50",
     }
 
-    def to_internal_value(self, data) -> Decimal:
+    def to_internal_value(self, data: Any) -> Decimal:  # type: ignore[override]  # a parsed value
         text = super().to_internal_value(data)
         if not AMOUNT.fullmatch(text):
             self.fail("pattern")
@@ -83,7 +84,7 @@ class UuidStringField(ExactCharField):
         "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
     }
 
-    def to_internal_value(self, data) -> uuid.UUID:
+    def to_internal_value(self, data: Any) -> uuid.UUID:  # type: ignore[override]  # a parsed value
         text = super().to_internal_value(data)
         try:
             return uuid_parse(text)
@@ -109,7 +110,7 @@ class UtcDayField(ExactCharField):
         "example": "2026-12-24",
     }
 
-    def to_internal_value(self, data) -> date:
+    def to_internal_value(self, data: Any) -> date:  # type: ignore[override]  # a parsed value
         text = super().to_internal_value(data)
         try:
             if ISO_DATE.fullmatch(text):
@@ -371,7 +372,7 @@ class RateField(serializers.CharField):
     """A rate out as a decimal string without trailing zeros (never in exponent
     form: a rate of 190 is "190", not "1.9E+2")."""
 
-    def to_representation(self, value: Decimal) -> str:
+    def to_representation(self, value: Decimal) -> str:  # type: ignore[override]  # renders a Decimal
         return format(value.normalize(), "f")
 
 

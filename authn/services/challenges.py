@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterable
 from datetime import timedelta
 
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from authn.models import AuthChallenge, User
@@ -76,7 +76,7 @@ def challenge_create(user: User, kind: str, *, secret: bytes = b"", context: dic
     return token
 
 
-def _live(challenge_id: uuid.UUID):
+def _live(challenge_id: uuid.UUID) -> QuerySet[AuthChallenge]:
     return AuthChallenge.objects.filter(
         id=challenge_id,
         used_at__isnull=True,

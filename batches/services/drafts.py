@@ -4,8 +4,10 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
+from bankapi.models import Account
 from batches.actors import Actor, payer_accounts_of
 from batches.models import Draft
 from batches.rules import PayerBook, items_check
@@ -51,7 +53,7 @@ def draft_verify(draft_id: str) -> None:
     draft.save(update_fields=["valid_payments", "invalid_payments", "verified_at", "updated_at"])
 
 
-def _payer_accounts_of(draft: Draft):
+def _payer_accounts_of(draft: Draft) -> QuerySet[Account]:
     """The accounts the draft's owner may pay from."""
     return payer_accounts_of(
         program_id=draft.program_id,

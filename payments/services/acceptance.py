@@ -122,11 +122,13 @@ def payment_accept(
     with transaction.atomic(savepoint=False):
         program = _program_of(account)
         conversion = _conversion(program, account, instruction)
-        debit, amount, currency = (
-            (conversion.sell, conversion.buy, conversion.quote.currency_two)
-            if conversion
-            else (instruction.amount, instruction.amount, instruction.currency)
-        )
+        if conversion:
+            debit, amount, currency = conversion.sell, conversion.buy, conversion.quote.currency_two
+        elif instruction.amount is None:
+            # Only a quote-funded payment may leave the amount to its quote.
+            raise validation_error("amount", "This field is required.")
+        else:
+            debit, amount, currency = instruction.amount, instruction.amount, instruction.currency
         _check_per_payment_limit(program, debit)
         try:
             fee = payment_fee(program, fee_waived=instruction.fee_waived)

@@ -1,5 +1,7 @@
 """The daily outbound limit, kept per account and UTC day (DailyOutboundUsage)."""
 
+import uuid
+from collections.abc import Iterable
 from datetime import UTC, date
 from decimal import Decimal
 
@@ -53,7 +55,7 @@ def daily_outbound_give_back(request: PaymentRequest) -> None:
     )
 
 
-def daily_outbound_spent(account_ids, day: date) -> dict:
+def daily_outbound_spent(account_ids: Iterable[uuid.UUID], day: date) -> dict[uuid.UUID, Decimal]:
     """What each account has sent on `day` (accounts that sent nothing: absent)."""
     rows = DailyOutboundUsage.objects.filter(account_id__in=account_ids, day=day)
     return dict(rows.values_list("account_id", "total"))

@@ -16,8 +16,9 @@ trip per payment.
 
 import uuid
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, date
 from decimal import Decimal
 
 from django.utils import timezone
@@ -64,7 +65,7 @@ class _SystemAccounts:
     """System accounts looked up once per call, not once per payment."""
 
     def __init__(self) -> None:
-        self._rows: dict = {}
+        self._rows: dict[tuple[uuid.UUID, bool, str, str], SystemAccount] = {}
 
     def get(self, account: Account, kind: str) -> SystemAccount:
         key = (account.program_id, account.sandbox, kind, account.currency)
@@ -116,7 +117,7 @@ def funds_reserve(*, program: Program, sandbox: bool, reservations: list[Reserva
     return outcome
 
 
-def _spent_today(account_ids, day) -> dict:
+def _spent_today(account_ids: Iterable[uuid.UUID], day: date) -> dict[uuid.UUID, Decimal]:
     return defaultdict(lambda: ZERO, daily_outbound_spent(account_ids, day))
 
 

@@ -75,7 +75,7 @@ def occurrence_date(anchor: date, frequency: str, occurrence: int) -> date | Non
         return anchor if occurrence == 0 else None
     if frequency == Frequency.MONTHLY:
         return add_months(anchor, occurrence)
-    return anchor + timedelta(days=_STEP_DAYS[frequency] * occurrence)
+    return anchor + timedelta(days=_STEP_DAYS[Frequency(frequency)] * occurrence)
 
 
 def _advance(schedule: ScheduledPayment) -> None:
@@ -100,6 +100,9 @@ def schedule_create(
     """
     # A program that refuses fee waivers would refuse every run: say so now.
     payment_fee(account.program, fee_waived=instruction.fee_waived)
+    if instruction.amount is None:
+        # Only a quote-funded payment leaves its amount to the quote, and those are never scheduled.
+        raise validation_error("amount", "This field is required.")
     schedule = ScheduledPayment.objects.create(
         program_id=account.program_id,
         sandbox=account.sandbox,
@@ -290,7 +293,11 @@ def _run_due(schedule: ScheduledPayment, day: date, summary: RunSummary) -> bool
     """Every run date of the schedule up to `day` (one, unless runs were missed).
     False when the schedule could not be run at all (left for the next run)."""
     try:
-        while schedule.status == ScheduledPayment.Status.ACTIVE and schedule.next_run_date <= day:
+        while (
+            schedule.status == ScheduledPayment.Status.ACTIVE
+            and schedule.next_run_date is not None
+            and schedule.next_run_date <= day
+        ):
             _run_date(schedule, schedule.next_run_date, summary)
     except Exception:
         logger.exception("Schedule %s could not be run or recorded; left for the next run", schedule.id)
@@ -305,7 +312,7 @@ def run_date_check(day: date) -> None:
         raise RunDateInFuture(day, today)
 
 
-def scheduled_payments_due(day: date):
+def scheduled_payments_due(day: date) -> QuerySet[ScheduledPayment]:
     return ScheduledPayment.objects.filter(status=ScheduledPayment.Status.ACTIVE, next_run_date__lte=day)
 
 
