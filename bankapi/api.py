@@ -7,6 +7,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter
+from rest_framework.exceptions import MethodNotAllowed
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
@@ -66,6 +67,12 @@ class ScopedAPIView(APIView):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
+        method = request.method.lower()
+        served = method in self.http_method_names and hasattr(self, method)
+        if not served or (method == "options" and self.metadata_class is None):
+            # 405 before the scope is read: a management caller without programId
+            # would otherwise get a 400 for a method the route does not have.
+            raise MethodNotAllowed(request.method)
         self.scope = scope_from_request(request)
 
 

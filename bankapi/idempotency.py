@@ -26,8 +26,9 @@ Why it holds:
   mistake fails loudly instead of silently paying twice.
 - The work and the completion of the claim (storing the response) commit
   together: after a crash either both happened or neither did, which is why a
-  claim left behind for more than a minute can safely be taken over. A claim
-  carries a fencing token: a request whose claim was taken over cannot complete.
+  claim left behind for more than a minute (`IDEMPOTENCY_STALE_CLAIM_SECONDS`)
+  can safely be taken over. A claim carries a fencing token: a request whose
+  claim was taken over cannot complete.
 - Work that raises (a 4xx before anything was done) releases the claim, so the
   client may retry with the same key.
 - The response is stored as the bytes first sent and replayed byte for byte,
@@ -41,6 +42,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.db import IntegrityError, connections, router, transaction
 from django.db.models import QuerySet
 from django.http import HttpResponse
@@ -54,7 +56,6 @@ from bankapi.roles import Role
 if TYPE_CHECKING:
     from bankapi.scope import Scope
 
-STALE_CLAIM = timedelta(seconds=60)
 RETENTION = timedelta(days=7)
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
@@ -228,7 +229,7 @@ def _claim(slot: _Slot, fingerprint: dict, mismatch_message: str) -> Idempotency
             raise ApiError(ErrorCode.IDEMPOTENCY_KEY_MISMATCH, mismatch_message)
         if record.state == IdempotencyRecord.State.COMPLETED:
             return _replay(record)
-        if record.claimed_at > now - STALE_CLAIM:
+        if record.claimed_at > now - timedelta(seconds=settings.IDEMPOTENCY_STALE_CLAIM_SECONDS):
             raise ApiError(ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS, IN_PROGRESS_MESSAGE)
         record.claim_token = uuid.uuid4()
         record.claimed_at = now

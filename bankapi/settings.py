@@ -224,6 +224,10 @@ CACHES = {
 }
 
 # Celery: with Redis configured, tasks go to a worker; without it they run in-process.
+# A create's Idempotency-Key claim left unfinished this long (its worker died) may
+# be taken over by a retry; shorter only in tests that kill workers.
+IDEMPOTENCY_STALE_CLAIM_SECONDS = env_int("IDEMPOTENCY_STALE_CLAIM_SECONDS", 60)
+
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
@@ -314,6 +318,9 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "bankapi.schema.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     "COERCE_DECIMAL_TO_STRING": True,
+    # OPTIONS is not part of the API (no CORS here): 405 like any method a route
+    # does not document, instead of DRF's undocumented metadata answer.
+    "DEFAULT_METADATA_CLASS": None,
 }
 
 SPECTACULAR_SETTINGS = {

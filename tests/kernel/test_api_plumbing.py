@@ -8,6 +8,7 @@ import pytest
 from openapi_spec_validator import validate
 
 from bankapi.errors import HTTP_STATUS, ErrorCode
+from tests.support.auth import id_header
 
 
 def assert_error(response, status: int, code: str) -> dict:
@@ -54,6 +55,17 @@ def test_unknown_route_is_an_enveloped_404(api, db):
 def test_wrong_method_is_an_enveloped_405(api, customer_auth):
     response = api.post("/v1/capabilities", {}, format="json", **customer_auth)
     assert_error(response, 405, "METHOD_NOT_ALLOWED")
+
+
+def test_wrong_method_is_a_405_before_a_management_caller_is_asked_for_programid(api, sandbox):
+    """Found by schemathesis: the missing programId used to answer 400 for a method
+    the route does not have."""
+    management = id_header(sandbox["management"]["email"], None)
+
+    response = api.put("/v1/events", {}, format="json", **management)
+
+    assert response.status_code == 405
+    assert response.json()["code"] == "METHOD_NOT_ALLOWED"
 
 
 def test_every_response_carries_a_request_id(api, db):

@@ -1,0 +1,152 @@
+"""Real server processes for the crash tests: gunicorn and a Celery worker on the
+test database, each on a free port or queue of its own, and SIGKILL for them."""
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_database_url() -> str:
+    """The URL of the database pytest-django made, for processes started by a test."""
+    db = settings.DATABASES["default"]
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def server_environment(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(DATABASE_URL=test_database_url(), PYTHONUNBUFFERED="1", **extra)
+    return env
+
+
+def children_of(pid: int) -> list[int]:
+    children = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # The command name may hold spaces and parentheses: the ppid follows the last ")".
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            children.append(int(entry.name))
+    return children
+
+
+def kill(pid: int) -> bool:
+    try:
+        os.kill(pid, signal.SIGKILL)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def request(port: int, method: str, path: str, body: dict | None = None, headers: dict | None = None):
+    """One HTTP request; (status, headers, parsed body). Raises OSError or
+    http.client errors when the connection breaks (a killed worker)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
+    try:
+        payload = json.dumps(body) if body is not None else None
+        all_headers = {"Content-Type": "application/json", **(headers or {})}
+        connection.request(method, path, body=payload, headers=all_headers)
+        response = connection.getresponse()
+        raw = response.read()
+        return response.status, dict(response.getheaders()), json.loads(raw) if raw else None
+    finally:
+        connection.close()
+
+
+class Gunicorn:
+    def __init__(self, env: dict[str, str], workers: int, log: Path):
+        self.port = free_port()
+        self.log = log.open("ab")
+        self.process = subprocess.Popen(  # noqa: S603
+            [
+                sys.executable, "-m", "gunicorn", "bankapi.wsgi:application",
+                "--bind", f"127.0.0.1:{self.port}",
+                "--workers", str(workers),
+                "--timeout", "30",
+                "--graceful-timeout", "2",
+                # Workers fork from a master that has loaded the app: a killed one is
+                # replaced in milliseconds. No control socket: its default path is
+                # shared by every gunicorn of the user.
+                "--preload",
+                "--no-control-socket",
+            ],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        self.wait_ready()
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if request(self.port, "GET", "/healthz")[0] == 200:
+                    return
+            except (OSError, http.client.HTTPException):
+                pass
+            time.sleep(0.2)
+        raise AssertionError(f"gunicorn did not answer on port {self.port}")
+
+    def workers(self) -> list[int]:
+        return children_of(self.process.pid)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        for pid in self.workers():
+            kill(pid)
+        self.log.close()
+
+
+class CeleryWorker:
+    """One worker process (solo pool) on a queue of its own; restartable after a kill."""
+
+    def __init__(self, env: dict[str, str], log: Path):
+        self.queue = f"proof-{uuid.uuid4().hex[:8]}"
+        self.env = {**env, "CELERY_TASK_DEFAULT_QUEUE": self.queue}
+        self.log = log.open("ab")
+        self.process: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(  # noqa: S603
+            [
+                sys.executable, "-m", "celery", "-A", "bankapi", "worker",
+                "--pool", "solo", "--queues", self.queue, "--loglevel", "WARNING",
+                "--without-heartbeat", "--without-gossip", "--without-mingle",
+            ],
+            cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+
+    def kill_and_restart(self) -> None:
+        kill(self.process.pid)
+        self.process.wait()
+        self.start()
+
+    def stop(self) -> None:
+        kill(self.process.pid)
+        self.process.wait()
+        self.log.close()
