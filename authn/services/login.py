@@ -59,14 +59,15 @@ def credentials_check(*, program: str | None, email: str, password: str, tempora
         raise _bad_credentials() from None
     now = timezone.now()
     throttle_attempt(program_id, email, now)
-    user = User.objects.filter(program_id=program_id, email=email).first()
+    # program_id None: a management user, who belongs to no program (IS NULL).
+    user = User.objects.filter(program_id=program_id, email=email).first()  # type: ignore[misc]
     if user is None:
         User().set_password(password)
         valid = False
     else:
         valid = user.check_password(password) and user.is_active
         valid = valid and (user.must_change_password or not temporary)
-    if not valid:
+    if not valid or user is None:
         raise _bad_credentials()
     throttle_clear(program_id, email)
     return user

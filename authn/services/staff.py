@@ -7,10 +7,11 @@ from a shell; nothing here answers HTTP.
 import secrets
 import string
 from dataclasses import dataclass
+from datetime import datetime
 
 import pyotp
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 from pyotp.exceptions import OTPVerificationError
 
@@ -46,10 +47,10 @@ def user_password_reset_temporary(*, user: User) -> TemporaryPassword:
     return TemporaryPassword(user=user, password=password)
 
 
-def user_lockouts(user: User):
+def user_lockouts(user: User) -> QuerySet[LoginThrottle]:
     """The user's lockout counters: password (by e-mail), second factor and
     passkey sign-in. Per-client counters (by address) belong to no user."""
-    return LoginThrottle.objects.filter(program_id=user.program_id, email=user.email).exclude(
+    return LoginThrottle.objects.filter(program_id=user.program_id, email=user.email).exclude(  # type: ignore[misc]  # no program: IS NULL
         factor=LoginThrottle.Factor.CLIENT
     )
 
@@ -69,7 +70,7 @@ def user_sign_out_everywhere(*, user: User) -> None:
     tokens_revoke_all(user)
 
 
-def user_locked_condition(now=None) -> Q:
+def user_locked_condition(now: datetime | None = None) -> Q:
     """A condition on User: a lockout of the user is in force now (admin column and filter)."""
     locked = LoginThrottle.objects.filter(
         email=OuterRef("email"), locked_until__gt=now or timezone.now()
