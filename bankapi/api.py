@@ -67,12 +67,12 @@ class ScopedAPIView(APIView):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
-        method = request.method.lower()
+        method = (request.method or "").lower()
         served = method in self.http_method_names and hasattr(self, method)
         if not served or (method == "options" and self.metadata_class is None):
             # 405 before the scope is read: a management caller without programId
             # would otherwise get a 400 for a method the route does not have.
-            raise MethodNotAllowed(request.method)
+            raise MethodNotAllowed(method.upper())
         self.scope = scope_from_request(request)
 
 
