@@ -20,6 +20,7 @@ from onboarding.models import (
 )
 from onboarding.services.applications import application_stage_move
 from onboarding.services.legal_sets import legal_set_publish
+from onboarding.services.ubos import ubo_verification_reset
 from onboarding.services.verification import verification_outcomes_recorded
 
 MAX_LEGAL_DOCUMENT_BYTES = 5 * 1024 * 1024
@@ -254,3 +255,34 @@ def applications_in_review() -> tuple[int, str]:
 
 
 dashboard.counter_register(dashboard.APPLICATIONS_IN_REVIEW, applications_in_review)
+
+
+@admin.register(Ubo)
+class UboAdmin(ExactSearchMixin, admin.ModelAdmin):
+    """UBOs of company applications. Their verification moves through the provider;
+    compliance may reset it so the UBO can start again (links sent before stop working)."""
+
+    list_display = ("id", "first_name", "last_name", "email", "status", "application", "updated_at")
+    list_filter = ("status",)
+    list_select_related = ("application",)
+    exact_search_fields = ("id", "application", "email")
+    search_help_text = "An exact UBO id, application id or e-mail."
+    readonly_fields = ("application", "status", "link_generation", "created_at", "updated_at")
+    fields = ("application", "first_name", "last_name", "email", "status", "link_generation")
+    paginator = CappedCountPaginator
+    show_full_result_count = False
+    actions = ("reset_verification",)
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_reset_permission(self, request) -> bool:
+        return request.user.has_perm("onboarding.reset_ubo")
+
+    @admin.action(description="Reset the verification of selected UBOs", permissions=["reset"])
+    def reset_verification(self, request, queryset):
+        def reset(ubo: Ubo) -> str:
+            ubo_verification_reset(application=ubo.application, ubo_ids=[str(ubo.id)])
+            return "Verification reset to PENDING"
+
+        apply_each(self, request, queryset, reset)

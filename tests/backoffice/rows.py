@@ -334,6 +334,17 @@ def _applications(sandbox):
     )
 
 
+@maker("onboarding.ubo")
+def _ubos(sandbox):
+    from onboarding.models import Application, Ubo
+
+    application = Application.objects.get(id=sandbox["business"]["applicationId"])
+    Ubo.objects.bulk_create(
+        Ubo(application=application, first_name="Owner", last_name=f"N{n}", email=f"ubo{n}@rows.example")
+        for n in range(ROWS)
+    )
+
+
 @maker("onboarding.legaldocumentset")
 def _legal_sets(sandbox):
     from onboarding.models import LegalDocumentSet

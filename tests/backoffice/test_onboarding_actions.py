@@ -176,3 +176,43 @@ def test_an_empty_set_is_not_published_and_compliance_cannot_publish(staff_clien
 
     assert refused.status_code == 302 and forbidden.status_code in (200, 302, 403)
     assert list(LegalDocumentSet.objects.filter(program_id=program_id, is_current=True)) == before
+
+
+UBOS = "/admin/onboarding/ubo/"
+
+
+def _sent_ubos(sandbox):
+    from onboarding.models import Ubo
+
+    ubos = list(Ubo.objects.filter(application_id=sandbox["business"]["applicationId"]).order_by("id"))
+    Ubo.objects.filter(id__in=[u.id for u in ubos]).update(status=Ubo.Status.LINK_SENT)
+    return ubos
+
+
+def test_compliance_resets_a_ubos_verification(staff_client, sandbox):
+    from onboarding.models import Ubo
+
+    first, second = _sent_ubos(sandbox)
+    generation = first.link_generation
+
+    response = _run(staff_client("compliance"), UBOS, "reset_verification", [first])
+
+    assert response.status_code == 302
+    first.refresh_from_db()
+    assert (first.status, first.link_generation) == (Ubo.Status.PENDING, generation + 1)
+    assert Ubo.objects.get(id=second.id).status == Ubo.Status.LINK_SENT
+    (entry,) = LogEntry.objects.filter(object_id=str(first.id))
+    assert entry.get_change_message() == "Verification reset to PENDING"
+
+
+def test_support_cannot_reset_a_ubo(staff_client, sandbox):
+    from onboarding.models import Ubo
+
+    first, _ = _sent_ubos(sandbox)
+
+    response = _run(staff_client("support"), UBOS, "reset_verification", [first])
+
+    assert Ubo.objects.get(id=first.id).status == Ubo.Status.LINK_SENT
+    # The action is not offered to support: the list comes back and nothing moves.
+    assert response.status_code == 200
+    assert not LogEntry.objects.filter(object_id=str(first.id)).exists()
