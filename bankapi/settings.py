@@ -293,6 +293,9 @@ ONBOARDING_VERIFICATION_PROVIDERS = {
     "sandbox-alternate": "onboarding.providers.SandboxVerificationProvider",
 }
 
+# Largest document accepted by this service's own presigned upload URLs (bytes).
+DOCUMENT_UPLOAD_MAX_BYTES = env_int("DOCUMENT_UPLOAD_MAX_BYTES", 10 * 1024 * 1024)
+
 FX_PROVIDER = env_str("FX_PROVIDER", "payments.fx.provider.SandboxFxProvider")
 
 # Steps of `manage.py bootstrap_sandbox`, in order. Each app contributes its part.
@@ -343,6 +346,8 @@ SPECTACULAR_SETTINGS = {
         "BatchStatusEnum": "batches.serializers.BATCH_STATUSES",
         "BatchItemStatusEnum": "batches.serializers.ITEM_STATUSES",
         "BatchDraftStatusEnum": "batches.serializers.DRAFT_STATUSES",
+        "UboStatusEnum": ["PENDING", "LINK_SENT", "IN_PROGRESS", "VERIFIED", "REJECTED"],
+        "VerificationStepStatusEnum": ["PENDING", "IN_PROGRESS", "COMPLETED", "FAILED"],
     },
     # "* `ON` - ON" under every enum says nothing the enum does not.
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,

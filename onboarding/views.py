@@ -7,19 +7,20 @@ application answers 404 RESOURCE_NOT_FOUND.
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 
 from bankapi.api import ScopedAPIView
-from bankapi.errors import ApiError, ErrorCode
+from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.idempotency import HEADER, idempotency_key_parse, stored_response_http
-from bankapi.responses import ok
+from bankapi.responses import ok, ok_flat
 from bankapi.roles import Role
 from bankapi.schema import envelope, error_responses
-from bankapi.scope import access_customer, program_for
+from bankapi.scope import access_customer, get_or_not_found, program_for
 from onboarding import serializers as io
 from onboarding.kyc import kyc_schema_for
-from onboarding.selectors import application_of, legal_document_of
+from onboarding.selectors import application_of, applications_of, legal_document_of
 from onboarding.services.applications import application_submit
+from onboarding.services.documents import document_download_presign, document_upload_presign
 from onboarding.services.legal import (
     NO_SET_MESSAGE,
     AcceptedDocument,
@@ -27,6 +28,10 @@ from onboarding.services.legal import (
     legal_document_data,
     legal_view,
 )
+from onboarding.services.ubos import RESET as UBO_RESET
+from onboarding.services.ubos import VERIFICATION_EMAIL as UBO_EMAIL
+from onboarding.services.ubos import ubo_verification_links_send, ubo_verification_reset
+from onboarding.services.verification import verification_status
 
 TAGS = ["onboarding"]
 S401 = "UNAUTHORIZED: missing, expired or revoked token, or an access token (these routes take the id_token)."
@@ -274,3 +279,223 @@ class LegalDocumentContentView(OnboardingView):
         response = HttpResponse(bytes(document.content), content_type=document.content_type)
         response["Content-Disposition"] = f'inline; filename="{document.key}"'
         return response
+
+
+class UboActionsView(OnboardingView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Act on UBOs: send verification links, or reset verification",
+        description=(
+            "UBO_VERIFICATION_EMAIL e-mails each named UBO a signed link to the verification provider's "
+            "hosted flow, valid `ttlInSecs` (60 to 604800, default 604800), carrying the redirect URLs "
+            "the flow sends the UBO to on success or rejection; the UBO moves to LINK_SENT. The answer "
+            "is `{success, action, results: [{uboId, link}]}`. UBO_RESET puts each UBO back in PENDING "
+            "and clears its verification so it can resubmit; links sent before stop working. Its answer "
+            "is `{success, action, results: [{uboId, status}]}`. Both are accepted in any UBO status. "
+            "A uboId that is not a UBO of this application answers 404 and nothing is done."
+        ),
+        request=io.UboActionSerializer,
+        responses={
+            200: OpenApiResponse(
+                PolymorphicProxySerializer(
+                    component_name="UboActionAnswer",
+                    serializers=[io.UboEmailAnswerSerializer, io.UboResetAnswerSerializer],
+                    resource_type_field_name=None,
+                ),
+                description="The action's results, one per uboId, in the order sent.",
+            ),
+            **error_responses(
+                400,
+                401,
+                403,
+                404,
+                s401=S401,
+                s403=S403,
+                s404="RESOURCE_NOT_FOUND: no such application for this customer, or a uboId that is not one "
+                "of its UBOs.",
+            ),
+        },
+    )
+    def post(self, request, applicationId: str):
+        application = application_of(self.scope, applicationId)
+        data = _parse(io.UboActionSerializer, request)
+        if data["action"] == UBO_RESET:
+            results = ubo_verification_reset(application=application, ubo_ids=data["uboIds"])
+            answer = [{"uboId": result.ubo_id, "status": result.status} for result in results]
+            body = {"success": True, "action": UBO_RESET, "results": answer}
+            return ok_flat(io.UboResetAnswerSerializer(body).data)
+        results = ubo_verification_links_send(
+            application=application,
+            ubo_ids=data["uboIds"],
+            success_url=data.get("redirectSuccessUrl", ""),
+            reject_url=data.get("redirectRejectUrl", ""),
+            ttl_seconds=data.get("ttlInSecs", io.DEFAULT_LINK_TTL),
+            link_base=request.build_absolute_uri("/"),
+        )
+        answer = [{"uboId": result.ubo_id, "link": result.link} for result in results]
+        return ok_flat(
+            io.UboEmailAnswerSerializer({"success": True, "action": UBO_EMAIL, "results": answer}).data
+        )
+
+
+INCLUDE_UBOS = OpenApiParameter(
+    "includeUbos",
+    str,
+    OpenApiParameter.QUERY,
+    required=False,
+    enum=["true", "false"],
+    description="`true` adds `ubos`: each UBO's status and steps (`[]` for an individual).",
+)
+
+
+class VerificationStatusView(OnboardingView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Verification status",
+        description=(
+            "The verification steps the application's provider reports. Every step carries step, "
+            "status, rejectionType (RETRY or FINAL when FAILED, else null), comments, docCountry and "
+            "docType (empty strings when not applicable). A new application has no steps yet. An "
+            "application keeps the provider active when it was created: once the program switches "
+            "provider, this answers 409 WEB_TOKEN_PROVIDER_MISMATCH."
+        ),
+        parameters=[INCLUDE_UBOS],
+        responses={
+            200: envelope("VerificationStatusResponse", io.VerificationStatusSerializer()),
+            **error_responses(
+                400,
+                401,
+                403,
+                404,
+                409,
+                s400="VALIDATION_ERROR: includeUbos is not true or false.",
+                s401=S401,
+                s403=S403,
+                s404=S404_APPLICATION,
+                s409="WEB_TOKEN_PROVIDER_MISMATCH: the application's provider is no longer the program's "
+                "active one.",
+            ),
+        },
+    )
+    def get(self, request, applicationId: str):
+        application = application_of(self.scope, applicationId)
+        raw = request.query_params.get("includeUbos", "false")
+        if raw not in ("true", "false"):
+            raise validation_error("includeUbos", "Must be true or false.")
+        status = verification_status(application=application, include_ubos=raw == "true")
+        data: dict = {"steps": status.steps}
+        if status.ubos is not None:
+            data["ubos"] = [
+                {"uboId": ubo.ubo_id, "status": ubo.status, "steps": ubo.steps} for ubo in status.ubos
+            ]
+        return ok(io.VerificationStatusSerializer(data).data)
+
+
+class PresignView(OnboardingView):
+    @extend_schema(
+        tags=TAGS,
+        summary="Presigned URL to upload or download a KYC/KYB document",
+        description=(
+            "The body decides the mode. Upload (no `key` and no `s3Url`): `collection` and "
+            "`documentType` (from the KYC schema: individual types for kyc, company types for kyb) are "
+            "required; the answer's `uploadUrl` takes one PUT of the file with the answer's "
+            "`contentType` as its Content-Type, within `expiresInSeconds`; `key` names the stored file. "
+            "Download (`key` with `collection`, or `s3Url` = `s3://<bucket>/<key>`): `applicationId` is "
+            "required and must be one of this customer's applications, and the key one issued to this "
+            "customer; the answer's `downloadUrl` takes a GET. URLs need no bearer; expired or tampered "
+            "URLs, or a PUT with another Content-Type, answer 403. Expiry: default 900 seconds, at most "
+            "3600 (larger values are clamped). `bucket` is the S3 bucket, or `local` when files are kept "
+            "by this service."
+        ),
+        request=io.PresignSerializer,
+        responses={
+            200: OpenApiResponse(
+                PolymorphicProxySerializer(
+                    component_name="PresignAnswer",
+                    serializers=[
+                        envelope("PresignUploadResponse", io.PresignUploadSerializer()),
+                        envelope("PresignDownloadResponse", io.PresignDownloadSerializer()),
+                    ],
+                    resource_type_field_name=None,
+                ),
+                description="`data` carries uploadUrl (upload) or downloadUrl (download).",
+            ),
+            **error_responses(
+                400,
+                401,
+                403,
+                404,
+                s401=S401,
+                s403=S403,
+                s404="RESOURCE_NOT_FOUND: the customer, the application (download) or the key is not this "
+                "customer's.",
+            ),
+        },
+    )
+    def post(self, request, customerId: str):
+        customer = access_customer(self.scope, customerId)
+        data = _parse(io.PresignSerializer, request)
+        base_url = request.build_absolute_uri("/")
+        if "key" in data or "s3Url" in data:
+            return ok(self._download(customer, data, base_url))
+        return ok(self._upload(customer, data, base_url))
+
+    def _upload(self, customer, data: dict, base_url: str) -> dict:
+        for field in ("collection", "documentType"):
+            if field not in data:
+                raise validation_error(field, f"{field} is required to upload.")
+        application = None
+        if "applicationId" in data:
+            application = get_or_not_found(
+                applications_of(self.scope).filter(customer=customer), data["applicationId"], "Application"
+            )
+        url = document_upload_presign(
+            customer=customer,
+            application=application,
+            collection=data["collection"],
+            document_type=data["documentType"],
+            content_type=data.get("contentType"),
+            expires_in=data.get("expiresInSeconds"),
+            base_url=base_url,
+        )
+        return io.PresignUploadSerializer(
+            {
+                "uploadUrl": url.url,
+                "bucket": url.bucket,
+                "key": url.key,
+                "method": url.method,
+                "contentType": url.content_type,
+                "expiresInSeconds": url.expires_in,
+            }
+        ).data
+
+    def _download(self, customer, data: dict, base_url: str) -> dict:
+        if "key" in data and "s3Url" in data:
+            raise validation_error("s3Url", "Send s3Url or collection + key, not both.")
+        if "key" in data and "collection" not in data:
+            raise validation_error("collection", "collection is required with key.")
+        if "applicationId" not in data:
+            raise validation_error("applicationId", "applicationId is required to download.")
+        if "documentType" in data or "contentType" in data:
+            field = "documentType" if "documentType" in data else "contentType"
+            raise validation_error(field, f"{field} is not used to download.")
+        get_or_not_found(
+            applications_of(self.scope).filter(customer=customer), data["applicationId"], "Application"
+        )
+        url = document_download_presign(
+            customer=customer,
+            collection=data.get("collection"),
+            key=data.get("key"),
+            s3_url=data.get("s3Url"),
+            expires_in=data.get("expiresInSeconds"),
+            base_url=base_url,
+        )
+        return io.PresignDownloadSerializer(
+            {
+                "downloadUrl": url.url,
+                "bucket": url.bucket,
+                "key": url.key,
+                "method": url.method,
+                "expiresInSeconds": url.expires_in,
+            }
+        ).data

@@ -66,6 +66,9 @@ PUBLIC = {
     "v1/auth/mfa/verify-setup": "the session_token in the body is the credential",
     "v1/auth/verify-passkey": "the session_token in the body is the credential",
     "v1/auth/refresh": "the refresh token in the body is the credential",
+    "v1/documents/local": "a presigned document URL: its signature is the credential",
+    "v1/ubo-verification/<str:token>": "a UBO's e-mailed verification link: its signature is the credential",
+    "v1/sandbox/ubo-verification/<str:token>": "the sandbox provider's hosted UBO page: signed like the link",
 }
 # Routes whose bearer is optional (the body may carry the proof instead); a bearer
 # sent must be a valid token of this use.
@@ -144,6 +147,8 @@ def principals(api, sandbox):
         me["customerId"],
         me["accountId"],
     ) | {key: value for key, value in me.items() if key.endswith("Id") and key != "customerId"}
+    # A signed link names no object of the victim's: a made-up token (refused, 403, for everyone).
+    customer_objects["token"] = "not-a-signed-token"
     customer_objects |= _event_and_endpoint(sandbox, me["customerId"], None)
     customer_objects["documentId"] = str(
         LegalDocument.objects.get(

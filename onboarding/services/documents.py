@@ -1,0 +1,156 @@
+"""Document presign: URLs to upload a KYC/KYB document and to read it back.
+
+With S3 configured (`AWS_STORAGE_BUCKET_NAME`, and `AWS_S3_ENDPOINT_URL` for an
+S3-compatible service) the URLs are S3's own presigned URLs, made through the
+django-storages S3 backend's boto3 client. Without it (the embedded default) the
+URLs are this service's own, signed with the service's secret, and the file is
+kept in the default (local file) storage.
+
+Every key is issued to one customer (`DocumentUpload`): a download URL is given
+only for a key issued to the path's customer.
+"""
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.core.files.storage import storages
+from django.db.models import QuerySet
+
+from bankapi.errors import ApiError, ErrorCode, validation_error
+from bankapi.models import Customer
+from onboarding.kyc import document_types_for
+from onboarding.links import document_url_signature, now_seconds
+from onboarding.models import Application, DocumentUpload
+
+LOCAL_BUCKET = "local"
+DEFAULT_CONTENT_TYPE = "application/octet-stream"
+DEFAULT_EXPIRY = 900
+MAX_EXPIRY = 3600
+LOCAL_PATH = "/v1/documents/local"
+
+
+@dataclass(frozen=True)
+class PresignedUrl:
+    url: str
+    bucket: str
+    key: str
+    method: str
+    content_type: str | None
+    expires_in: int
+
+
+def s3_configured() -> bool:
+    return bool(settings.AWS_STORAGE_BUCKET_NAME)
+
+
+def expiry_clamp(requested: int | None) -> int:
+    return DEFAULT_EXPIRY if requested is None else min(requested, MAX_EXPIRY)
+
+
+def local_document_url(*, base_url: str, method: str, key: str, content_type: str, expires_in: int) -> str:
+    expires_at = now_seconds() + expires_in
+    signature = document_url_signature(
+        method=method, key=key, content_type=content_type, expires_at=expires_at
+    )
+    query = urlencode({"key": key, "expires": expires_at, "signature": signature})
+    return f"{base_url.rstrip('/')}{LOCAL_PATH}?{query}"
+
+
+def _s3_client() -> tuple[Any, str]:
+    """boto3's S3 client of the configured S3 storage, and its bucket."""
+    storage: Any = storages["default"]
+    return storage.connection.meta.client, storage.bucket_name
+
+
+def _presigned(
+    *, method: str, key: str, content_type: str, expires_in: int, base_url: str
+) -> tuple[str, str]:
+    """(url, bucket) for `method` on `key`."""
+    if not s3_configured():
+        url = local_document_url(
+            base_url=base_url, method=method, key=key, content_type=content_type, expires_in=expires_in
+        )
+        return url, LOCAL_BUCKET
+    client, bucket = _s3_client()
+    if method == "PUT":
+        params = {"Bucket": bucket, "Key": key, "ContentType": content_type}
+        return client.generate_presigned_url("put_object", Params=params, ExpiresIn=expires_in), bucket
+    params = {"Bucket": bucket, "Key": key}
+    return client.generate_presigned_url("get_object", Params=params, ExpiresIn=expires_in), bucket
+
+
+def document_upload_presign(
+    *,
+    customer: Customer,
+    application: Application | None,
+    collection: str,
+    document_type: str,
+    content_type: str | None,
+    expires_in: int | None,
+    base_url: str,
+) -> PresignedUrl:
+    """Issue a new key to the customer and a URL to PUT the file there."""
+    allowed = document_types_for(customer.program, collection)
+    if document_type not in allowed:
+        raise validation_error(
+            "documentType", f"For collection {collection}: one of {', '.join(allowed)} (see the KYC schema)."
+        )
+    content_type = content_type or DEFAULT_CONTENT_TYPE
+    seconds = expiry_clamp(expires_in)
+    key = f"{collection}/{customer.id}/{document_type}/{uuid.uuid4()}"
+    DocumentUpload.objects.create(
+        program_id=customer.program_id,
+        sandbox=customer.sandbox,
+        customer=customer,
+        application=application,
+        collection=collection,
+        document_type=document_type,
+        key=key,
+        content_type=content_type,
+    )
+    url, bucket = _presigned(
+        method="PUT", key=key, content_type=content_type, expires_in=seconds, base_url=base_url
+    )
+    return PresignedUrl(url, bucket, key, "PUT", content_type, seconds)
+
+
+def uploads_of(customer: Customer) -> QuerySet[DocumentUpload]:
+    return DocumentUpload.objects.filter(
+        program_id=customer.program_id, sandbox=customer.sandbox, customer=customer
+    )
+
+
+def _key_from_s3_url(s3_url: str) -> str:
+    """The key of `s3://<bucket>/<key>`, the bucket being this service's."""
+    bucket = settings.AWS_STORAGE_BUCKET_NAME if s3_configured() else LOCAL_BUCKET
+    prefix = f"s3://{bucket}/"
+    if not s3_url.startswith(prefix) or len(s3_url) == len(prefix):
+        raise validation_error(
+            "s3Url", f"Must be s3://{bucket}/<key>, as the upload answered bucket and key."
+        )
+    return s3_url[len(prefix) :]
+
+
+def document_download_presign(
+    *,
+    customer: Customer,
+    collection: str | None,
+    key: str | None,
+    s3_url: str | None,
+    expires_in: int | None,
+    base_url: str,
+) -> PresignedUrl:
+    """A URL to GET a document the customer was issued the key of; else 404."""
+    if s3_url is not None:
+        key = _key_from_s3_url(s3_url)
+    upload = uploads_of(customer).filter(key=key).first()
+    if upload is None or (collection is not None and upload.collection != collection):
+        raise ApiError(ErrorCode.RESOURCE_NOT_FOUND, "Document not found")
+    seconds = expiry_clamp(expires_in)
+    url, bucket = _presigned(
+        method="GET", key=upload.key, content_type="", expires_in=seconds, base_url=base_url
+    )
+    return PresignedUrl(url, bucket, upload.key, "GET", None, seconds)

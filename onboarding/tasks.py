@@ -1,0 +1,40 @@
+"""Celery tasks of onboarding: thin wrappers around the services."""
+
+import logging
+import smtplib
+
+from celery import shared_task
+
+from onboarding.models import Ubo
+from onboarding.services.ubos import ubo_verification_email_send
+
+logger = logging.getLogger(__name__)
+
+EMAIL_MAX_RETRIES = 5
+
+
+@shared_task(bind=True, max_retries=EMAIL_MAX_RETRIES)
+def send_ubo_verification_email(self, ubo_id: str, link: str, expires_at: int) -> bool:
+    """E-mail a UBO its verification link; a failed delivery is retried.
+
+    On a worker each retry waits in the queue with exponential backoff (30 s,
+    1 min, 2 min, ...). Run in-process (no broker, the embedded default) there is
+    no queue to wait in, so the attempts follow one another at once. After the
+    last attempt the failure is logged, never raised: the action that sent the
+    link has been answered already. Returns whether the e-mail left.
+    """
+    ubo = Ubo.objects.select_related("application__customer").filter(id=ubo_id).first()
+    if ubo is None:
+        return False
+    attempts = EMAIL_MAX_RETRIES + 1 if self.request.is_eager else 1
+    error: Exception | None = None
+    for _ in range(attempts):
+        try:
+            ubo_verification_email_send(ubo=ubo, link=link, expires_at=expires_at)
+            return True
+        except (smtplib.SMTPException, OSError) as exc:
+            error = exc
+    if self.request.is_eager or self.request.retries >= EMAIL_MAX_RETRIES:
+        logger.error("UBO verification e-mail to UBO %s failed for good: %s", ubo_id, error)
+        return False
+    raise self.retry(exc=error, countdown=30 * 2**self.request.retries)

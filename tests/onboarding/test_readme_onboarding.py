@@ -1,0 +1,64 @@
+"""The README's onboarding section works after its walk-through, as written."""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from onboarding.models import Application, DocumentUpload
+from tests.kernel.test_readme import README, walkthrough_script
+
+
+def onboarding_script() -> str:
+    section = (
+        README.read_text()
+        .split("## Onboarding: an individual from application to an uploaded document", 1)[1]
+        .split("\n## ", 1)[0]
+    )
+    return "\n".join(re.findall(r"```bash\n(.*?)```", section, re.S))
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the README uses curl")
+def test_readme_onboards_an_individual_to_an_uploaded_document(
+    transactional_db, live_server, sandbox, settings, tmp_path
+):
+    settings.AWS_STORAGE_BUCKET_NAME = None
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": tmp_path / "media"},
+        },
+    }
+    (tmp_path / "var").mkdir()
+    (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
+    script = (walkthrough_script() + "\n" + onboarding_script()).replace(
+        "http://127.0.0.1:8000", live_server.url
+    )
+    script = script.replace(".venv/bin/python", sys.executable)
+
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=150
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    application_id = re.search(r"^application (\S+)$", out, re.M).group(1)
+    application = Application.objects.get(id=application_id)
+    assert str(application.customer_id) == sandbox["customer2"]["customerId"]
+    assert application.workflow_stage == "IN_PROGRESS"
+    accepted = {doc["id"] for doc in application.legal_documents_acceptance["acceptedDocuments"]}
+    assert accepted == {"terms", "privacy", "marketing"}
+    key = re.search(r"^uploaded (\S+)$", out, re.M).group(1)
+    upload = DocumentUpload.objects.get(key=key)
+    assert str(upload.application_id) == application_id
+    assert (tmp_path / "media" / key).read_bytes() == (tmp_path / "passport.pdf").read_bytes()
+    assert "same bytes" in out
+    documents = [json.loads(chunk) for chunk in re.findall(r"^\{\n.*?^\}$", out, re.S | re.M)]
+    accept, read, status = documents[-3:]
+    assert accept["data"]["acceptance"]["documentSetVersion"]
+    assert read["data"]["application"]["legalDocumentsAcceptance"] == accept["data"]["acceptance"]
+    assert status["data"] == {"steps": []}
