@@ -142,7 +142,8 @@ def _print_outcomes():
         count for counts in _OUTCOMES.values() for status, count in counts.items() if status >= 500
     )
     lines.append(
-        f"{len(_OUTCOMES)} operations, {total} requests, {server_errors} server errors "
+        f"{len(_OUTCOMES)} method and path pairs (documented operations and undeclared-method probes), "
+        f"{total} requests, {server_errors} server errors "
         f"(at most {MAX_EXAMPLES} examples per operation and generation mode)"
     )
     report_figures("schemathesis (status x count per operation)", "\n".join(lines))
