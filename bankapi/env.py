@@ -6,6 +6,7 @@ instead of silently falling back to a default.
 
 import os
 from typing import overload
+from urllib.parse import unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -91,3 +92,47 @@ def require_deployment_settings(names: list[str | tuple[str, ...]], *, reason: s
             "Set them, or choose a development run explicitly with BANKAPI_ENV=development "
             "(generated secrets, never for real money)."
         )
+
+
+_EMAIL_BACKENDS = {
+    "console": "django.core.mail.backends.console.EmailBackend",
+    "locmem": "django.core.mail.backends.locmem.EmailBackend",
+    "dummy": "django.core.mail.backends.dummy.EmailBackend",
+    "file": "django.core.mail.backends.filebased.EmailBackend",
+    "smtp": "django.core.mail.backends.smtp.EmailBackend",
+    "smtps": "django.core.mail.backends.smtp.EmailBackend",
+    "submission": "django.core.mail.backends.smtp.EmailBackend",
+}
+
+
+def email_settings(url: str | None) -> dict[str, object]:
+    """Django's e-mail settings from one URL: `smtp://user:password@host:25`,
+    `submission://...` (port 587, STARTTLS), `smtps://...` (port 465, TLS),
+    `console://`, `locmem://`, `dummy://` or `file:///path/to/folder`.
+    Unset: the console backend (mail is printed)."""
+    if not url:
+        return {"EMAIL_BACKEND": _EMAIL_BACKENDS["console"]}
+    parts = urlsplit(url)
+    backend = _EMAIL_BACKENDS.get(parts.scheme)
+    if backend is None:
+        raise ImproperlyConfigured(
+            f"EMAIL_URL scheme must be one of {', '.join(_EMAIL_BACKENDS)}, got {url!r}"
+        )
+    found: dict[str, object] = {"EMAIL_BACKEND": backend}
+    if parts.scheme == "file":
+        found["EMAIL_FILE_PATH"] = unquote(parts.path)
+    elif backend.endswith("smtp.EmailBackend"):
+        if not parts.hostname:
+            raise ImproperlyConfigured(
+                "EMAIL_URL needs a host, e.g. smtp://user:password@mail.example.com:25"
+            )
+        default_port = {"smtp": 25, "smtps": 465, "submission": 587}[parts.scheme]
+        found.update(
+            EMAIL_HOST=parts.hostname,
+            EMAIL_PORT=parts.port or default_port,
+            EMAIL_HOST_USER=unquote(parts.username or ""),
+            EMAIL_HOST_PASSWORD=unquote(parts.password or ""),
+            EMAIL_USE_SSL=parts.scheme == "smtps",
+            EMAIL_USE_TLS=parts.scheme == "submission",
+        )
+    return found

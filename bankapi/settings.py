@@ -20,6 +20,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from bankapi import dev_secrets
 from bankapi.env import (
+    email_settings,
     env_bool,
     env_float,
     env_int,
@@ -211,7 +212,8 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = not PRODUCTION
 
-EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# One URL for outgoing mail (UBO verification e-mails), e.g. smtp://user:password@host:25.
+globals().update(email_settings(env_str("EMAIL_URL")))
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "no-reply@bankapi.local")
 
 REDIS_URL = env_str("REDIS_URL")

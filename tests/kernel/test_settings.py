@@ -169,3 +169,57 @@ def test_the_suite_itself_runs_as_a_development_run():
 
     assert os.environ["BANKAPI_ENV"] == "development"
     assert settings.PRODUCTION is False
+
+
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        (None, {"EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend"}),
+        ("locmem://", {"EMAIL_BACKEND": "django.core.mail.backends.locmem.EmailBackend"}),
+        (
+            "file:///var/mail%20out",
+            {
+                "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
+                "EMAIL_FILE_PATH": "/var/mail out",
+            },
+        ),
+        (
+            "submission://bank%40example.com:p%3Ass@mail.example.com",
+            {
+                "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+                "EMAIL_HOST": "mail.example.com",
+                "EMAIL_PORT": 587,
+                "EMAIL_HOST_USER": "bank@example.com",
+                "EMAIL_HOST_PASSWORD": "p:ss",
+                "EMAIL_USE_SSL": False,
+                "EMAIL_USE_TLS": True,
+            },
+        ),
+        (
+            "smtps://mail.example.com:2465",
+            {
+                "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+                "EMAIL_HOST": "mail.example.com",
+                "EMAIL_PORT": 2465,
+                "EMAIL_HOST_USER": "",
+                "EMAIL_HOST_PASSWORD": "",
+                "EMAIL_USE_SSL": True,
+                "EMAIL_USE_TLS": False,
+            },
+        ),
+    ],
+)
+def test_email_url_gives_djangos_email_settings(url, expected):
+    from bankapi.env import email_settings
+
+    assert email_settings(url) == expected
+
+
+@pytest.mark.parametrize("url", ["pigeon://coop", "smtp://", "smtp:///nohost"])
+def test_a_bad_email_url_stops_start_up(url):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from bankapi.env import email_settings
+
+    with pytest.raises(ImproperlyConfigured):
+        email_settings(url)
