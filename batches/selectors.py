@@ -1,10 +1,12 @@
 """Reads of batches and drafts for a caller (the list and GET one)."""
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from bankapi.errors import validation_error
@@ -49,7 +51,7 @@ def _lookback_days(raw: str | None) -> int | None:
     return MAX_LOOKBACK_DAYS if len(digits) > 5 else min(int(digits), MAX_LOOKBACK_DAYS)
 
 
-def list_query_parse(params) -> ListQuery:
+def list_query_parse(params: Mapping[str, str]) -> ListQuery:
     """Every parameter is validated, used or not: `limit` and `nextToken` (by the
     pager), `date`, `lookbackDays`. `includeItemSummary` and `drafts` are on only
     for the exact string `true`."""
@@ -62,7 +64,7 @@ def list_query_parse(params) -> ListQuery:
     )
 
 
-def _window(rows, actor: Actor, query: ListQuery):
+def _window(rows: QuerySet[Any], actor: Actor, query: ListQuery) -> QuerySet[Any]:
     """`date` (a UTC day of createdDateTime) wins; else a management caller's lookbackDays."""
     if query.day is not None:
         start = datetime.combine(query.day, time.min, tzinfo=UTC)
@@ -72,13 +74,13 @@ def _window(rows, actor: Actor, query: ListQuery):
     return rows
 
 
-def drafts_page(actor: Actor, query: ListQuery, params) -> Page:
-    rows = actor.drafts(Draft.objects).filter(submitted_at__isnull=True)
+def drafts_page(actor: Actor, query: ListQuery, params: Mapping[str, str]) -> Page:
+    rows = actor.drafts(Draft.objects.all()).filter(submitted_at__isnull=True)
     return paginate(_window(rows, actor, query), params)
 
 
-def batches_page(actor: Actor, query: ListQuery, params) -> Page:
-    rows = actor.batches(Batch.objects)
+def batches_page(actor: Actor, query: ListQuery, params: Mapping[str, str]) -> Page:
+    rows = actor.batches(Batch.objects.all())
     if actor.is_management:
         rows = rows.select_related("customer", "custodian", "owner_customer")
     return paginate(_window(rows, actor, query), params)
@@ -107,10 +109,13 @@ def batch_or_draft(actor: Actor, batch_id: str) -> Batch | Draft:
 
     A management caller never sees a draft; another owner's draft is not found.
     """
-    batch = actor.batches(Batch.objects).filter(pk=parse_uuid(batch_id)).first()
+    batch: Batch | None = actor.batches(Batch.objects.all()).filter(pk=parse_uuid(batch_id)).first()
     if batch is not None:
         return batch
-    return get_or_not_found(actor.drafts(Draft.objects).filter(submitted_at__isnull=True), batch_id, "Batch")
+    draft: Draft = get_or_not_found(
+        actor.drafts(Draft.objects.all()).filter(submitted_at__isnull=True), batch_id, "Batch"
+    )
+    return draft
 
 
 def batch_items(batch: Batch) -> list[BatchItem]:

@@ -36,6 +36,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
+from django.http import HttpRequest
 from django.utils import timezone
 
 from authn.models import LoginThrottle, User
@@ -68,7 +69,7 @@ def _lockout() -> timedelta:
 _ROW_TRIES = 5
 
 
-def _locked_row(factor: str, program_id: uuid.UUID | None, email: str, now: datetime) -> LoginThrottle:
+def _locked_row(factor: Factor, program_id: uuid.UUID | None, email: str, now: datetime) -> LoginThrottle:
     """The key's row, created if missing, locked until the transaction ends.
 
     The row lock serialises concurrent attempts on one key: each sees the count
@@ -78,7 +79,10 @@ def _locked_row(factor: str, program_id: uuid.UUID | None, email: str, now: date
     while True:
         try:
             return LoginThrottle.objects.select_for_update().get_or_create(
-                factor=factor, program_id=program_id, email=email, defaults={"window_started_at": now}
+                factor=factor,
+                program_id=program_id,  # type: ignore[misc]  # django-stubs rejects None; Django: IS NULL
+                email=email,
+                defaults={"window_started_at": now},
             )[0]
         except IntegrityError:
             # Our insert lost to a concurrent one, and a success deleted that row
@@ -89,7 +93,7 @@ def _locked_row(factor: str, program_id: uuid.UUID | None, email: str, now: date
                 raise
 
 
-def _attempt(factor: str, program_id: uuid.UUID | None, email: str, now: datetime) -> None:
+def _attempt(factor: Factor, program_id: uuid.UUID | None, email: str, now: datetime) -> None:
     with transaction.atomic():
         throttle = _locked_row(factor, program_id, email, now)
         if throttle.locked_until is not None and throttle.locked_until > now:
@@ -116,7 +120,11 @@ def throttle_attempt(program_id: uuid.UUID | None, email: str, now: datetime) ->
 
 def throttle_clear(program_id: uuid.UUID | None, email: str) -> None:
     """A correct password forgets the earlier password failures (not the code failures)."""
-    LoginThrottle.objects.filter(factor=Factor.PASSWORD, program_id=program_id, email=email).delete()
+    LoginThrottle.objects.filter(
+        factor=Factor.PASSWORD,
+        program_id=program_id,  # type: ignore[misc]  # django-stubs rejects None; Django: IS NULL
+        email=email,
+    ).delete()
 
 
 def second_factor_attempt(user: User, now: datetime | None = None) -> None:
@@ -130,7 +138,9 @@ def second_factor_attempt(user: User, now: datetime | None = None) -> None:
 def second_factor_clear(user: User) -> None:
     """A correct code forgets the user's earlier wrong codes."""
     LoginThrottle.objects.filter(
-        factor=Factor.SECOND_FACTOR, program_id=user.program_id, email=user.email
+        factor=Factor.SECOND_FACTOR,
+        program_id=user.program_id,  # type: ignore[misc]  # django-stubs rejects None; Django: IS NULL
+        email=user.email,
     ).delete()
 
 
@@ -140,10 +150,14 @@ def passkey_sign_in_attempt(user: User, now: datetime | None = None) -> None:
 
 
 def passkey_sign_in_clear(user: User) -> None:
-    LoginThrottle.objects.filter(factor=Factor.PASSKEY, program_id=user.program_id, email=user.email).delete()
+    LoginThrottle.objects.filter(
+        factor=Factor.PASSKEY,
+        program_id=user.program_id,  # type: ignore[misc]  # django-stubs rejects None; Django: IS NULL
+        email=user.email,
+    ).delete()
 
 
-def client_address(request) -> str:
+def client_address(request: HttpRequest) -> str:
     """The address of the client a request comes from.
 
     The peer's, unless `TRUSTED_PROXY_COUNT` says how many proxies of ours
@@ -151,11 +165,13 @@ def client_address(request) -> str:
     right (entries further left are whatever the client chose to send).
     """
     hops = settings.TRUSTED_PROXY_COUNT
-    forwarded = [entry.strip() for entry in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+    header: str = request.META.get("HTTP_X_FORWARDED_FOR", "")
+    forwarded = [entry.strip() for entry in header.split(",")]
     forwarded = [entry for entry in forwarded if entry]
     if hops > 0 and forwarded:
         return forwarded[-min(hops, len(forwarded))][:254]
-    return request.META.get("REMOTE_ADDR", "")[:254]
+    peer: str = request.META.get("REMOTE_ADDR", "")
+    return peer[:254]
 
 
 def _client_attempt(address: str, now: datetime) -> None:
@@ -183,7 +199,7 @@ def _client_attempt(address: str, now: datetime) -> None:
 def _client_forgive(address: str, window_started_before: datetime) -> None:
     LoginThrottle.objects.filter(
         factor=Factor.CLIENT,
-        program_id=None,
+        program_id=None,  # type: ignore[misc]  # django-stubs rejects None; Django: IS NULL
         email=address,
         failures__gt=0,
         window_started_at__lte=window_started_before,
@@ -191,7 +207,7 @@ def _client_forgive(address: str, window_started_before: datetime) -> None:
 
 
 @contextmanager
-def client_throttle(request) -> Iterator[None]:
+def client_throttle(request: HttpRequest) -> Iterator[None]:
     """Count a sign-in step of this client as a failure unless it succeeds.
 
     Failures are refused credentials (401) and refusals of a locked user (429):

@@ -5,7 +5,10 @@ the payments exactly as sent (and to the draft, if any), so the confirmation
 authorises exactly what will be paid: the total of the valid items.
 """
 
+import uuid
 from datetime import timedelta
+from decimal import Decimal
+from typing import Any
 
 from django.utils import timezone
 
@@ -22,12 +25,21 @@ STEP_UP_PURPOSE = "batch-submit"
 
 def draft_for_submit(actor: Actor, draft_id: str) -> Draft:
     """The caller's draft not yet submitted: 404 if none, 422 DRAFT_EXPIRED once expired."""
-    draft = get_or_not_found(actor.drafts(Draft.objects).filter(submitted_at__isnull=True), draft_id, "Batch")
+    draft: Draft = get_or_not_found(
+        actor.drafts(Draft.objects.all()).filter(submitted_at__isnull=True), draft_id, "Batch"
+    )
     if draft.expires_at <= timezone.now():
         raise ApiError(ErrorCode.DRAFT_EXPIRED, "The draft has expired; verify the payments again.")
     if draft.verified_at is None:
         raise ApiError(ErrorCode.INVALID_STATE, "The draft is still being verified; try again shortly.")
     return draft
+
+
+def _valid_amount(item: CheckedItem) -> Decimal:
+    """The amount of a valid item: items_check sets it on every item it finds valid."""
+    if item.amount is None:
+        raise ValueError(f"Valid payment {item.index} without an amount.")
+    return item.amount
 
 
 def payments_checked(actor: Actor, payments: list[dict]) -> tuple[list[CheckedItem], str | None]:
@@ -42,7 +54,11 @@ def batch_initiate(*, actor: Actor, user: User, payments: list[dict], draft_id: 
     valid = [item for item in checked if item.valid]
     if not valid:
         raise validation_error("payments", "No payment is valid: verify them to see each one's reasons.")
-    total = sum((item.amount for item in valid), start=valid[0].amount * 0)
+    amounts = [_valid_amount(item) for item in valid]
+    if currency is None:
+        # items_check takes the currency of the first valid item's payer: set when any is valid.
+        raise ValueError("Valid payments without a batch currency.")
+    total = sum(amounts, start=amounts[0] * 0)
     challenge = ScaChallenge.objects.create(
         program_id=actor.scope.program_id,
         sandbox=actor.scope.sandbox,
@@ -75,7 +91,8 @@ def sca_challenge_live(
         # Made on the same route: a challenge of the custodian-wide route does not
         # confirm a single-customer batch, nor the reverse.
         .filter(user=user, consumed_at__isnull=True, route_customer=actor.route_customer)
-        .filter(id=_uuid_or_none(sca.get("id")))
+        # django-stubs: an exact lookup takes None (matching no challenge: the id is never null).
+        .filter(id=_uuid_or_none(sca.get("id")))  # type: ignore[misc]
         .first()
     )
     if challenge is None:
@@ -89,5 +106,5 @@ def sca_challenge_live(
     return challenge
 
 
-def _uuid_or_none(value):
+def _uuid_or_none(value: Any) -> uuid.UUID | None:
     return parse_uuid(value) if isinstance(value, str) else None

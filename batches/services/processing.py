@@ -20,7 +20,7 @@ Safe to rerun after a crash at any point, and to run twice at once:
 import logging
 import uuid
 from collections import defaultdict
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -84,7 +84,7 @@ def batch_create(
     return batch
 
 
-def _item(batch: Batch, checked: CheckedItem, now) -> BatchItem:
+def _item(batch: Batch, checked: CheckedItem, now: datetime) -> BatchItem:
     payer = checked.payer
     reference = checked.payment.get("reference")
     return BatchItem(
@@ -219,18 +219,7 @@ def batch_process_chunk(batch_id: str, *, chunk_size: int) -> bool:
         outcomes = payments_accept_reserved(
             program=program,
             sandbox=batch.sandbox,
-            payments=[
-                ReservedPayment(
-                    # The item's payment request takes the item's id: linked in one UPDATE below.
-                    request_id=item.id,
-                    account_id=item.account_id,
-                    reserved=item.reserved_amount,
-                    amount=item.amount,
-                    reference=item.reference,
-                    payee=_payee_as_paid(item.payee),
-                )
-                for item in items
-            ],
+            payments=[_reserved_payment(item) for item in items],
             memo=f"Batch {batch.id} release",
         )
         now = timezone.now()
@@ -284,3 +273,19 @@ def batches_stalled(older_than: timedelta) -> list[str]:
         .filter(updated_at__lt=cutoff)
         .values_list("id", flat=True)
     ]
+
+
+def _reserved_payment(item: BatchItem) -> ReservedPayment:
+    """The payment of a claimed item. Only items with reserved funds are claimed, and
+    only valid items (with a payer account and an amount) have funds reserved."""
+    if item.account_id is None or item.reserved_amount is None or item.amount is None:
+        raise ValueError(f"Batch item {item.id} was claimed without a payer, an amount or reserved funds.")
+    return ReservedPayment(
+        # The item's payment request takes the item's id: linked in one UPDATE below.
+        request_id=item.id,
+        account_id=item.account_id,
+        reserved=item.reserved_amount,
+        amount=item.amount,
+        reference=item.reference,
+        payee=_payee_as_paid(item.payee),
+    )

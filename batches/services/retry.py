@@ -24,6 +24,9 @@ from payments.services.reserved import Reservation, fee_per_payment, funds_reser
 def _payment_as_sent(item: BatchItem) -> dict:
     """The item's payment in the shape submit took, to check it against the rules again."""
     payer = item.account
+    if payer is None:
+        # _refuse_unpayable refuses an item without a payer account before asking for this.
+        raise ValueError(f"Batch item {item.id} has no payer account.")
     if payer.sort_code and payer.account_number:
         payer_account = {"type": "uk", "sortCode": payer.sort_code, "accountNumber": payer.account_number}
     else:
@@ -58,7 +61,9 @@ def _refuse_unpayable(item: BatchItem, batch: Batch) -> None:
         raise ApiError(
             ErrorCode.VALIDATION_ERROR, "The item breaks the batch rules: " + " ".join(checked.reasons)
         )
-    if batch.currency and item.account.currency != batch.currency:
+    payer = item.account
+    assert payer is not None  # item.account_id is not None: checked above
+    if batch.currency and payer.currency != batch.currency:
         raise ApiError(ErrorCode.VALIDATION_ERROR, f"The payer account is not in {batch.currency}.")
 
 
@@ -80,6 +85,8 @@ def batch_item_retry(*, item: BatchItem) -> BatchItem:
         if locked.status != BatchItem.Status.FAILED or locked.payment_id is not None:
             raise ApiError(ErrorCode.INVALID_STATE, f"A {locked.status} item cannot be retried.")
         _refuse_unpayable(locked, batch)
+        # _refuse_unpayable refused an item without a payer account or an amount.
+        assert locked.amount is not None and locked.account_id is not None
         program = Program.objects.get(id=batch.program_id)
         amount = locked.amount + fee_per_payment(program)
         outcome = funds_reserve(

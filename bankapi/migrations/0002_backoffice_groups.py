@@ -20,7 +20,7 @@ def delete_groups(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("auth", "0012_alter_user_first_name_max_length"),
-        ("bankapi", "0003_tenant_owned_times"),
+        ("bankapi", "0001_initial"),
     ]
 
     operations = [migrations.RunPython(create_groups, delete_groups)]
