@@ -151,6 +151,21 @@ DOCUMENT_KEY = OpenApiParameter(
 )
 
 
+LEGAL_DOCUMENT_SET_RESPONSES = {
+    200: LEGAL_DOCUMENT_SET_RESPONSE,
+    **error_responses(
+        401,
+        403,
+        404,
+        422,
+        s401=S401,
+        s403=S403,
+        s404=S404_APPLICATION,
+        s422="UNSUPPORTED_PARAMETER: documentKey is not supported.",
+    ),
+}
+
+
 class LegalDocumentsView(OnboardingView):
     @extend_schema(
         tags=TAGS,
@@ -162,19 +177,7 @@ class LegalDocumentsView(OnboardingView):
             "`documents` is null and `message` says so."
         ),
         parameters=[DOCUMENT_KEY],
-        responses={
-            200: LEGAL_DOCUMENT_SET_RESPONSE,
-            **error_responses(
-                401,
-                403,
-                404,
-                422,
-                s401=S401,
-                s403=S403,
-                s404=S404_APPLICATION,
-                s422="UNSUPPORTED_PARAMETER: documentKey is not supported.",
-            ),
-        },
+        responses=LEGAL_DOCUMENT_SET_RESPONSES,
     )
     def get(self, request, applicationId: str):
         application = application_of(self.scope, applicationId)
@@ -204,19 +207,7 @@ class LegalDocumentsAliasView(LegalDocumentsView):
         summary="Legal documents to accept (alias)",
         description="The same answer as GET /v1/applications/{applicationId}/documents/legal.",
         parameters=[DOCUMENT_KEY],
-        responses={
-            200: LEGAL_DOCUMENT_SET_RESPONSE,
-            **error_responses(
-                401,
-                403,
-                404,
-                422,
-                s401=S401,
-                s403=S403,
-                s404=S404_APPLICATION,
-                s422="UNSUPPORTED_PARAMETER: documentKey is not supported.",
-            ),
-        },
+        responses=LEGAL_DOCUMENT_SET_RESPONSES,
     )
     def get(self, request, applicationId: str):
         return super().get(request, applicationId)

@@ -28,7 +28,7 @@ ORDER = [
 
 class Command(BaseCommand):
     help = (
-        "Create the sandbox programs, customers, accounts and users (DESIGN.md section 13). "
+        "Create the sandbox programs, customers, accounts, users, cards and applications. "
         "Safe to rerun: nothing is made twice and the same object is printed."
     )
 
