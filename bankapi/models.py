@@ -6,7 +6,7 @@ caller filters on both (see `bankapi.scope`).
 
 import uuid
 from decimal import Decimal
-from typing import TYPE_CHECKING, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from django.core.validators import MinValueValidator
 from django.db import models
@@ -166,6 +166,19 @@ class Account(TenantOwned):
     bic = models.CharField(max_length=11, blank=True)
     # Whether this account's provider can price FX (spec 4.5: otherwise PROVIDER_ERROR).
     fx_quotes_supported = models.BooleanField(default=True)
+    # What the account has sent on one UTC day, for the program's daily outbound
+    # limit: the debit amounts (fees excluded) of the payments accepted that day
+    # and not failed since. A payment's debit counts its amount here in the same
+    # statement that takes the balance (see payments.ledger), so the limit costs
+    # a payment no statement of its own and stays flat as the day fills; a
+    # payment on a new day starts the count again. Internal, never shown.
+    outbound_day = models.DateField(null=True, blank=True, editable=False)
+    outbound_total = models.DecimalField(**MONEY, default=ZERO, editable=False)
+
+    # Written only by the ledger's and the limit's own statements, under the
+    # account's row lock: saving an account loaded earlier must not put back the
+    # values it was loaded with.
+    LEDGER_FIELDS = frozenset({"balance", "outbound_day", "outbound_total"})
 
     class Meta:
         indexes = [models.Index(fields=["program", "sandbox", "customer"])]
@@ -177,10 +190,22 @@ class Account(TenantOwned):
                 condition=models.Q(reference_min__lte=models.F("reference_max")),
                 name="account_reference_range",
             ),
+            models.CheckConstraint(
+                condition=models.Q(outbound_total__gte=0), name="account_outbound_total_non_negative"
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.name or self.id} ({self.currency})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding and kwargs.get("update_fields") is None:
+            kwargs["update_fields"] = [
+                field.name
+                for field in self._meta.concrete_fields
+                if not field.primary_key and field.name not in self.LEDGER_FIELDS
+            ]
+        super().save(*args, **kwargs)
 
     @property
     def reference_pattern(self) -> str:

@@ -166,7 +166,6 @@ def seed_day_of_payments(target: Target, count: int) -> None:
     from bankapi.models import Account
     from payments.models import (
         Beneficiary,
-        DailyOutboundUsage,
         LedgerPosting,
         LedgerTransaction,
         PaymentRequest,
@@ -221,8 +220,9 @@ def seed_day_of_payments(target: Target, count: int) -> None:
             [template.id],
         )
         moved = copies * AMOUNT
-        Account.objects.filter(id=account.id).update(balance=F("balance") - moved)
-        DailyOutboundUsage.objects.filter(account=account).update(total=F("total") + moved)
+        Account.objects.filter(id=account.id).update(
+            balance=F("balance") - moved, outbound_total=F("outbound_total") + moved
+        )
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {name(PaymentRequest._meta.db_table)}")
 
@@ -460,6 +460,18 @@ def check_hot_account(target: Target, result: WrkResult, clients: int, before: D
     return f"exact (balance {balance} = {before} - {accepted} x {AMOUNT}; non-2xx 0)"
 
 
+def in_process_report(statements: list[str], control: int, single_ms: float, count: int, conn_max_age) -> None:
+    print(
+        f"statements per payment: {len(statements)} ({len(statements) - control} besides "
+        f"transaction control), in-process, CONN_MAX_AGE={conn_max_age}"
+    )
+    if os.environ.get("BENCH_SHOW_STATEMENTS"):
+        for sql in statements:
+            print(f"    {sql[:160]}")
+    print(f"one payment in-process, one thread: {single_ms:.1f} ms (median of {count})")
+    print(f"load average now {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -472,9 +484,15 @@ def main() -> None:
         "--day-payments", type=int, default=DAY_PAYMENTS_DEFAULT, help="payments today in the full-day run"
     )
     parser.add_argument("--in-process", type=int, default=200, help="payments timed in-process (200)")
+    parser.add_argument(
+        "--in-process-only",
+        action="store_true",
+        help="only the in-process figures (statements, one payment in one thread): no wrk, no pgbench",
+    )
     args = parser.parse_args()
 
-    check_tools()
+    if not args.in_process_only:
+        check_tools()
     database_url = os.environ.get("BENCH_DATABASE_URL") or os.environ.get("DATABASE_URL")
     if not database_url or not database_url.startswith(("postgres://", "postgresql://")):
         fail("set BENCH_DATABASE_URL (or DATABASE_URL) to a PostgreSQL database the bench may wipe")
@@ -521,6 +539,9 @@ def main() -> None:
     single_ms, statements = in_process(special["inprocess"], args.in_process)
     control = sum(1 for sql in statements if sql.strip('"').upper().startswith(TRANSACTION_CONTROL))
     connection.close()
+    if args.in_process_only:
+        in_process_report(statements, control, single_ms, args.in_process, conn_max_age)
+        return
 
     server, base = start_gunicorn(env, args.workers)
     try:
@@ -558,14 +579,7 @@ def main() -> None:
 
     tps = run_pgbench(database_url, clients=args.clients, seconds=args.duration)
     print(f"pgbench tpcb-like ({args.clients} clients, {args.duration}s): tps={tps:.0f}")
-    print(
-        f"statements per payment: {len(statements)} ({len(statements) - control} besides "
-        f"transaction control), in-process, CONN_MAX_AGE={conn_max_age}"
-    )
-    if os.environ.get("BENCH_SHOW_STATEMENTS"):
-        for sql in statements:
-            print(f"    {sql[:160]}")
-    print(f"one payment in-process, one thread: {single_ms:.1f} ms (median of {args.in_process})")
+    in_process_report(statements, control, single_ms, args.in_process, conn_max_age)
     report = ledger_check()
     print(f"ledger invariant: {'holds' if report.ok else report}")
     print(

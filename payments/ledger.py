@@ -12,12 +12,17 @@ Rules (Saleor's lock_objects habit, written down):
   first with `lock_accounts` (same order).
 - Balances change inside the same transaction as the postings, so a crash leaves
   neither half behind.
+- A payment's debit also counts the payment against the account's daily outbound
+  limit (`Outbound`) in that same UPDATE: the statement is refused when either
+  the balance or the day's limit cannot take it, so the limit costs no statement
+  of its own and is checked under the same row lock as the funds.
 """
 
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
@@ -40,12 +45,26 @@ class Leg:
     system_account: SystemAccount | None = None
 
 
+@dataclass(frozen=True)
+class Outbound:
+    """Count `amount` against the daily outbound limit `limit` of `account_id` for
+    UTC `day`, in the statement that debits that account (see the module's rules).
+    The account's count starts again on a new day."""
+
+    account_id: uuid.UUID
+    day: date
+    amount: Decimal
+    limit: Decimal
+
+
 class LedgerError(Exception):
     """A movement that would break the ledger's rules (a programming error)."""
 
 
 class InsufficientBalance(LedgerError):
-    """A movement would take a customer account below zero: nothing was changed by it."""
+    """A movement would take a customer account below zero, or past its daily
+    outbound limit when the movement counts one (`Outbound`): nothing was changed
+    by it."""
 
 
 # System accounts by (program id, sandbox, kind, currency). Their rows never change
@@ -96,14 +115,19 @@ def ledger_post(
     legs: list[Leg],
     key: str | None = None,
     memo: str = "",
+    outbound: Outbound | None = None,
 ) -> LedgerTransaction:
     """Post a balanced movement and apply it to the customer balances.
+
+    With `outbound`, the debit of its account also counts it against that
+    account's daily outbound limit, in the same statement; a debit the limit
+    cannot take is refused like one the balance cannot (InsufficientBalance).
 
     With `key`, the movement happens at most once: a second call with the same key
     raises IntegrityError inside its own savepoint, leaving the caller's
     transaction usable (see `ledger_post_once`).
     Raises InsufficientBalance, changing nothing, when a customer account would go
-    below zero.
+    below zero (or its outbound count past the limit).
     """
     totals: dict[str, Decimal] = defaultdict(lambda: ZERO)
     for leg in legs:
@@ -118,14 +142,21 @@ def ledger_post(
     if any(total != 0 for total in totals.values()):
         raise LedgerError(f"Postings do not balance: {dict(totals)}")
 
+    changes: dict = defaultdict(lambda: ZERO)
+    for leg in legs:
+        if leg.account:
+            changes[leg.account.id] += leg.amount
+    if outbound is not None:
+        if changes.get(outbound.account_id, ZERO) >= 0:
+            raise LedgerError("An outbound count goes with a debit of its account")
+        if outbound.amount > outbound.limit:
+            # Above the limit whatever the day: refused before any statement.
+            raise InsufficientBalance(f"Account {outbound.account_id} would pass its daily outbound limit")
+
     # A savepoint only where a caller may go on after a failure (a keyed movement
     # already made); any other failure here ends the caller's transaction.
     with transaction.atomic(savepoint=key is not None):
-        changes: dict = defaultdict(lambda: ZERO)
-        for leg in legs:
-            if leg.account:
-                changes[leg.account.id] += leg.amount
-        balances, short = _apply_balance_changes(changes)
+        balances, short = _apply_balance_changes(changes, outbound)
         if short is None:
             entry = LedgerTransaction.objects.create(
                 program_id=program_id, sandbox=sandbox, kind=kind, key=key, memo=memo[:200]
@@ -153,25 +184,59 @@ def ledger_post(
     raise InsufficientBalance(f"Account {short} would go below zero")
 
 
+_BALANCE_SQL: dict[str, tuple[str, str]] = {}
+
+
+def _balance_sql(connection: Any) -> tuple[str, str]:
+    """The two conditional UPDATEs of the module's rules, for this database: the
+    balance change alone, and with the day's outbound count (`Outbound`). Only
+    the model's table and column names go into the text; values are parameters."""
+    cached = _BALANCE_SQL.get(connection.vendor)
+    if cached is None:
+        name = connection.ops.quote_name
+        table, balance, key = name(Account._meta.db_table), name("balance"), name("id")
+        day, total = name("outbound_day"), name("outbound_total")
+        plain = (
+            f"UPDATE {table} SET {balance} = {balance} + %s "  # noqa: S608
+            f"WHERE {key} = %s AND {balance} >= %s RETURNING {balance}"
+        )
+        # Every right-hand side reads the row as it was: the count restarts on a new day.
+        counted = (
+            f"UPDATE {table} SET {balance} = {balance} + %s, "  # noqa: S608
+            f"{total} = CASE WHEN {day} = %s THEN {total} + %s ELSE %s END, {day} = %s "
+            f"WHERE {key} = %s AND {balance} >= %s "
+            f"AND ({total} <= %s OR {day} IS NULL OR {day} <> %s) RETURNING {balance}"
+        )
+        cached = _BALANCE_SQL[connection.vendor] = (plain, counted)
+    return cached
+
+
 def _apply_balance_changes(
-    changes: dict[uuid.UUID, Decimal],
+    changes: dict[uuid.UUID, Decimal], outbound: Outbound | None = None
 ) -> tuple[dict[uuid.UUID, Decimal], uuid.UUID | None]:
     """Apply each account's net change (see the module's rules) until one would go
-    below zero: (new balances by id of the accounts changed, that account's id or
-    None)."""
+    below zero (or past its outbound limit): (new balances by id of the accounts
+    changed, that account's id or None)."""
     connection = transaction.get_connection()
-    name = connection.ops.quote_name
-    table, balance, key = name(Account._meta.db_table), name("balance"), name("id")
-    sql = (
-        f"UPDATE {table} SET {balance} = {balance} + %s "  # noqa: S608 (names only; values are parameters)
-        f"WHERE {key} = %s AND {balance} + %s >= 0 RETURNING {balance}"
-    )
-    balance_field, id_field = Account._meta.get_field("balance"), Account._meta.pk
+    plain, counted = _balance_sql(connection)
+    money, id_field = Account._meta.get_field("balance"), Account._meta.pk
     balances: dict[uuid.UUID, Decimal] = {}
     with connection.cursor() as cursor:
         for account_id in sorted(changes):
-            change = balance_field.get_db_prep_value(changes[account_id], connection)
-            cursor.execute(sql, [change, id_field.get_db_prep_value(account_id, connection), change])
+            change = changes[account_id]
+            # The balance must hold at least what the change takes away.
+            params = [
+                money.get_db_prep_value(change, connection),
+                id_field.get_db_prep_value(account_id, connection),
+                money.get_db_prep_value(max(-change, ZERO), connection),
+            ]
+            if outbound is not None and account_id == outbound.account_id:
+                day = Account._meta.get_field("outbound_day").get_db_prep_value(outbound.day, connection)
+                amount = money.get_db_prep_value(outbound.amount, connection)
+                room = money.get_db_prep_value(outbound.limit - outbound.amount, connection)
+                cursor.execute(counted, [params[0], day, amount, amount, day, *params[1:], room, day])
+            else:
+                cursor.execute(plain, params)
             row = cursor.fetchone()
             if row is None:
                 return balances, account_id

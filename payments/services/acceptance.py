@@ -16,7 +16,7 @@ from bankapi.models import ZERO, Account, Program
 from events.models import EventType
 from payments.events import payment_request_event
 from payments.fx import fx_quote_amounts, fx_quote_consume
-from payments.ledger import InsufficientBalance, Leg, ledger_post, lock_accounts, system_account_for
+from payments.ledger import InsufficientBalance, Leg, Outbound, ledger_post, lock_accounts, system_account_for
 from payments.models import (
     Beneficiary,
     FxQuote,
@@ -25,7 +25,7 @@ from payments.models import (
     ScheduledPayment,
     SystemAccount,
 )
-from payments.services.limits import daily_outbound_take, usage_day
+from payments.services.limits import daily_outbound_check, usage_day
 
 
 @dataclass(frozen=True)
@@ -63,11 +63,11 @@ def _check_per_payment_limit(program: Program, debit: Decimal) -> None:
 
 
 def _daily_limit_first(program: Program, account: Account, debit: Decimal, day: date) -> Account:
-    """For a payment refused before its daily limit was checked: lock the account
-    and check the limit, which answers first (LIMIT_EXCEEDED) as it does for every
-    payment. The locked row, for the refusal's message."""
+    """For a payment refused before its daily limit was known to fit: lock the
+    account and check the limit, which answers first (LIMIT_EXCEEDED) as it does
+    for every payment. The locked row, for the refusal's message."""
     locked = lock_accounts([account.id])[account.id]
-    daily_outbound_take(program=program, account=locked, debit=debit, day=day)
+    daily_outbound_check(program=program, account=locked, debit=debit, day=day)
     return locked
 
 
@@ -165,28 +165,38 @@ def payment_accept(
                     system_account=_system(account, SystemAccount.Kind.FEES, account.currency),
                 )
             )
-        try:
-            # The debit comes first: it takes the account's row lock (held until
-            # this transaction ends) and is refused if the balance cannot cover
-            # amount plus fee. Two payments from one account serialise on it, so
-            # neither passes the funds or the daily-limit check against money the
-            # other is spending. It is the only lock the payment takes.
-            entry = ledger_post(
+        # The debit comes first: one statement takes the account's row lock (held
+        # until this transaction ends), counts the debit against the day's
+        # outbound limit and is refused if the limit or the balance (amount plus
+        # fee) cannot take it. Two payments from one account serialise on it, so
+        # neither passes the funds or the daily-limit check against money the
+        # other is spending. It is the only lock the payment takes.
+        def debit_account() -> LedgerTransaction:
+            return ledger_post(
                 program_id=account.program_id,
                 sandbox=account.sandbox,
                 kind=LedgerTransaction.Kind.PAYMENT,
                 legs=legs,
                 memo=instruction.reference,
+                outbound=Outbound(
+                    account_id=account.id, day=day, amount=debit, limit=program.daily_outbound_limit
+                ),
             )
+
+        try:
+            entry = debit_account()
         except InsufficientBalance:
+            # Refused, nothing changed: which rule refused it is read under the
+            # lock, the limit first.
             locked = _daily_limit_first(program, account, debit, day)
-            raise ApiError(
-                ErrorCode.INSUFFICIENT_FUNDS,
-                f"The account holds {locked.balance:.2f} {locked.currency}; "
-                f"this payment needs {debit + fee:.2f} (amount {debit:.2f} plus fee {fee:.2f}).",
-            )
-        # Under the lock the debit took; a refusal rolls the debit back with it.
-        daily_outbound_take(program=program, account=account, debit=debit, day=day)
+            if locked.balance < debit + fee:
+                raise ApiError(
+                    ErrorCode.INSUFFICIENT_FUNDS,
+                    f"The account holds {locked.balance:.2f} {locked.currency}; "
+                    f"this payment needs {debit + fee:.2f} (amount {debit:.2f} plus fee {fee:.2f}).",
+                ) from None
+            # Both fit now (money arrived meanwhile); under our lock the debit holds.
+            entry = debit_account()
         held = debit >= program.review_threshold
         request = PaymentRequest.objects.create(
             program_id=account.program_id,

@@ -117,8 +117,8 @@ def funds_reserve(*, program: Program, sandbox: bool, reservations: list[Reserva
     return outcome
 
 
-def _spent_today(account_ids: Iterable[uuid.UUID], day: date) -> dict[uuid.UUID, Decimal]:
-    return defaultdict(lambda: ZERO, daily_outbound_spent(account_ids, day))
+def _spent_today(accounts: Iterable[Account], day: date) -> dict[uuid.UUID, Decimal]:
+    return defaultdict(lambda: ZERO, daily_outbound_spent(accounts, day))
 
 
 def _limit_refusal(program: Program, amount: Decimal, spent: Decimal) -> ApiError | None:
@@ -168,7 +168,7 @@ def payments_accept_reserved(
     available = {account_id: locked[account_id].balance + amount for account_id, amount in released.items()}
     now = timezone.now()
     day = now.astimezone(UTC).date()
-    spent = _spent_today(list(released), day)
+    spent = _spent_today((locked[account_id] for account_id in released), day)
     sent: dict = defaultdict(lambda: ZERO)
     outcomes: list = []
     accepted = []
@@ -227,7 +227,7 @@ def payments_accept_reserved(
         ),
         batch_size=1000,
     )
-    daily_outbound_add(sent, day)
+    daily_outbound_add(locked, sent, day)
     crossed_midnight = [request.id for request in requests if usage_day(request) != day]
     if crossed_midnight:
         # Keep them on the day their limit was checked against (see payment_accept).

@@ -12,7 +12,7 @@ from batches.models import Batch, BatchItem
 from batches.services import processing
 from batches.services.processing import batch_fund, batch_process
 from payments.ledger import ledger_check
-from payments.models import DailyOutboundUsage, LedgerTransaction, PaymentRequest
+from payments.models import LedgerTransaction, PaymentRequest
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.settlement import payment_fail
 from tests.batches.conftest import PAYEE_IBAN, balance, payment
@@ -260,7 +260,8 @@ def test_batch_payments_and_single_payments_share_the_daily_limit(custodian_user
     assert [i.status for i in items] == ["SUCCESS", "FAILED"]
     assert items[1].error.startswith("LIMIT_EXCEEDED")
     today = datetime.now(UTC).date()
-    assert DailyOutboundUsage.objects.get(account=payer, day=today).total == Decimal("90.00")
+    counted = Account.objects.get(id=payer.id)
+    assert (counted.outbound_day, counted.outbound_total) == (today, Decimal("90.00"))
     # Its own savepoint, as every caller that goes on after a refusal opens one.
     with pytest.raises(ApiError) as refused, transaction.atomic():
         payment_accept(

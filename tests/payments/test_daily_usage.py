@@ -1,15 +1,15 @@
-"""The daily outbound limit's usage row: what each account has sent today."""
+"""The daily outbound limit's count on the account row: what each account has sent today."""
 
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
 from rest_framework.test import APIClient
 
 from bankapi.models import Account, Program
-from payments.models import DailyOutboundUsage, PaymentRequest
+from payments.models import PaymentRequest
 from payments.services.settlement import payment_fail
 from tests.conftest import requires_postgres
 from tests.payments.conftest import payments_url
@@ -28,10 +28,8 @@ def pay(api, sandbox, auth, account, amount):
 
 
 def used_today(account) -> Decimal | None:
-    today = datetime.now(UTC).date()
-    return (
-        DailyOutboundUsage.objects.filter(account=account, day=today).values_list("total", flat=True).first()
-    )
+    row = Account.objects.get(id=account.id)
+    return row.outbound_total if row.outbound_day == datetime.now(UTC).date() else None
 
 
 def test_usage_counts_accepted_payments_and_gives_back_failed_ones(api, sandbox, customer_auth):
@@ -57,6 +55,55 @@ def test_usage_counts_accepted_payments_and_gives_back_failed_ones(api, sandbox,
     assert used_today(account) == Decimal("60.00")
     assert pay(api, sandbox, customer_auth, account, "40.00").status_code == 200
     assert used_today(account) == Decimal("100.00")
+
+
+def test_a_new_day_starts_the_count_again(api, sandbox, customer_auth):
+    account = Account.objects.get(id=sandbox["customer"]["accountId"])
+    Program.objects.filter(id=account.program_id).update(daily_outbound_limit=Decimal("100.00"))
+    yesterday = datetime.now(UTC).date() - timedelta(days=1)
+    # Yesterday's limit used up: it does not count today.
+    Account.objects.filter(id=account.id).update(outbound_day=yesterday, outbound_total=Decimal("100.00"))
+
+    response = pay(api, sandbox, customer_auth, account, "70.00")
+
+    assert response.status_code == 200
+    assert used_today(account) == Decimal("70.00")
+    refused = pay(api, sandbox, customer_auth, account, "30.01")
+    assert (refused.status_code, refused.json()["code"]) == (422, "LIMIT_EXCEEDED")
+    assert "already sent today: 70.00" in refused.json()["message"]
+
+
+def test_a_payment_of_an_earlier_day_failing_gives_nothing_back_today(api, sandbox, customer_auth):
+    account = Account.objects.get(id=sandbox["customer"]["accountId"])
+    first = pay(api, sandbox, customer_auth, account, "25.00")
+    request = PaymentRequest.objects.get(id=first.json()["data"]["bankTransfer"]["requestId"])
+    PaymentRequest.objects.filter(id=request.id).update(created_at=request.created_at - timedelta(days=1))
+    assert pay(api, sandbox, customer_auth, account, "10.00").status_code == 200
+    before = Account.objects.get(id=account.id).balance
+
+    payment_fail(PaymentRequest.objects.get(id=request.id), "Returned")
+
+    # Its money comes back; today's count keeps only today's payments.
+    assert used_today(account) == Decimal("35.00")
+    assert Account.objects.get(id=account.id).balance == before + Decimal("25.00") + request.fee
+
+
+def test_saving_an_account_loaded_earlier_keeps_its_balance_and_count(api, sandbox, customer_auth):
+    account = Account.objects.get(id=sandbox["customer"]["accountId"])
+    stale = Account.objects.get(id=account.id)
+    assert pay(api, sandbox, customer_auth, account, "12.00").status_code == 200
+    fresh = Account.objects.get(id=account.id)
+
+    stale.name = "Renamed"
+    stale.save()
+
+    saved = Account.objects.get(id=account.id)
+    assert saved.name == "Renamed"
+    assert (saved.balance, saved.outbound_day, saved.outbound_total) == (
+        fresh.balance,
+        fresh.outbound_day,
+        fresh.outbound_total,
+    )
 
 
 def test_a_refused_payment_counts_nothing(api, sandbox, customer_auth):
