@@ -1,7 +1,7 @@
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 
-from authn.tokens import decode_token, user_for_claims
+from authn.tokens import UserLoader, decode_token, user_for_claims
 from bankapi.errors import ApiError, ErrorCode
 
 
@@ -9,8 +9,13 @@ class BearerAuthentication(BaseAuthentication):
     """`Authorization: Bearer <jwt>`: verifies the token and loads its user.
 
     `request.auth` becomes the verified claims. Which token a route takes (access
-    or id) is checked by `bankapi.permissions.TokenRequired`.
+    or id) is checked by `bankapi.permissions.TokenRequired`. A view may pass
+    `load_user` to read the user together with what it needs next (see
+    `authn.tokens.user_for_claims`).
     """
+
+    def __init__(self, load_user: UserLoader | None = None) -> None:
+        self.load_user = load_user
 
     def authenticate(self, request):
         header = get_authorization_header(request).split()
@@ -23,7 +28,7 @@ class BearerAuthentication(BaseAuthentication):
         except UnicodeDecodeError as exc:
             raise ApiError(ErrorCode.UNAUTHORIZED, "Invalid or expired token") from exc
         claims = decode_token(token)
-        return user_for_claims(claims), claims
+        return user_for_claims(claims, self.load_user), claims
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="bankapi"'

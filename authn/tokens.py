@@ -10,6 +10,7 @@ user's token generation: that is how global logout ends every session at once
 import hashlib
 import secrets
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -83,13 +84,26 @@ def decode_token(token: str) -> dict:
         raise _unauthorized() from exc
 
 
-def user_for_claims(claims: dict) -> User:
+UserLoader = Callable[[uuid.UUID], "User | None"]
+
+
+def user_for_claims(claims: dict, load: UserLoader | None = None) -> User:
     """The live user a verified token names; revoked or deactivated users fail, and so
-    do tokens whose program, role or sandbox claim no longer matches the user."""
+    do tokens whose program, role or sandbox claim no longer matches the user.
+
+    `load` reads the active user of an id, with its customer and program, and may
+    read more in the same query (a route's account: see `bankapi.api`); None if
+    there is no such active user."""
     try:
-        # The customer and the program come along: every route then resolves the
-        # caller's scope without asking the database again.
-        user = User.objects.select_related("customer", "program").get(id=claims["sub"], is_active=True)
+        if load is None:
+            # The customer and the program come along: every route then resolves the
+            # caller's scope without asking the database again.
+            user = User.objects.select_related("customer", "program").get(id=claims["sub"], is_active=True)
+        else:
+            loaded = load(uuid.UUID(str(claims["sub"])))
+            if loaded is None:
+                raise User.DoesNotExist
+            user = loaded
     except (User.DoesNotExist, ValueError, TypeError) as exc:
         raise _unauthorized() from exc
     if claims.get("ver") != user.token_version:

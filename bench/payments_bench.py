@@ -460,10 +460,12 @@ def check_hot_account(target: Target, result: WrkResult, clients: int, before: D
     return f"exact (balance {balance} = {before} - {accepted} x {AMOUNT}; non-2xx 0)"
 
 
-def in_process_report(statements: list[str], control: int, single_ms: float, count: int, conn_max_age) -> None:
+def in_process_report(
+    statements: list[str], control: int, single_ms: float, count: int, max_age: object
+) -> None:
     print(
         f"statements per payment: {len(statements)} ({len(statements) - control} besides "
-        f"transaction control), in-process, CONN_MAX_AGE={conn_max_age}"
+        f"transaction control), in-process, CONN_MAX_AGE={max_age}"
     )
     if os.environ.get("BENCH_SHOW_STATEMENTS"):
         for sql in statements:

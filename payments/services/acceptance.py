@@ -165,6 +165,7 @@ def payment_accept(
                     system_account=_system(account, SystemAccount.Kind.FEES, account.currency),
                 )
             )
+
         # The debit comes first: one statement takes the account's row lock (held
         # until this transaction ends), counts the debit against the day's
         # outbound limit and is refused if the limit or the balance (amount plus

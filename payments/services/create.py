@@ -15,6 +15,7 @@ from decimal import Decimal
 
 from bankapi.errors import validation_error
 from bankapi.models import Account
+from bankapi.scope import parse_uuid
 from payments.models import Beneficiary, PaymentRequest, ScheduledPayment
 from payments.rules import virtual_iban_error
 from payments.selectors import beneficiary_of
@@ -37,12 +38,28 @@ class PaymentSubmission:
 
 
 def payee_resolve(
-    *, account: Account, beneficiary_id: str | None, payee: dict | None
+    *,
+    account: Account,
+    beneficiary_id: str | None,
+    payee: dict | None,
+    beneficiary_read: Beneficiary | None = None,
 ) -> tuple[Beneficiary | None, dict | None]:
-    """The beneficiary (the customer's own, else 404) and the payee as paid."""
+    """The beneficiary (the customer's own, else 404) and the payee as paid.
+
+    `beneficiary_read` is a beneficiary already read for this request, used when
+    it is the one named and the account's customer's own."""
     if beneficiary_id is None:
         return None, payee
-    beneficiary = beneficiary_of(account.customer, beneficiary_id)
+    customer = account.customer
+    if (
+        beneficiary_read is not None
+        and parse_uuid(beneficiary_id) == beneficiary_read.id
+        and beneficiary_read.customer_id == customer.id
+        and (beneficiary_read.program_id, beneficiary_read.sandbox) == (customer.program_id, customer.sandbox)
+    ):
+        beneficiary = beneficiary_read
+    else:
+        beneficiary = beneficiary_of(customer, beneficiary_id)
     return beneficiary, beneficiary.payee_details()
 
 
@@ -59,13 +76,17 @@ def payment_instruction_build(
     virtual_iban: str = "",
     fee_waived: bool = False,
     quote_id: uuid.UUID | None = None,
+    beneficiary_read: Beneficiary | None = None,
 ) -> PaymentInstruction:
     """What to pay, with its payee resolved: exactly one of `beneficiary_id`,
     `payee` (inline) or `quote_id` (crypto-funded) names where the money goes.
 
     A beneficiary of another customer is not found (404), never a 400.
+    `beneficiary_read`: see `payee_resolve`.
     """
-    beneficiary, payee_as_paid = payee_resolve(account=account, beneficiary_id=beneficiary_id, payee=payee)
+    beneficiary, payee_as_paid = payee_resolve(
+        account=account, beneficiary_id=beneficiary_id, payee=payee, beneficiary_read=beneficiary_read
+    )
     error = virtual_iban_error(virtual_iban=virtual_iban, currency=currency, payee=payee_as_paid)
     if error:
         raise validation_error("virtualIban", error)

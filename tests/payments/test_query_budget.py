@@ -14,7 +14,7 @@ from bankapi.models import IdempotencyRecord
 from payments.models import PaymentRequest
 from tests.payments.conftest import payments_url
 
-BUDGET = 12
+BUDGET = 10
 
 
 def _pay(api, sandbox, auth, amount="10.00"):

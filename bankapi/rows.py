@@ -1,0 +1,95 @@
+"""Rows of several models read in one SELECT, for the few hot reads where the ORM
+cannot say it in one query (rows joined on something other than a foreign key
+path) or where compiling the query costs more than running it.
+
+The SQL is written once per database vendor from the models' own table and
+column names (every value is a parameter), and each row is built exactly as the
+ORM builds it: the backend's and the field's converters, then `Model.from_db`.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import models
+from django.db.models.expressions import Col
+
+
+@dataclass(frozen=True)
+class Part:
+    """One model of the SELECT, under `alias`; `defer` names fields left to load
+    on first use (their values are not read)."""
+
+    model: type[models.Model]
+    alias: str
+    defer: frozenset[str] = frozenset()
+
+    def fields(self) -> list[models.Field]:
+        return [f for f in self.model._meta.concrete_fields if f.attname not in self.defer]
+
+
+@dataclass
+class _Compiled:
+    select: str
+    # Per part: (attnames, [(converters, expression) per column]).
+    columns: list[tuple[list[str], list[tuple[list[Callable], Col]]]] = field(default_factory=list)
+
+
+class JoinedSelect:
+    """`SELECT <every part's columns> <from_sql>`; `from_sql(name)` is the FROM,
+    JOIN and WHERE text, given the vendor's identifier quoting function."""
+
+    def __init__(self, parts: Sequence[Part], from_sql: Callable[[Callable[[str], str]], str]) -> None:
+        self.parts = list(parts)
+        self.from_sql = from_sql
+        self._compiled: dict[str, _Compiled] = {}
+
+    def _compile(self, connection: Any) -> _Compiled:
+        compiled = self._compiled.get(connection.vendor)
+        if compiled is not None:
+            return compiled
+        name = connection.ops.quote_name
+        selected: list[str] = []
+        columns = []
+        for part in self.parts:
+            fields = part.fields()
+            converters = []
+            for f in fields:
+                expression = f.get_col(part.alias)
+                found = connection.ops.get_db_converters(expression) + expression.get_db_converters(
+                    connection
+                )
+                converters.append((found, expression))
+            selected += [f"{name(part.alias)}.{name(f.column)}" for f in fields]
+            columns.append(([f.attname for f in fields], converters))
+        compiled = _Compiled(select=f"SELECT {', '.join(selected)} {self.from_sql(name)}", columns=columns)
+        self._compiled[connection.vendor] = compiled
+        return compiled
+
+    def sql(self, connection: Any) -> str:
+        return self._compile(connection).select
+
+    def first(self, connection: Any, params: Sequence[Any]) -> list[models.Model | None] | None:
+        """The rows of each part in the first row of the answer (None for a part
+        whose primary key is NULL, as a LEFT JOIN that found nothing leaves it),
+        or None when the answer is empty."""
+        compiled = self._compile(connection)
+        with connection.cursor() as cursor:
+            cursor.execute(compiled.select, params)
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        found: list[models.Model | None] = []
+        start = 0
+        for part, (attnames, converters) in zip(self.parts, compiled.columns, strict=True):
+            values = list(row[start : start + len(attnames)])
+            start += len(attnames)
+            pk_index = attnames.index(part.model._meta.pk.attname)
+            if values[pk_index] is None:
+                found.append(None)
+                continue
+            for index, (functions, expression) in enumerate(converters):
+                for convert in functions:
+                    values[index] = convert(values[index], expression, connection)
+            found.append(part.model.from_db(connection.alias, attnames, values))
+        return found
