@@ -74,6 +74,14 @@ def test_an_expired_token_is_refused(api, customer_tokens):
     assert_error(response, 401, "UNAUTHORIZED")
 
 
+def test_a_token_whose_key_is_no_longer_honoured_is_refused(api, customer_tokens, monkeypatch):
+    # Verified once (and remembered by this process), then its key is retired.
+    assert api.get(CAPABILITIES, **bearer(customer_tokens.access_token)).status_code == 200
+    monkeypatch.setattr("authn.tokens.verification_keys", lambda: {})
+
+    assert_error(api.get(CAPABILITIES, **bearer(customer_tokens.access_token)), 401, "UNAUTHORIZED")
+
+
 def test_the_id_token_is_refused_where_the_access_token_is_needed_and_back(api, sandbox, customer_tokens):
     program = sandbox["consumerProgramId"]
 
