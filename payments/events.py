@@ -3,7 +3,7 @@
 from events.models import Event, EventType
 from events.services import event_new, event_record, events_record
 from payments.models import PaymentRequest, ScheduledPayment
-from payments.serializers import PaymentRequestSerializer, ScheduledPaymentSerializer
+from payments.serializers import PaymentRequestSerializer, ScheduledPaymentSerializer, payment_request_data
 
 
 def _payment_request_event(request: PaymentRequest, type: EventType, data: dict | None = None) -> Event:
@@ -14,7 +14,7 @@ def _payment_request_event(request: PaymentRequest, type: EventType, data: dict 
         customer_id=request.customer_id,
         resource_type="payment_request",
         resource_id=request.id,
-        data=PaymentRequestSerializer(request).data if data is None else data,
+        data=payment_request_data(request) if data is None else data,
     )
 
 

@@ -35,6 +35,7 @@ from payments.serializers import (
     ScheduledPaymentListSerializer,
     TransactionListSerializer,
     UuidStringField,
+    payment_created_data,
 )
 from payments.services import create, transfers
 from payments.services.create import payment_fingerprint, payment_instruction_build, payment_submit
@@ -182,7 +183,7 @@ class PaymentCreateView(AccountCreateView):
                 scheduled_date=body.get("scheduledDate"),
                 frequency=body.get("frequency", "NEVER"),
             ),
-            serializer=PaymentCreatedSerializer,
+            serializer=payment_created_data,
         )
 
 
