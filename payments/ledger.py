@@ -30,6 +30,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Sum
 
 from bankapi.models import ZERO, Account, Program
+from bankapi.rows import insert_rows
 from payments.models import LedgerPosting, LedgerTransaction, StatementEntry, SystemAccount
 
 CENT = Decimal("0.01")
@@ -158,18 +159,21 @@ def ledger_post(
     with transaction.atomic(savepoint=key is not None):
         balances, short = _apply_balance_changes(changes, outbound)
         if short is None:
-            entry = LedgerTransaction.objects.create(
+            entry = LedgerTransaction(
                 program_id=program_id, sandbox=sandbox, kind=kind, key=key, memo=memo[:200]
             )
-            LedgerPosting.objects.bulk_create(
-                LedgerPosting(
-                    transaction=entry,
-                    account=leg.account,
-                    system_account=leg.system_account,
-                    currency=leg.currency,
-                    amount=leg.amount,
-                )
-                for leg in legs
+            insert_rows([entry])
+            insert_rows(
+                [
+                    LedgerPosting(
+                        transaction=entry,
+                        account=leg.account,
+                        system_account=leg.system_account,
+                        currency=leg.currency,
+                        amount=leg.amount,
+                    )
+                    for leg in legs
+                ]
             )
             # Callers keep using the Account objects they passed in: show them the new balances.
             for leg in legs:

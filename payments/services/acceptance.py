@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import ZERO, Account, Program
+from bankapi.rows import insert_rows
 from events.models import EventType
 from payments.events import payment_request_event
 from payments.fx import fx_quote_amounts, fx_quote_consume
@@ -199,7 +200,7 @@ def payment_accept(
             # Both fit now (money arrived meanwhile); under our lock the debit holds.
             entry = debit_account()
         held = debit >= program.review_threshold
-        request = PaymentRequest.objects.create(
+        request = PaymentRequest(
             program_id=account.program_id,
             sandbox=account.sandbox,
             customer_id=account.customer_id,
@@ -220,6 +221,7 @@ def payment_accept(
             fx_quote=conversion.quote if conversion else None,
             acceptance=entry,
         )
+        insert_rows([request])
         if usage_day(request) != day:
             # Accepted across midnight: keep it on the day its limit was checked
             # against, so a failure gives the amount back to that day.
