@@ -30,7 +30,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ("payments", "0001_initial"),
-        ("bankapi", "0003_account_outbound_usage"),
+        ("bankapi", "0004_account_outbound_usage"),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('bankapi', '0002_backoffice_groups'),
+        ('bankapi', '0003_admin_search_indexes'),
     ]
 
     operations = [
