@@ -107,10 +107,25 @@ def test_the_admin_log_is_found_by_the_exact_object_id(staff_client, sandbox):
     client = staff_client("administrator")
 
     exact = client.get(admin_url(LogEntry), {"q": sought.object_id})
+    upper = client.get(admin_url(LogEntry), {"q": f"  {sought.object_id.upper()} "})
+    braced = client.get(admin_url(LogEntry), {"q": "{" + sought.object_id.replace("-", "").upper() + "}"})
     part = client.get(admin_url(LogEntry), {"q": sought.object_id[:8]})
 
     assert [entry.id for entry in exact.context["cl"].result_list] == [sought.id]
+    assert [entry.id for entry in upper.context["cl"].result_list] == [sought.id]
+    assert [entry.id for entry in braced.context["cl"].result_list] == [sought.id]
     assert list(part.context["cl"].result_list) == []
+
+
+def test_the_admin_log_is_found_by_a_number_id_too(staff_client, sandbox):
+    operator = User.objects.get(email=sandbox["operator"]["email"], program=None)
+    sought = _log_entry(operator, "4242")
+    _log_entry(operator, "42")
+    client = staff_client("administrator")
+
+    found = client.get(admin_url(LogEntry), {"q": "4242"})
+
+    assert [entry.id for entry in found.context["cl"].result_list] == [sought.id]
 
 
 def _indexed_columns(table: str) -> list[list[str]]:
@@ -159,7 +174,8 @@ def test_the_back_office_searches_read_their_indexes(rf, db, sandbox):
     request = rf.get("/")
     searches = [
         (IdempotencyRecord, str(uuid.uuid4()), "idempotency_key_idx"),
-        (LogEntry, str(uuid.uuid4()), "admin_log_object_id_idx"),
+        # Pasted in upper case: sought in the stored lower case, still by the index.
+        (LogEntry, str(uuid.uuid4()).upper(), "admin_log_object_id_idx"),
     ]
     plans = {}
     for model, term, index in searches:
