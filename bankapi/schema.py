@@ -23,6 +23,8 @@ class AutoSchema(SpectacularAutoSchema):
       maintainers, e.g. `InputSerializer`'s or a base view's) to every subclass.
     - A field's `openapi` keywords (`StrictCharField(openapi=...)`) are added to
       its schema: the patterns and formats the serializer checks in code.
+    - An input text without a pattern, format or enum of its own states the rules
+      every DRF CharField applies (`TEXT_PATTERN`, `NONBLANK_TEXT_PATTERN`).
     - Request bodies are closed (`additionalProperties: false`), as the service
       refuses unknown fields at any depth.
     """
@@ -41,6 +43,10 @@ class AutoSchema(SpectacularAutoSchema):
         extra = getattr(field, "openapi", None)
         if extra and "$ref" not in schema:
             schema.update(extra)
+        child = getattr(field, "child", None)
+        if direction == "request" and isinstance(child, serializers.CharField) and "items" in schema:
+            # The items' validators are in their schema already (drf-spectacular adds them here).
+            _state_text_rules(child, schema["items"])
         return schema
 
     def _map_basic_serializer(
@@ -50,11 +56,52 @@ class AutoSchema(SpectacularAutoSchema):
         if direction == "request":
             # Request bodies refuse keys they do not take, at any depth (InputSerializer).
             schema["additionalProperties"] = False
+            # "Exactly one of these keys": one `required` list per choice, so a body with
+            # none or two of them matches no choice or two (InputSerializer.exactly_one_of).
+            choices = getattr(serializer, "exactly_one_of", ())
+            if choices:
+                schema["oneOf"] = [{"required": [name]} for name in choices]
+            # After drf-spectacular has added each field's validators (a RegexValidator's pattern).
+            for name, property_schema in schema.get("properties", {}).items():
+                field = serializer.fields.get(name)
+                if isinstance(field, serializers.CharField):
+                    _state_text_rules(field, property_schema)
         schema.pop("description", None)
         description = _own_doc(serializer.__class__)
         if description:
             schema["description"] = description
         return schema
+
+
+# Every DRF CharField refuses a NUL character ("Null characters are not allowed.").
+TEXT_PATTERN = r"^[^\u0000]*$"
+# A trimmed field that may not be blank also needs one character that is not
+# whitespace (Python's `str.strip()` also strips \x1c-\x1f and \x85, which a
+# JavaScript `\s` does not name, so they are listed).
+NONBLANK_TEXT_PATTERN = r"^[^\u0000]*[^\s\u0000\u001c-\u001f\u0085][^\u0000]*$"
+
+
+# An absolute http(s) URL on a host name, as Django's URLValidator takes it (whose
+# host may also be an IP address or localhost, and up to 253 characters): at most
+# five labels of at most 46 characters keep any URL of this shape within that.
+HTTP_URL_PATTERN = (
+    r"^[Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9]([A-Za-z0-9-]{0,44}[A-Za-z0-9])?\.){1,4}[A-Za-z]{2,46}\.?"
+    r"(:[0-9]{1,4})?([/?#][^\s\u0000\u001c-\u001f\u0085]*)?$"
+)
+
+
+def _state_text_rules(field: serializers.CharField, schema: dict[str, Any]) -> None:
+    """The NUL and blank rules of a CharField, as a `pattern` on its request schema.
+
+    Left alone where the schema already narrows the text (a `pattern`, a `format`
+    or an `enum`): those admit neither a NUL nor whitespace alone.
+    """
+    if schema.get("type") != "string" or {"pattern", "format", "enum", "$ref"} & schema.keys():
+        return
+    if field.trim_whitespace and not field.allow_blank:
+        schema["pattern"] = NONBLANK_TEXT_PATTERN
+    else:
+        schema["pattern"] = TEXT_PATTERN
 
 
 class FieldErrorSerializer(serializers.Serializer):
@@ -121,6 +168,21 @@ PROGRAM_ID_HEADER = OpenApiParameter(
         "parameter instead. Omitted by management users, who belong to no program."
     ),
 )
+
+
+def management_program_id(description: str, *, management_only: bool) -> OpenApiParameter:
+    """The `programId` query parameter a management caller names its program with:
+    required for it (an empty value is a 400), ignored for other callers (so only a
+    route of management callers alone can state it as non-empty)."""
+    return OpenApiParameter(
+        "programId",
+        {"type": "string", "minLength": 1} if management_only else {"type": "string"},
+        OpenApiParameter.QUERY,
+        required=False,
+        description=description,
+    )
+
+
 PROGRAM_ID_QUERY = OpenApiParameter(
     "programId",
     str,

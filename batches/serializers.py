@@ -60,6 +60,8 @@ class BatchPaymentSerializer(serializers.Serializer):
 class PaymentsField(serializers.Field):
     """The payments list: its JSON shape checked here, its rules per item later."""
 
+    openapi = {"minItems": 1, "maxItems": MAX_PAYMENTS}
+
     def to_internal_value(self, data: Any) -> list[dict]:
         errors = payments_shape_errors(data, path="")
         if errors and not errors[0]["field"]:
@@ -104,6 +106,7 @@ class IdempotencyKeyField(StrictCharField):
     """A UUID in its canonical 8-4-4-4-12 form."""
 
     default_error_messages = {**StrictCharField.default_error_messages, "uuid": "Must be a UUID."}
+    openapi = {"format": "uuid", "pattern": f"^{UUID_TEXT.pattern}$"}
 
     def to_internal_value(self, data: Any) -> uuid.UUID:
         text = super().to_internal_value(data)

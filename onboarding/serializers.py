@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import EmailValidator, URLValidator
 from rest_framework import serializers
 
+from bankapi.schema import HTTP_URL_PATTERN
 from bankapi.serializers import (
     InputSerializer,
     StrictBooleanField,
@@ -30,6 +31,7 @@ MIME_PATTERN = MIME_TYPE.pattern
 
 class EmailField(StrictCharField):
     default_error_messages = {"email": "Must be an e-mail address."}
+    openapi = {"format": "email"}
 
     def __init__(self, **kwargs):
         super().__init__(max_length=254, trim_whitespace=False, **kwargs)
@@ -45,6 +47,7 @@ class EmailField(StrictCharField):
 
 class AbsoluteUrlField(StrictCharField):
     default_error_messages = {"url": "Must be an absolute http or https URL."}
+    openapi = {"format": "uri", "pattern": HTTP_URL_PATTERN}
 
     def __init__(self, **kwargs):
         super().__init__(max_length=2000, trim_whitespace=False, **kwargs)
@@ -213,7 +216,9 @@ class UboActionSerializer(InputSerializer):
         "(status LINK_SENT); UBO_RESET resets their verification (status PENDING, earlier links stop "
         "working).",
     )
-    uboIds = StrictListField(child=StrictCharField(max_length=64), min_length=1, max_length=100)
+    uboIds = StrictListField(
+        child=StrictCharField(max_length=64), min_length=1, max_length=100, openapi={"uniqueItems": True}
+    )
     redirectSuccessUrl = AbsoluteUrlField(required=False, help_text="Absolute http(s) URL.")
     redirectRejectUrl = AbsoluteUrlField(required=False, help_text="Absolute http(s) URL.")
     ttlInSecs = StrictIntegerField(
@@ -294,6 +299,7 @@ class PresignSerializer(InputSerializer):
     contentType = StrictCharField(
         required=False,
         max_length=255,
+        openapi={"pattern": MIME_PATTERN},
         help_text="Upload: the MIME type the file will be PUT with (default application/octet-stream).",
     )
     applicationId = StrictCharField(

@@ -18,7 +18,7 @@ from bankapi.serializers import (
     StrictChoiceField,
     TimestampField,
 )
-from payments.formats import AMOUNT, CURRENCY, ISO_DATE, ISO_DATE_TIME, uuid_parse
+from payments.formats import AMOUNT, CURRENCY, ISO_DATE, ISO_DATE_TIME, POSITIVE_AMOUNT_PATTERN, uuid_parse
 from payments.rules import account_reference_error, virtual_iban_error
 
 MAX_AMOUNT = Decimal("9999999999999999.99")
@@ -47,7 +47,7 @@ class AmountField(ExactCharField):
     # The same rule for clients: digits, at most 2 decimals, above zero, at most
     # 9999999999999999.99 (leading zeros allowed).
     openapi = {
-        "pattern": r"^(0*[1-9][0-9]{0,15}(\.[0-9]{1,2})?|0+\.(0[1-9]|[1-9][0-9]?))$",
+        "pattern": POSITIVE_AMOUNT_PATTERN,
         "example": "10.50",
     }
 
@@ -158,6 +158,7 @@ class PaymentCreateSerializer(InputSerializer):
 
     # Validated with the account in the serializer context: the currency default
     # and the reference rules are the account's.
+    exactly_one_of = ("beneficiaryId", "payee", "cryptoQuote")
 
     amount = AmountField(help_text='Decimal string, at most 2 decimal places, above zero: "10.50".')
     currency = CurrencyField(required=False, help_text="ISO 4217; defaults to the account currency.")
@@ -344,6 +345,8 @@ class ScheduledPaymentCancelledSerializer(serializers.Serializer):
 
 class InternationalTransferCreateSerializer(InputSerializer):
     """A payment in another currency, converted at a live FX quote."""
+
+    exactly_one_of = ("beneficiaryId", "payee")
 
     # Validated with the account in the serializer context, for the reference rules.
 
