@@ -44,6 +44,8 @@ ACCEPTED = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]
 # for a 400, the fields) listed, each with its reason. Any other refusal of
 # schema-valid data is a finding: an input rule the document does not state, to
 # be stated there (or a refusal the service should not make).
+# The pattern states an IBAN's shape; its mod-97 check digits no pattern can state.
+IBAN_REASON = "an IBAN's mod-97 check digits"
 UNSTATABLE: dict[str, dict[int, dict[str, str]]] = {
     "GET /v1/accounts/{accountId}/fx/quote": {
         400: {
@@ -64,10 +66,15 @@ UNSTATABLE: dict[str, dict[int, dict[str, str]]] = {
         400: {
             "reference": "its length and characters are the account's rules (GET /v1/capabilities)",
             "currency": "must be the account's own currency",
+            "virtualIban": IBAN_REASON,
+            "payee.account.iban": IBAN_REASON,
         },
     },
     "POST /v1/customers/{customerId}/accounts/{accountId}/international-transfers": {
-        400: {"reference": "its length and characters are the account's rules (GET /v1/capabilities)"},
+        400: {
+            "reference": "its length and characters are the account's rules (GET /v1/capabilities)",
+            "payee.account.iban": IBAN_REASON,
+        },
     },
     "POST /v1/sandbox/scheduled-payments/run": {
         400: {"date": "at most 366 days after today: it depends on the day of the request"},
