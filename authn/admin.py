@@ -1,6 +1,8 @@
 """Users in the back office: support resets passwords, lifts lockouts and signs
 users out everywhere, through the authn services; secrets are never shown."""
 
+from typing import TYPE_CHECKING, TypedDict
+
 from django.contrib import admin, messages
 from django.db.models import BooleanField, ExpressionWrapper
 
@@ -12,6 +14,13 @@ from authn.services.staff import (
     user_unlock,
 )
 from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin, apply_each
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+
+class LockedAnnotation(TypedDict):
+    is_locked: bool
 
 
 class LockedFilter(admin.SimpleListFilter):
@@ -60,14 +69,13 @@ class UserAdmin(ExactSearchMixin, admin.ModelAdmin):
         return super().get_queryset(request).annotate(is_locked=locked)
 
     def get_readonly_fields(self, request, obj=None):
-        fields = self.readonly_fields
-        if not request.user.is_superuser:
-            # Only a superuser makes superusers.
-            fields = (*fields, "is_superuser")
-        return fields
+        if request.user.is_superuser:
+            return self.readonly_fields
+        # Only a superuser makes superusers.
+        return (*self.readonly_fields, "is_superuser")
 
     @admin.display(description="locked out", boolean=True, ordering="is_locked")
-    def locked(self, user: User) -> bool:
+    def locked(self, user: "WithAnnotations[User, LockedAnnotation]") -> bool:
         return user.is_locked
 
     def has_reset_password_permission(self, request) -> bool:

@@ -67,6 +67,9 @@ class StaffLoginForm(AdminAuthenticationForm):
             if not verified:
                 raise ValidationError("Enter the current code of your authenticator app.", code="otp")
             return
+        if self.request is None:
+            # The secret being enrolled waits in the session; the admin always passes its request.
+            raise ValidationError("Sign in through the admin page to set up an authenticator.", code="otp")
         session = self.request.session
         pending = session.get(ENROLMENT_SESSION_KEY)
         if not (pending and pending.get("user") == str(user.id)):

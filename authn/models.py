@@ -1,6 +1,7 @@
 """Users, their credentials, sign-in challenges and refresh tokens."""
 
 import uuid
+from typing import ClassVar
 
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
 from django.core.exceptions import ValidationError
@@ -12,7 +13,7 @@ from bankapi.models import Custodian, Customer, Program
 from bankapi.roles import Role
 
 
-class UserManager(BaseUserManager):
+class UserManager(BaseUserManager["User"]):
     def create_user(self, email: str, password: str | None = None, **fields) -> "User":
         user = self.model(email=self.normalize_email(email).lower(), **fields)
         user.set_password(password)
@@ -23,9 +24,11 @@ class UserManager(BaseUserManager):
         fields.update(is_staff=True, is_superuser=True, role=Role.MANAGEMENT, program=None)
         return self.create_user(email, password, **fields)
 
-    def get_by_natural_key(self, email: str) -> "User":
+    def get_by_natural_key(self, username: str | None) -> "User":
         # Admin sign-in: staff have no program, so e-mail alone identifies them.
-        return self.get(email=email.lower(), program__isnull=True)
+        if username is None:
+            raise self.model.DoesNotExist
+        return self.get(email=username.lower(), program__isnull=True)
 
 
 class User(AbstractBaseUser, PermissionsMixin):
@@ -67,7 +70,7 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     USERNAME_FIELD = "email"
     EMAIL_FIELD = "email"
-    REQUIRED_FIELDS: list[str] = []
+    REQUIRED_FIELDS: ClassVar[list[str]] = []
 
     class Meta:
         permissions = [

@@ -6,7 +6,8 @@ from batches.selectors import item_summaries
 from events.models import EventType
 from events.services import event_record
 
-BY_STATUS = {
+# Keyed by the status as stored (a plain string equal to the choice).
+BY_STATUS: dict[str, EventType] = {
     Batch.Status.FUNDED: EventType.BATCH_FUNDED,
     Batch.Status.FUNDING_FAILED: EventType.BATCH_FUNDING_FAILED,
     Batch.Status.COMPLETED: EventType.BATCH_COMPLETED,

@@ -1,5 +1,7 @@
 """Response payloads of the batch routes."""
 
+from typing import Any
+
 from django.utils import timezone
 
 from batches.models import Batch, BatchItem, Draft
@@ -49,7 +51,7 @@ def draft_detail(draft: Draft) -> dict:
 
 
 def batch_summary(batch: Batch, *, summary: dict | None, management: bool) -> dict:
-    body = {
+    body: dict[str, Any] = {
         "id": str(batch.id),
         "status": batch.status,
         "customerId": _id(batch.customer_id),

@@ -222,7 +222,9 @@ def item_check(index: int, payment: dict, book: PayerBook) -> CheckedItem:
     """Every rule of one item, each broken rule one reason."""
     checked = CheckedItem(index=index, payment=payment)
     reasons = checked.reasons
-    payer = payment.get("payer") if isinstance(payment.get("payer"), dict) else {}
+    payer = payment.get("payer")
+    if not isinstance(payer, dict):
+        payer = {}
     payer_account = _account(payer.get("account"), "payer.account", reasons)
     if payer_account is not None:
         checked.payer = book.find(payer_account)
@@ -243,10 +245,10 @@ def items_check(payments: list[dict], book: PayerBook) -> tuple[list[CheckedItem
     authorises one total in one currency.
     """
     checked = [item_check(index, payment, book) for index, payment in enumerate(payments)]
-    currency = next((item.payer.currency for item in checked if item.valid), None)
-    for item in checked:
-        if item.valid and item.payer.currency != currency:
-            item.reasons.append(
-                f"payer.account: in {item.payer.currency}, not the batch currency {currency}."
-            )
+    # A valid item always has its payer: a missing one is a reason.
+    payers = [(item, item.payer) for item in checked if item.valid and item.payer is not None]
+    currency = payers[0][1].currency if payers else None
+    for item, payer in payers:
+        if payer.currency != currency:
+            item.reasons.append(f"payer.account: in {payer.currency}, not the batch currency {currency}.")
     return checked, currency

@@ -190,8 +190,8 @@ class BatchRouteView(ScopedAPIView):
     """GET takes customers' and custodians' access tokens and management id tokens;
     POST (making batches) only customers' and custodians' access tokens."""
 
-    roles = (Role.CUSTOMER, Role.CUSTODIAN, Role.MANAGEMENT)
-    post_roles = (Role.CUSTOMER, Role.CUSTODIAN)
+    roles: tuple[str, ...] = (Role.CUSTOMER, Role.CUSTODIAN, Role.MANAGEMENT)
+    post_roles: tuple[str, ...] = (Role.CUSTOMER, Role.CUSTODIAN)
     # A batch of 10,000 payments is larger than the API's usual body limit.
     max_body_bytes = MAX_BODY_BYTES
 

@@ -29,7 +29,8 @@ class CardIssueForm(forms.ModelForm):
         fields = ("account", "name_on_card")
 
     def clean(self) -> dict:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         account: Account | None = data.get("account")
         if account is None or self.errors:
             return data

@@ -28,7 +28,8 @@ class WebhookEndpointForm(forms.ModelForm):
         fields = ("program", "sandbox", "url", "event_types")
 
     def clean(self):
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         if self.instance._state.adding and cleaned.get("url"):
             try:
                 endpoint_url_check(cleaned["url"], sandbox=cleaned.get("sandbox", False))

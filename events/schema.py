@@ -40,7 +40,7 @@ def _name(event_type: str) -> str:
     return "".join(part.title() for part in event_type.replace(".", "_").split("_"))
 
 
-def _event_serializer(event_type: str):
+def _event_serializer(event_type: EventType):
     return inline_serializer(
         name=f"{_name(event_type)}Event",
         fields={

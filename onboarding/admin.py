@@ -104,13 +104,14 @@ class VerificationStepInline(admin.TabularInline):
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         field = super().formfield_for_foreignkey(db_field, request, **kwargs)
-        if db_field.name == "ubo":
+        if db_field.name == "ubo" and field is not None:
             application_id = request.resolver_match.kwargs.get("object_id")
             field.queryset = Ubo.objects.filter(application_id=application_id)
         return field
 
 
 def _stage_action(to_stage: str):
+    @admin.action(description=f"Move selected applications to {to_stage}", permissions=("review",))
     def move(modeladmin, request, queryset) -> None:
         def move_one(application: Application) -> str:
             before = application.workflow_stage
@@ -119,9 +120,7 @@ def _stage_action(to_stage: str):
 
         apply_each(modeladmin, request, queryset, move_one)
 
-    move.short_description = f"Move selected applications to {to_stage}"
     move.__name__ = f"move_to_{to_stage.lower()}"
-    move.allowed_permissions = ("review",)
     return move
 
 

@@ -238,7 +238,7 @@ class VerificationStep(models.Model):
             raise ValidationError({"rejection_type": "A failed step needs its rejection type."})
         if self.status != self.Status.FAILED and self.rejection_type:
             raise ValidationError({"rejection_type": "Only a failed step has a rejection type."})
-        if self.ubo_id and self.application_id and self.ubo.application_id != self.application_id:
+        if self.application_id and self.ubo is not None and self.ubo.application_id != self.application_id:
             raise ValidationError({"ubo": "The UBO must belong to this application."})
 
 
