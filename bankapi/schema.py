@@ -62,8 +62,9 @@ class AutoSchema(SpectacularAutoSchema):
             if choices:
                 schema["oneOf"] = [{"required": [name]} for name in choices]
             # After drf-spectacular has added each field's validators (a RegexValidator's pattern).
+            fields = getattr(serializer, "fields", {})
             for name, property_schema in schema.get("properties", {}).items():
-                field = serializer.fields.get(name)
+                field = fields.get(name)
                 if isinstance(field, serializers.CharField):
                     _state_text_rules(field, property_schema)
         schema.pop("description", None)
