@@ -1,6 +1,7 @@
 """OpenAPI building blocks: the envelopes and the error responses of every route."""
 
 import inspect
+from itertools import combinations
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
@@ -49,6 +50,18 @@ class AutoSchema(SpectacularAutoSchema):
             _state_text_rules(child, schema["items"])
         return schema
 
+    def _get_request_for_media_type(self, serializer: Any, direction: str = "request") -> tuple[Any, bool]:
+        schema, required = super()._get_request_for_media_type(serializer, direction)  # type: ignore[no-untyped-call]
+        # A body whose key rules refuse `{}` (InputSerializer.refused_combinations) is
+        # required although none of its keys is: sending none is sending `{}`.
+        if (
+            schema is not None
+            and _refused_bodies(serializer)
+            and not _admits_empty(_refused_bodies(serializer))
+        ):
+            required = True
+        return schema, required
+
     def _map_basic_serializer(
         self, serializer: serializers.BaseSerializer[Any], direction: str
     ) -> dict[str, Any]:
@@ -56,11 +69,9 @@ class AutoSchema(SpectacularAutoSchema):
         if direction == "request":
             # Request bodies refuse keys they do not take, at any depth (InputSerializer).
             schema["additionalProperties"] = False
-            # "Exactly one of these keys": one `required` list per choice, so a body with
-            # none or two of them matches no choice or two (InputSerializer.exactly_one_of).
-            choices = getattr(serializer, "exactly_one_of", ())
-            if choices:
-                schema["oneOf"] = [{"required": [name]} for name in choices]
+            refused = _refused_bodies(serializer)
+            if refused:
+                schema["not"] = {"anyOf": refused}
             # After drf-spectacular has added each field's validators (a RegexValidator's pattern).
             fields = getattr(serializer, "fields", {})
             for name, property_schema in schema.get("properties", {}).items():
@@ -82,13 +93,40 @@ TEXT_PATTERN = r"^[^\u0000]*$"
 NONBLANK_TEXT_PATTERN = r"^[^\u0000]*[^\s\u0000\u001c-\u001f\u0085][^\u0000]*$"
 
 
-# An absolute http(s) URL on a host name, as Django's URLValidator takes it (whose
-# host may also be an IP address or localhost, and up to 253 characters): at most
-# five labels of at most 46 characters keep any URL of this shape within that.
+# An absolute http(s) URL as Django's URLValidator takes it, on localhost, an IPv4
+# address or a host name (up to 253 characters: at most five labels of at most 46
+# characters keep any name of this shape within that). An IPv6 host, which Django
+# also takes, is not described.
+_IPV4_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
 HTTP_URL_PATTERN = (
-    r"^[Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9]([A-Za-z0-9-]{0,44}[A-Za-z0-9])?\.){1,4}[A-Za-z]{2,46}\.?"
+    r"^[Hh][Tt][Tt][Pp][Ss]?://"
+    rf"([Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]|{_IPV4_OCTET}(\.{_IPV4_OCTET}){{3}}"
+    r"|([A-Za-z0-9]([A-Za-z0-9-]{0,44}[A-Za-z0-9])?\.){1,4}[A-Za-z]{2,46}\.?)"
     r"(:[0-9]{1,4})?([/?#][^\s\u0000\u001c-\u001f\u0085]*)?$"
 )
+
+
+def _admits_empty(refused: list[dict[str, Any]]) -> bool:
+    """Whether `{}` escapes every refused body (checked with the document's own rules)."""
+    from jsonschema import Draft4Validator  # type: ignore[import-untyped]
+
+    return not Draft4Validator({"anyOf": refused}).is_valid({})
+
+
+def _refused_bodies(serializer: object) -> list[dict[str, Any]]:
+    """The bodies an InputSerializer refuses for the keys they combine, as JSON Schemas
+    a body must not match: none or two of `exactly_one_of`, and `refused_combinations`.
+
+    Stated with a `not` rather than a `oneOf` of `required` lists: openapi-python-client
+    turns an object with a `oneOf` into an untyped `Any`, and leaves a `not` alone.
+    """
+    names: tuple[str, ...] = getattr(serializer, "exactly_one_of", ())
+    refused: list[dict[str, Any]] = []
+    if names:
+        refused.append({"not": {"anyOf": [{"required": [name]} for name in names]}})
+        refused.extend({"required": list(pair)} for pair in combinations(names, 2))
+    refused.extend(getattr(serializer, "refused_combinations", ()))
+    return refused
 
 
 def _state_text_rules(field: serializers.CharField, schema: dict[str, Any]) -> None:

@@ -118,9 +118,11 @@ class InputSerializer(serializers.Serializer):
     """
 
     forbidden_fields: tuple[str, ...] = ("programId", "sandbox")
-    # Keys of which a body sends exactly one (checked by the subclass's `validate`,
-    # stated in the OpenAPI document as a `oneOf`).
+    # Rules between keys that the subclass's `validate` checks, for the OpenAPI
+    # document (AutoSchema states them as one `not`): the keys of which a body sends
+    # exactly one, and JSON Schemas of the bodies refused whatever their values.
     exactly_one_of: tuple[str, ...] = ()
+    refused_combinations: tuple[dict[str, Any], ...] = ()
 
     def to_internal_value(self, data: Any) -> dict:
         if isinstance(data, dict):

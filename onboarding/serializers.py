@@ -287,14 +287,35 @@ MAX_URL_EXPIRY = 3600
 DEFAULT_URL_EXPIRY = 900
 
 
+_DOWNLOAD = [{"required": ["key"]}, {"required": ["s3Url"]}]
+
+
 class PresignSerializer(InputSerializer):
+    # A download sends key or s3Url; an upload neither (POST .../documents/presign).
+    refused_combinations = (
+        # Upload: collection and documentType are required.
+        {"not": {"anyOf": [*_DOWNLOAD, {"required": ["collection", "documentType"]}]}},
+        # Download: s3Url or collection + key, not both; applicationId required;
+        # documentType and contentType are not taken.
+        {"required": ["key", "s3Url"]},
+        {"required": ["key"], "not": {"required": ["collection"]}},
+        {"anyOf": _DOWNLOAD, "not": {"required": ["applicationId"]}},
+        *(
+            {"required": [mode, name]}
+            for mode in ("key", "s3Url")
+            for name in ("documentType", "contentType")
+        ),
+    )
+
     collection = StrictChoiceField(
         choices=["kyc", "kyb"], required=False, help_text="kyc (individual) or kyb (company)."
     )
     documentType = StrictCharField(
         required=False,
         max_length=40,
-        help_text="Upload: a documentType of the KYC schema for the collection.",
+        help_text="Upload: a documentType of the KYC schema for the collection (the program's schema "
+        "names which of these each collection takes).",
+        openapi={"enum": list(DOCUMENT_TYPES)},
     )
     contentType = StrictCharField(
         required=False,
