@@ -177,7 +177,8 @@ _CONFIRMATION_SHAPES = {
 @extend_schema_field(
     PolymorphicProxySerializer(
         component_name="Confirmation",
-        serializers=_CONFIRMATION_SHAPES,
+        # A copy typed as the parameter is (a dict of serializer classes or instances).
+        serializers={**_CONFIRMATION_SHAPES},
         resource_type_field_name="method",
     )
 )

@@ -127,10 +127,10 @@ class IdempotencyRecordAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
         "created_at",
     )
     list_filter = ("state", "owner_kind", "sandbox")
-    # The only index besides the owner's unique one (which leads with program and
-    # environment) is the purge's on created_at: newest first, found by number.
-    exact_search_fields = ("id",)
-    search_help_text = "An exact record number."
+    # Both indexed: the key has its own index (the owner's unique constraint leads
+    # with program and environment, which an operator may not know).
+    exact_search_fields = ("id", "key")
+    search_help_text = "An exact record number or Idempotency-Key."
     ordering = ("-created_at",)
     exclude = ("response_body",)
     readonly_fields = ("stored_response",)
@@ -147,6 +147,7 @@ class LogEntryAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
 
     list_display = ("action_time", "user", "content_type", "object_repr", "action_flag", "message")
     list_filter = ("action_flag", "content_type")
+    # The object id is indexed by a migration of ours (bankapi 0003): Django's is not.
     exact_search_fields = ("object_id", "user")
     search_help_text = "An exact record id (e.g. a requestId) or staff user id."
     list_select_related = ("user", "content_type")

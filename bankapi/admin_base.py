@@ -36,6 +36,9 @@ class CappedCountPaginator(Paginator):
     Django's paginator counts the whole (filtered) table for every page; over
     millions of ledger rows that is the slowest query of the page. Past the cap
     the page links stop at CAP rows: narrow the list with a filter or a search.
+    The changelist then shows `count_text` ("more than 10,000") where Django
+    would show the count (bankapi/templates/admin/: search_form.html,
+    pagination.html, actions.html).
     """
 
     CAP = 10_000
@@ -48,6 +51,11 @@ class CappedCountPaginator(Paginator):
     @property
     def capped(self) -> bool:
         return self.count > self.CAP
+
+    @property
+    def count_text(self) -> str:
+        """The count as far as it is known: past the cap, only that it is more."""
+        return f"more than {self.CAP:,}" if self.capped else str(self.count)
 
 
 class ExactSearchMixin:

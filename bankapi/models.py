@@ -238,8 +238,13 @@ class IdempotencyRecord(TenantOwned):
                 name="idempotency_key_per_owner_operation",
             )
         ]
-        # The daily purge deletes by age.
-        indexes = [models.Index(fields=["created_at"], name="idempotency_created_at")]
+        indexes = [
+            # The daily purge deletes by age.
+            models.Index(fields=["created_at"], name="idempotency_created_at"),
+            # The back office finds a record by the key a client sent (the unique
+            # constraint leads with the owner, which the operator may not know).
+            models.Index(fields=["key"], name="idempotency_key_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.operation} {self.key} ({self.state})"

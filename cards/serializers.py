@@ -61,7 +61,8 @@ class PastDateField(StrictCharField):
     def __init__(self, **kwargs) -> None:
         super().__init__(max_length=10, validators=[RegexValidator(DATE_PATTERN)], **kwargs)
 
-    def to_internal_value(self, data) -> date:
+    # drf-stubs pin a CharField's internal value to str; this one parses the text further.
+    def to_internal_value(self, data) -> date:  # type: ignore[override]
         text = super().to_internal_value(data)
         if not re.fullmatch(DATE_PATTERN, text, re.ASCII):
             self.fail("date")

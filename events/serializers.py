@@ -12,7 +12,7 @@ class EventSerializer(serializers.Serializer):
     type = serializers.ChoiceField(choices=EventType.choices)
     createdAt = serializers.DateTimeField()
     sandbox = serializers.BooleanField()
-    data = serializers.DictField(
+    data = serializers.DictField(  # type: ignore[assignment]  # drf-stubs: a field named like a Field attribute
         help_text="The resource as its own route shows it, at the time of the event."
     )
 

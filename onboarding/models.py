@@ -40,7 +40,12 @@ class Application(TenantOwned):
     legal_documents_acceptance = models.JSONField(null=True, blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["program", "sandbox", "customer"])]
+        indexes = [
+            models.Index(fields=["program", "sandbox", "customer"]),
+            # The dashboard counts the applications in review of every program;
+            # the changelist filters by stage.
+            models.Index(fields=["workflow_stage"], name="application_stage_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"{'Company' if self.is_company else 'Individual'} application {self.id}"

@@ -84,7 +84,7 @@ class AcceptedDocumentSerializer(serializers.Serializer):
     location = serializers.CharField(help_text="Path of this service serving the document (id_token bearer).")
     hash = serializers.RegexField(r"^sha256:[0-9a-f]{64}$")
     version = serializers.CharField()
-    required = serializers.BooleanField()
+    required = serializers.BooleanField()  # type: ignore[assignment]  # drf-stubs: a field named like a Field attribute
     applicableTo = serializers.ListField(child=serializers.ChoiceField(choices=["consumer", "business"]))
     effectiveDate = serializers.DateField()
 
@@ -139,12 +139,12 @@ class ApplicationDetailSerializer(serializers.Serializer):
 class KycFieldSerializer(serializers.Serializer):
     name = serializers.CharField()
     type = serializers.ChoiceField(choices=list(FIELD_TYPES))
-    required = serializers.BooleanField()
-    label = serializers.CharField()
+    required = serializers.BooleanField()  # type: ignore[assignment]  # drf-stubs: a field named like a Field attribute
+    label = serializers.CharField()  # type: ignore[assignment]  # drf-stubs: a field named like a Field attribute
 
 
 class KycPartSerializer(serializers.Serializer):
-    fields = KycFieldSerializer(many=True)
+    fields = KycFieldSerializer(many=True)  # type: ignore[assignment]  # drf-stubs: a field named like a Field attribute
     documentTypes = serializers.ListField(child=serializers.ChoiceField(choices=list(DOCUMENT_TYPES)))
 
 
@@ -162,7 +162,7 @@ class LegalDocSerializer(serializers.Serializer):
     hash = serializers.RegexField(r"^sha256:[0-9a-f]{64}$", help_text="sha256 of the document's content.")
     name = serializers.CharField()
     location = serializers.CharField(help_text="Path of this service serving the document (id_token bearer).")
-    required = serializers.BooleanField()
+    required = serializers.BooleanField()  # type: ignore[assignment]  # drf-stubs: a field named like a Field attribute
     applicableTo = serializers.ListField(child=serializers.ChoiceField(choices=["consumer", "business"]))
     effectiveDate = serializers.DateField()
 
