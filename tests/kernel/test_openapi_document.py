@@ -106,11 +106,13 @@ def test_the_input_rules_the_service_enforces_are_in_the_document():
             "anyOf": [{"required": ["beneficiaryId"]}, {"required": ["payee"]}, {"required": ["cryptoQuote"]}]
         }
     }
-    assert exactly_one[1:] == [
+    assert exactly_one[1:4] == [
         {"required": ["beneficiaryId", "payee"]},
         {"required": ["beneficiaryId", "cryptoQuote"]},
         {"required": ["payee", "cryptoQuote"]},
     ]
+    # And a quote-funded payment cannot be scheduled.
+    assert {"required": ["cryptoQuote", "scheduledDate"]} in exactly_one[4:]
     # Text with no pattern of its own states DRF's rules: no NUL, and not blank once trimmed.
     session_token = schema_of("Verify2faInputRequest")["properties"]["session_token"]["pattern"]
     assert re.search(session_token, "abc") and re.search(session_token, " a ")
