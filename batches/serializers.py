@@ -15,6 +15,7 @@ from authn.serializers import (
 )
 from authn.services import stepup
 from bankapi.banking import AccountObjectSerializer, PayeeSerializer
+from bankapi.schema import TEXT_PATTERN
 from bankapi.serializers import InputSerializer, StrictCharField, StrictChoiceField, unknown_fields
 from batches.rules import MAX_PAYMENTS, payments_shape_errors
 
@@ -61,9 +62,9 @@ class BatchPaymentSerializer(serializers.Serializer):
 # is required and no value has a pattern there; BatchPayment shows the rules.
 
 
-@extend_schema_field({"type": "string"})
+@extend_schema_field({"type": "string", "pattern": TEXT_PATTERN})
 class _SentString(serializers.Field):
-    """Any JSON string: its value is an item rule, not a 400."""
+    """A JSON string without a NUL: its value is an item rule, not a 400."""
 
 
 class BatchAccountSentSerializer(serializers.Serializer):
