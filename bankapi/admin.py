@@ -149,6 +149,7 @@ class LogEntryAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     list_filter = ("action_flag", "content_type")
     # The object id is indexed by a migration of ours (bankapi 0003): Django's is not.
     exact_search_fields = ("object_id", "user")
+    id_text_fields = ("object_id",)
     search_help_text = "An exact record id (e.g. a requestId) or staff user id."
     list_select_related = ("user", "content_type")
     # The id follows the time, and is the index.

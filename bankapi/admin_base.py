@@ -2,6 +2,7 @@
 tables of millions of rows and each operator action goes through a service and
 into the admin log."""
 
+import uuid
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -64,9 +65,15 @@ class ExactSearchMixin:
     `exact_search_fields` are field paths. A search text that cannot be a value
     of a field (not a UUID, a number out of range, too long) is skipped for that
     field, so any text answers the page, matching nothing at worst.
+
+    `id_text_fields` are those of them that are text holding record ids as
+    `str(pk)` (the admin log's object id): a UUID is stored there in lower case,
+    so a UUID-looking term is sought in that form (still one exact, indexed
+    lookup), whatever the case it was pasted in.
     """
 
     exact_search_fields: tuple[str, ...] = ()
+    id_text_fields: tuple[str, ...] = ()
     model: type[models.Model]  # the ModelAdmin's
 
     def get_search_fields(self, request) -> tuple[str, ...]:
@@ -78,10 +85,19 @@ class ExactSearchMixin:
             return queryset, False
         condition = Q(pk__in=[])
         for path in self.exact_search_fields:
-            value = _search_value(self.model, path, term)
+            value = _search_value(self.model, path, _uuid_text(term) if path in self.id_text_fields else term)
             if value is not None:
                 condition |= Q(**{path: value})
         return queryset.filter(condition), False
+
+
+def _uuid_text(term: str) -> str:
+    """A UUID-looking term as `str(uuid)` writes it (lower case, hyphenated); any
+    other term as it is."""
+    try:
+        return str(uuid.UUID(term))
+    except ValueError:
+        return term
 
 
 def _search_value(model, path: str, term: str):

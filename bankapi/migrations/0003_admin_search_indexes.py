@@ -2,15 +2,24 @@
 
 from django.db import migrations, models
 
+from bankapi.migration_operations import AddIndexConcurrently, AddIndexConcurrentlyToAppModel
+
 
 class Migration(migrations.Migration):
     """Indexes behind the back office's exact searches, so they stay fast on big tables.
 
     The admin log belongs to django.contrib.admin, which has no index on the
-    object id: its index is made here in SQL (the admin app's migration state,
-    which has none, is left as it is). The history page of a record filters by
-    it too.
+    object id: its index is made here in the database only (the admin app's
+    migration state, which has none, is left as it is). The history page of a
+    record filters by it too.
+
+    Both are built with CREATE INDEX CONCURRENTLY on PostgreSQL, so the tables
+    keep taking writes during the build; hence not atomic. A build that fails
+    leaves an INVALID index: running `migrate` again drops it and builds anew,
+    and keeps an index that is already valid (bankapi/migration_operations.py).
     """
+
+    atomic = False
 
     dependencies = [
         ('admin', '0003_logentry_add_action_flag_choices'),
@@ -18,12 +27,13 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AddIndex(
+        AddIndexConcurrently(
             model_name='idempotencyrecord',
             index=models.Index(fields=['key'], name='idempotency_key_idx'),
         ),
-        migrations.RunSQL(
-            sql='CREATE INDEX admin_log_object_id_idx ON django_admin_log (object_id)',
-            reverse_sql='DROP INDEX admin_log_object_id_idx',
+        AddIndexConcurrentlyToAppModel(
+            app_label='admin',
+            model_name='logentry',
+            index=models.Index(fields=['object_id'], name='admin_log_object_id_idx'),
         ),
     ]

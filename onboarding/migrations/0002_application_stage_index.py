@@ -2,15 +2,26 @@
 
 from django.db import migrations, models
 
+from bankapi.migration_operations import AddIndexConcurrently
+
 
 class Migration(migrations.Migration):
+    """Applications by workflow stage, for the back office's 'Applications in review'.
+
+    Built with CREATE INDEX CONCURRENTLY on PostgreSQL, so applications keep being
+    written during the build; hence not atomic. A build that fails leaves an
+    INVALID index: running `migrate` again drops it and builds anew
+    (bankapi/migration_operations.py).
+    """
+
+    atomic = False
 
     dependencies = [
         ('onboarding', '0001_initial'),
     ]
 
     operations = [
-        migrations.AddIndex(
+        AddIndexConcurrently(
             model_name='application',
             index=models.Index(fields=['workflow_stage'], name='application_stage_idx'),
         ),
