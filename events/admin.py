@@ -7,6 +7,7 @@ rotation, and never again (it is stored encrypted).
 
 from django import forms
 from django.contrib import admin, messages
+from django.db import models
 
 from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin, apply_each
 from bankapi.errors import ApiError
@@ -20,12 +21,23 @@ from events.services import (
 )
 
 
+def _https_by_default(field: models.Field, **kwargs) -> forms.Field | None:
+    if isinstance(field, models.URLField):
+        kwargs.setdefault("assume_scheme", "https")
+    return field.formfield(**kwargs)
+
+
 class WebhookEndpointForm(forms.ModelForm):
+    # A URL typed without a scheme is taken as https (webhooks are sent over TLS).
+    url = forms.URLField(max_length=2000, assume_scheme="https")
     event_types = forms.MultipleChoiceField(choices=EventType.choices, widget=forms.CheckboxSelectMultiple)
 
     class Meta:
         model = WebhookEndpoint
         fields = ("program", "sandbox", "url", "event_types")
+        # Also for the forms the admin derives from this one (a read-only URL on
+        # the change page is rebuilt from the model field).
+        formfield_callback = _https_by_default
 
     def clean(self):
         super().clean()
@@ -95,6 +107,7 @@ class EventAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     list_filter = ("type", "sandbox", "fanned_out")
     list_select_related = ("customer",)
     exact_search_fields = ("event_id", "resource_id", "customer")
+    id_text_fields = ("resource_id",)  # str(uuid) of the resource: lower case
     search_help_text = "An exact eventId, resource id (e.g. a requestId) or customer id."
     actions = ("redeliver_selected",)
 

@@ -20,7 +20,7 @@ from events.models import Event
 from onboarding.admin import applications_in_review
 from onboarding.models import Application
 from payments.models import PaymentRequest
-from tests.backoffice.conftest import admin_url, staff_user
+from tests.backoffice.conftest import admin_url, pending_payment, staff_user
 from tests.backoffice.rows import _events
 from tests.conftest import ON_POSTGRES, requires_postgres
 
@@ -114,6 +114,19 @@ def test_the_admin_log_is_found_by_the_exact_object_id(staff_client, sandbox):
     assert [entry.id for entry in exact.context["cl"].result_list] == [sought.id]
     assert [entry.id for entry in upper.context["cl"].result_list] == [sought.id]
     assert [entry.id for entry in braced.context["cl"].result_list] == [sought.id]
+    assert list(part.context["cl"].result_list) == []
+
+
+def test_an_event_is_found_by_its_resource_id_pasted_in_upper_case(staff_client, account):
+    sought, other = pending_payment(account), pending_payment(account)
+    client = staff_client("support")
+
+    upper = client.get(admin_url(Event), {"q": str(sought.id).upper()})
+    part = client.get(admin_url(Event), {"q": str(sought.id)[:8]})
+
+    found = list(upper.context["cl"].result_list)
+    assert found and {event.resource_id for event in found} == {str(sought.id)}
+    assert str(other.id) not in upper.content.decode()
     assert list(part.context["cl"].result_list) == []
 
 
