@@ -51,6 +51,8 @@ class Base64UrlField(StrictCharField):
     """A base64url string (padding optional); kept as sent once known to decode."""
 
     default_error_messages = {**StrictCharField.default_error_messages, "base64url": "Must be base64url."}
+    # Padding optional: groups of 4, then 2 or 3 more characters, then any "=".
+    openapi = {"pattern": "^([A-Za-z0-9_-]{4})*([A-Za-z0-9_-]{2,3})?=*$"}
 
     def to_internal_value(self, data) -> str:
         value = super().to_internal_value(data)

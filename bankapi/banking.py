@@ -7,6 +7,7 @@ transfers, so every route validates an account the same way.
 import re
 import string
 
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from bankapi.serializers import StrictCharField, StrictChoiceField
@@ -40,6 +41,39 @@ def iban_is_valid(value: str) -> bool:
     return int(digits) % 97 == 1
 
 
+class UkAccountSerializer(serializers.Serializer):
+    """A UK account: sort code and account number."""
+
+    type = StrictChoiceField(choices=["uk"])
+    sortCode = StrictCharField(
+        help_text="6 digits (hyphens allowed).", openapi={"pattern": SORT_CODE_PATTERN, "example": "040004"}
+    )
+    accountNumber = StrictCharField(
+        help_text="8 digits.", openapi={"pattern": ACCOUNT_NUMBER_PATTERN, "example": "12345678"}
+    )
+
+
+class IbanAccountSerializer(serializers.Serializer):
+    """An account by IBAN, with an optional BIC."""
+
+    type = StrictChoiceField(choices=["iban"])
+    iban = StrictCharField(
+        max_length=42,
+        help_text="Spaces allowed; its check digits must be right (mod-97).",
+        openapi={"pattern": IBAN_PATTERN, "example": "GB82WEST12345698765432"},
+    )
+    bic = StrictCharField(required=False, help_text="8 or 11 characters.", openapi={"pattern": BIC_PATTERN})
+
+
+# The document states the two shapes (which keys each type requires and takes);
+# AccountObjectSerializer checks them in one place.
+@extend_schema_field(
+    PolymorphicProxySerializer(
+        component_name="AccountObject",
+        serializers={"uk": UkAccountSerializer, "iban": IbanAccountSerializer},
+        resource_type_field_name="type",
+    )
+)
 class AccountObjectSerializer(serializers.Serializer):
     """`{type: uk, sortCode, accountNumber}` or `{type: iban, iban, bic?}`."""
 

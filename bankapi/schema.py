@@ -1,6 +1,7 @@
 """OpenAPI building blocks: the envelopes and the error responses of every route."""
 
 import inspect
+from itertools import combinations
 from typing import Any
 
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
@@ -23,6 +24,8 @@ class AutoSchema(SpectacularAutoSchema):
       maintainers, e.g. `InputSerializer`'s or a base view's) to every subclass.
     - A field's `openapi` keywords (`StrictCharField(openapi=...)`) are added to
       its schema: the patterns and formats the serializer checks in code.
+    - An input text without a pattern, format or enum of its own states the rules
+      every DRF CharField applies (`TEXT_PATTERN`, `NONBLANK_TEXT_PATTERN`).
     - Request bodies are closed (`additionalProperties: false`), as the service
       refuses unknown fields at any depth.
     """
@@ -41,7 +44,23 @@ class AutoSchema(SpectacularAutoSchema):
         extra = getattr(field, "openapi", None)
         if extra and "$ref" not in schema:
             schema.update(extra)
+        child = getattr(field, "child", None)
+        if direction == "request" and isinstance(child, serializers.CharField) and "items" in schema:
+            # The items' validators are in their schema already (drf-spectacular adds them here).
+            _state_text_rules(child, schema["items"])
         return schema
+
+    def _get_request_for_media_type(self, serializer: Any, direction: str = "request") -> tuple[Any, bool]:
+        schema, required = super()._get_request_for_media_type(serializer, direction)  # type: ignore[no-untyped-call]
+        # A body whose key rules refuse `{}` (InputSerializer.refused_combinations) is
+        # required although none of its keys is: sending none is sending `{}`.
+        if (
+            schema is not None
+            and _refused_bodies(serializer)
+            and not _admits_empty(_refused_bodies(serializer))
+        ):
+            required = True
+        return schema, required
 
     def _map_basic_serializer(
         self, serializer: serializers.BaseSerializer[Any], direction: str
@@ -50,11 +69,78 @@ class AutoSchema(SpectacularAutoSchema):
         if direction == "request":
             # Request bodies refuse keys they do not take, at any depth (InputSerializer).
             schema["additionalProperties"] = False
+            refused = _refused_bodies(serializer)
+            if refused:
+                schema["not"] = {"anyOf": refused}
+            # After drf-spectacular has added each field's validators (a RegexValidator's pattern).
+            fields = getattr(serializer, "fields", {})
+            for name, property_schema in schema.get("properties", {}).items():
+                field = fields.get(name)
+                if isinstance(field, serializers.CharField):
+                    _state_text_rules(field, property_schema)
         schema.pop("description", None)
         description = _own_doc(serializer.__class__)
         if description:
             schema["description"] = description
         return schema
+
+
+# Every DRF CharField refuses a NUL character ("Null characters are not allowed.").
+TEXT_PATTERN = r"^[^\u0000]*$"
+# A trimmed field that may not be blank also needs one character that is not
+# whitespace (Python's `str.strip()` also strips \x1c-\x1f and \x85, which a
+# JavaScript `\s` does not name, so they are listed).
+NONBLANK_TEXT_PATTERN = r"^[^\u0000]*[^\s\u0000\u001c-\u001f\u0085][^\u0000]*$"
+
+
+# An absolute http(s) URL as Django's URLValidator takes it, on localhost, an IPv4
+# address or a host name (up to 253 characters: at most five labels of at most 46
+# characters keep any name of this shape within that). An IPv6 host, which Django
+# also takes, is not described.
+_IPV4_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+HTTP_URL_PATTERN = (
+    r"^[Hh][Tt][Tt][Pp][Ss]?://"
+    rf"([Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]|{_IPV4_OCTET}(\.{_IPV4_OCTET}){{3}}"
+    r"|([A-Za-z0-9]([A-Za-z0-9-]{0,44}[A-Za-z0-9])?\.){1,4}[A-Za-z]{2,46}\.?)"
+    r"(:[0-9]{1,4})?([/?#][^\s\u0000\u001c-\u001f\u0085]*)?$"
+)
+
+
+def _admits_empty(refused: list[dict[str, Any]]) -> bool:
+    """Whether `{}` escapes every refused body (checked with the document's own rules)."""
+    from jsonschema import Draft4Validator  # type: ignore[import-untyped]
+
+    return not Draft4Validator({"anyOf": refused}).is_valid({})
+
+
+def _refused_bodies(serializer: object) -> list[dict[str, Any]]:
+    """The bodies an InputSerializer refuses for the keys they combine, as JSON Schemas
+    a body must not match: none or two of `exactly_one_of`, and `refused_combinations`.
+
+    Stated with a `not` rather than a `oneOf` of `required` lists: openapi-python-client
+    turns an object with a `oneOf` into an untyped `Any`, and leaves a `not` alone.
+    """
+    names: tuple[str, ...] = getattr(serializer, "exactly_one_of", ())
+    refused: list[dict[str, Any]] = []
+    if names:
+        refused.append({"not": {"anyOf": [{"required": [name]} for name in names]}})
+        refused.extend({"required": list(pair)} for pair in combinations(names, 2))
+    refused.extend(getattr(serializer, "refused_combinations", ()))
+    return refused
+
+
+def _state_text_rules(field: serializers.CharField, schema: dict[str, Any]) -> None:
+    """The NUL and blank rules of a CharField, as a `pattern` on its request schema.
+
+    Left alone where the schema already narrows the text (a `pattern`, a `format`
+    or an `enum`): those admit neither a NUL nor whitespace alone.
+    """
+    if schema.get("type") != "string" or {"pattern", "format", "enum", "$ref"} & schema.keys():
+        return
+    if field.trim_whitespace and not field.allow_blank:
+        schema["pattern"] = NONBLANK_TEXT_PATTERN
+    else:
+        schema["pattern"] = TEXT_PATTERN
 
 
 class FieldErrorSerializer(serializers.Serializer):
@@ -121,6 +207,21 @@ PROGRAM_ID_HEADER = OpenApiParameter(
         "parameter instead. Omitted by management users, who belong to no program."
     ),
 )
+
+
+def management_program_id(description: str, *, management_only: bool) -> OpenApiParameter:
+    """The `programId` query parameter a management caller names its program with:
+    required for it (an empty value is a 400), ignored for other callers (so only a
+    route of management callers alone can state it as non-empty)."""
+    return OpenApiParameter(
+        "programId",
+        {"type": "string", "minLength": 1} if management_only else {"type": "string"},
+        OpenApiParameter.QUERY,
+        required=False,
+        description=description,
+    )
+
+
 PROGRAM_ID_QUERY = OpenApiParameter(
     "programId",
     str,

@@ -33,6 +33,15 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class RegexField(serializers.RegexField):
+    """DRF's RegexField, with `openapi` keywords as StrictCharField takes them (a
+    narrower `pattern` or a `format` for what the serializer checks in code)."""
+
+    def __init__(self, regex: Any, *, openapi: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(regex, **kwargs)
+        self.openapi = openapi
+
+
 class StrictBooleanField(serializers.BooleanField):
     default_error_messages = {"invalid": "Must be true or false."}
 
@@ -62,6 +71,10 @@ class StrictChoiceField(serializers.ChoiceField):
 
 class StrictListField(serializers.ListField):
     default_error_messages = {"not_a_list": "Must be an array."}
+
+    def __init__(self, *, openapi: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.openapi = openapi
 
 
 def unknown_fields(serializer: serializers.Serializer, data: Any) -> dict[str, Any]:
@@ -105,6 +118,11 @@ class InputSerializer(serializers.Serializer):
     """
 
     forbidden_fields: tuple[str, ...] = ("programId", "sandbox")
+    # Rules between keys that the subclass's `validate` checks, for the OpenAPI
+    # document (AutoSchema states them as one `not`): the keys of which a body sends
+    # exactly one, and JSON Schemas of the bodies refused whatever their values.
+    exactly_one_of: tuple[str, ...] = ()
+    refused_combinations: tuple[dict[str, Any], ...] = ()
 
     def to_internal_value(self, data: Any) -> dict:
         if isinstance(data, dict):

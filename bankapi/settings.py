@@ -353,6 +353,7 @@ SPECTACULAR_SETTINGS = {
         "BatchDraftStatusEnum": "batches.serializers.DRAFT_STATUSES",
         "UboStatusEnum": ["PENDING", "LINK_SENT", "IN_PROGRESS", "VERIFIED", "REJECTED"],
         "VerificationStepStatusEnum": ["PENDING", "IN_PROGRESS", "COMPLETED", "FAILED"],
+        "KycDocumentTypeEnum": "onboarding.kyc.DOCUMENT_TYPES",
     },
     # "* `ON` - ON" under every enum says nothing the enum does not.
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,

@@ -44,6 +44,12 @@ def _object_errors(value: Any, path: str, allowed: set[str], strings: set[str]) 
         for key in strings
         if key in value and not isinstance(value[key], str)
     ]
+    # As every text field of the API: a NUL is refused (PostgreSQL cannot store one in JSON).
+    errors += [
+        {"field": f"{path}.{key}", "message": "Null characters are not allowed."}
+        for key in strings
+        if isinstance(value.get(key), str) and "\x00" in value[key]
+    ]
     return errors
 
 

@@ -15,6 +15,7 @@ from authn.serializers import (
 )
 from authn.services import stepup
 from bankapi.banking import AccountObjectSerializer, PayeeSerializer
+from bankapi.schema import TEXT_PATTERN
 from bankapi.serializers import InputSerializer, StrictCharField, StrictChoiceField, unknown_fields
 from batches.rules import MAX_PAYMENTS, payments_shape_errors
 
@@ -56,9 +57,60 @@ class BatchPaymentSerializer(serializers.Serializer):
     )
 
 
-@extend_schema_field(BatchPaymentSerializer(many=True))
+# The request's items, as the document states them: only their JSON shape is a 400
+# (objects, strings, no unknown key; batches.rules.payments_shape_errors), so no key
+# is required and no value has a pattern there; BatchPayment shows the rules.
+
+
+@extend_schema_field({"type": "string", "pattern": TEXT_PATTERN})
+class _SentString(serializers.Field):
+    """A JSON string without a NUL: its value is an item rule, not a 400."""
+
+
+class BatchAccountSentSerializer(serializers.Serializer):
+    """An account as sent in a batch item: `{type, sortCode, accountNumber}` or `{type, iban, bic?}`."""
+
+    type = _SentString(required=False, help_text="uk or iban.")
+    sortCode = _SentString(required=False, help_text="With type uk: 6 digits (hyphens allowed).")
+    accountNumber = _SentString(required=False, help_text="With type uk: 8 digits.")
+    iban = _SentString(required=False, help_text="With type iban: a valid IBAN.")
+    bic = _SentString(required=False, help_text="Optional, with type iban: 8 or 11 characters.")
+
+
+class BatchPayerSentSerializer(serializers.Serializer):
+    account = BatchAccountSentSerializer(
+        required=False,
+        help_text="An account of a customer the caller acts for (a custodian: any of its customers).",
+    )
+
+
+class BatchPayeeSentSerializer(serializers.Serializer):
+    name = _SentString(required=False, help_text="At most 140 characters.")
+    account = BatchAccountSentSerializer(required=False)
+    accountType = _SentString(required=False, help_text="Optional: CONSUMER or BUSINESS.")
+
+
+class BatchPaymentSentSerializer(serializers.Serializer):
+    """One payment as sent. Only its JSON shape is a 400; a missing or wrong value
+    makes the item invalid, with its reasons (verify lists them), and the others go
+    on. Each valid item has the shape of BatchPayment."""
+
+    payer = BatchPayerSentSerializer(required=False)
+    payee = BatchPayeeSentSerializer(required=False)
+    reference = _SentString(
+        required=False,
+        help_text="Within the payer account's reference rules (min, max, charset in GET /v1/capabilities).",
+    )
+    amount = _SentString(
+        required=False, help_text="Decimal string above 0, at most 2 decimals, in the payer's currency."
+    )
+
+
+@extend_schema_field(BatchPaymentSentSerializer(many=True))
 class PaymentsField(serializers.Field):
     """The payments list: its JSON shape checked here, its rules per item later."""
+
+    openapi = {"minItems": 1, "maxItems": MAX_PAYMENTS}
 
     def to_internal_value(self, data: Any) -> list[dict]:
         errors = payments_shape_errors(data, path="")
@@ -104,6 +156,7 @@ class IdempotencyKeyField(StrictCharField):
     """A UUID in its canonical 8-4-4-4-12 form."""
 
     default_error_messages = {**StrictCharField.default_error_messages, "uuid": "Must be a UUID."}
+    openapi = {"format": "uuid", "pattern": f"^{UUID_TEXT.pattern}$"}
 
     # drf-stubs pin a CharField's internal value to str; this one parses the text further.
     def to_internal_value(self, data: Any) -> uuid.UUID:  # type: ignore[override]
@@ -122,6 +175,12 @@ class BatchActionSerializer(InputSerializer):
         "passkey-challenge": ("scaChallenge",),
         "submit": ("payments", "scaChallenge", "confirmation"),
     }
+
+    # For the OpenAPI document: a body without a key its action requires is refused.
+    refused_combinations = tuple(
+        {"properties": {"action": {"enum": [action]}}, "not": {"required": list(names)}}
+        for action, names in REQUIRED.items()
+    )
 
     action = StrictChoiceField(choices=ACTIONS)
     payments = PaymentsField(

@@ -16,7 +16,7 @@ from bankapi.errors import ApiError
 from bankapi.idempotency import idempotency_key_parse, stored_response_http
 from bankapi.responses import ok, ok_flat
 from bankapi.roles import Role
-from bankapi.schema import envelope, error_responses
+from bankapi.schema import envelope, error_responses, management_program_id
 from bankapi.scope import access_customer
 from batches.actors import Actor
 from batches.models import Batch
@@ -40,13 +40,11 @@ from batches.serializers import (
 from batches.services.challenges import batch_initiate
 from batches.services.drafts import draft_create
 from batches.services.submit import batch_passkey_challenge, batch_submit, batch_submit_replay
+from payments.formats import CALENDAR_DAY_PATTERN
 
-PROGRAM_ID = OpenApiParameter(
-    "programId",
-    str,
-    OpenApiParameter.QUERY,
-    required=False,
-    description="Management callers (id token): the program to read, required. Ignored for other callers.",
+PROGRAM_ID = management_program_id(
+    "Management callers (id token): the program to read, required. Ignored for other callers.",
+    management_only=False,
 )
 LIST_PARAMETERS = [
     OpenApiParameter(
@@ -59,10 +57,9 @@ LIST_PARAMETERS = [
     ),
     OpenApiParameter(
         "date",
-        str,
+        {"type": "string", "pattern": CALENDAR_DAY_PATTERN},
         OpenApiParameter.QUERY,
         required=False,
-        pattern=r"^\d{4}-\d{2}-\d{2}$",
         description="YYYY-MM-DD, a real calendar day: only batches created that UTC day. "
         "Wins over lookbackDays.",
     ),

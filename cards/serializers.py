@@ -40,6 +40,8 @@ class NameField(StrictCharField):
 
 
 class StrictEmailField(StrictCharField):
+    openapi = {"format": "email"}
+
     def __init__(self, **kwargs) -> None:
         super().__init__(max_length=254, validators=[EmailValidator("Must be an e-mail address.")], **kwargs)
 

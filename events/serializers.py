@@ -2,6 +2,7 @@
 
 from rest_framework import serializers
 
+from bankapi.schema import HTTP_URL_PATTERN
 from bankapi.serializers import InputSerializer, StrictCharField, StrictChoiceField, StrictListField
 from events.models import EventType
 
@@ -33,6 +34,7 @@ class WebhookEndpointCreateSerializer(InputSerializer):
         max_length=2000,
         help_text="Where events are POSTed. https only in production, where loopback and private "
         "addresses are refused; the sandbox also takes http.",
+        openapi={"format": "uri", "pattern": HTTP_URL_PATTERN},
     )
     eventTypes = StrictListField(
         child=StrictChoiceField(choices=EventType.choices), min_length=1, max_length=len(EventType.values)

@@ -19,6 +19,8 @@ from urllib.parse import urlsplit
 
 import urllib3
 from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import URLValidator
 from django.db import transaction
 from django.utils import timezone
 
@@ -147,9 +149,14 @@ def endpoint_url_check(url: str, *, sandbox: bool) -> None:
     """Production endpoints are https on public addresses only: a webhook must not
     be a way to reach this service's own network. The sandbox also takes http and
     loopback, for receivers on a developer's machine."""
-    parts = urlsplit(url)
     schemes = ("https", "http") if sandbox else ("https",)
-    if parts.scheme not in schemes or not parts.hostname:
+    try:
+        # Django's URL rules, as every other URL the API takes: `https://0.com*` is none.
+        URLValidator(schemes=list(schemes))(url)
+    except DjangoValidationError:
+        raise validation_error("url", f"url must be an absolute {' or '.join(schemes)} URL.")
+    parts = urlsplit(url)
+    if not parts.hostname:
         raise validation_error("url", f"url must be an absolute {' or '.join(schemes)} URL.")
     if sandbox:
         return

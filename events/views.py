@@ -6,12 +6,12 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from bankapi.api import ScopedAPIView
+from bankapi.api import PAGE_PARAMETERS, ScopedAPIView
 from bankapi.errors import validation_error
 from bankapi.pagination import page_body, paginate
 from bankapi.responses import ok
 from bankapi.roles import Role
-from bankapi.schema import envelope, error_responses
+from bankapi.schema import envelope, error_responses, management_program_id
 from events.models import EventType, WebhookEndpoint
 from events.schema import webhook_callbacks
 from events.selectors import endpoint_of, endpoints_of, event_of, events_of
@@ -29,23 +29,20 @@ from events.services import (
     event_payload,
     event_redeliver,
 )
-from payments.formats import ISO_DATE_TIME
+from payments.formats import CALENDAR_DAY, ISO_DATE_TIME
 
-PROGRAM_ID = OpenApiParameter(
-    "programId",
-    str,
-    OpenApiParameter.QUERY,
-    required=False,
-    description="The program, for management callers (required for them, else 400); ignored for others.",
+PROGRAM_ID = management_program_id(
+    "The program, for management callers (required for them, else 400); ignored for others.",
+    management_only=False,
 )
-PAGE = [
-    OpenApiParameter(
-        "limit", str, OpenApiParameter.QUERY, required=False, description="1 to 200 (default 50)."
-    ),
-    OpenApiParameter(
-        "nextToken", str, OpenApiParameter.QUERY, required=False, description="From the last page."
-    ),
-]
+MANAGEMENT_PROGRAM_ID = management_program_id("The program.", management_only=True)
+PAGE = PAGE_PARAMETERS
+# ISO_DATE_TIME on a calendar day, with its zone required.
+CREATED_AFTER_PATTERN = (
+    f"^{CALENDAR_DAY}"
+    r"[T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.,][0-9]{1,9})?)?"
+    r"(Z|[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?)$"
+)
 
 
 def endpoint_data(endpoint: WebhookEndpoint) -> dict:
@@ -120,7 +117,7 @@ class EventListView(EventsScopedView):
             OpenApiParameter("type", str, OpenApiParameter.QUERY, required=False, enum=EventType.values),
             OpenApiParameter(
                 "createdAfter",
-                str,
+                {"type": "string", "pattern": CREATED_AFTER_PATTERN},
                 OpenApiParameter.QUERY,
                 required=False,
                 description="ISO 8601 date-time with a zone; only later events.",
@@ -166,7 +163,7 @@ class WebhookEndpointListView(ManagementView):
         tags=["webhooks"],
         summary="Webhook endpoints of the program",
         description="Management id token and `programId`. Secrets are never listed.",
-        parameters=[PROGRAM_ID, *PAGE],
+        parameters=[MANAGEMENT_PROGRAM_ID, *PAGE],
         responses={
             200: envelope("WebhookEndpointListResponse", WebhookEndpointListSerializer()),
             **error_responses(400, 401, 403, 404),
@@ -187,7 +184,7 @@ class WebhookEndpointListView(ManagementView):
             "A delivery answered with anything but 2xx within 10 s is retried with exponential backoff "
             "for 72 hours; an endpoint failing for 72 hours is disabled. The secret is answered only here."
         ),
-        parameters=[PROGRAM_ID],
+        parameters=[MANAGEMENT_PROGRAM_ID],
         request=WebhookEndpointCreateSerializer,
         callbacks=webhook_callbacks(),
         responses={
@@ -212,7 +209,7 @@ class WebhookEndpointView(ManagementView):
         tags=["webhooks"],
         summary="Remove a webhook endpoint",
         description="Stops every delivery to it, pending ones included.",
-        parameters=[PROGRAM_ID],
+        parameters=[MANAGEMENT_PROGRAM_ID],
         responses={
             200: envelope(
                 "WebhookEndpointDeletedResponse",
@@ -235,7 +232,7 @@ class WebhookEndpointRotateView(ManagementView):
             "and the old secret, space-separated, so the receiver can switch without a gap."
         ),
         request=None,
-        parameters=[PROGRAM_ID],
+        parameters=[MANAGEMENT_PROGRAM_ID],
         responses={
             200: envelope("WebhookEndpointRotatedResponse", WebhookEndpointSecretSerializer()),
             **error_responses(400, 401, 403, 404),

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import EmailValidator, URLValidator
 from rest_framework import serializers
 
+from bankapi.schema import HTTP_URL_PATTERN
 from bankapi.serializers import (
     InputSerializer,
     StrictBooleanField,
@@ -30,6 +31,7 @@ MIME_PATTERN = MIME_TYPE.pattern
 
 class EmailField(StrictCharField):
     default_error_messages = {"email": "Must be an e-mail address."}
+    openapi = {"format": "email"}
 
     def __init__(self, **kwargs):
         super().__init__(max_length=254, trim_whitespace=False, **kwargs)
@@ -45,6 +47,7 @@ class EmailField(StrictCharField):
 
 class AbsoluteUrlField(StrictCharField):
     default_error_messages = {"url": "Must be an absolute http or https URL."}
+    openapi = {"format": "uri", "pattern": HTTP_URL_PATTERN}
 
     def __init__(self, **kwargs):
         super().__init__(max_length=2000, trim_whitespace=False, **kwargs)
@@ -213,7 +216,9 @@ class UboActionSerializer(InputSerializer):
         "(status LINK_SENT); UBO_RESET resets their verification (status PENDING, earlier links stop "
         "working).",
     )
-    uboIds = StrictListField(child=StrictCharField(max_length=64), min_length=1, max_length=100)
+    uboIds = StrictListField(
+        child=StrictCharField(max_length=64), min_length=1, max_length=100, openapi={"uniqueItems": True}
+    )
     redirectSuccessUrl = AbsoluteUrlField(required=False, help_text="Absolute http(s) URL.")
     redirectRejectUrl = AbsoluteUrlField(required=False, help_text="Absolute http(s) URL.")
     ttlInSecs = StrictIntegerField(
@@ -282,18 +287,40 @@ MAX_URL_EXPIRY = 3600
 DEFAULT_URL_EXPIRY = 900
 
 
+_DOWNLOAD = [{"required": ["key"]}, {"required": ["s3Url"]}]
+
+
 class PresignSerializer(InputSerializer):
+    # A download sends key or s3Url; an upload neither (POST .../documents/presign).
+    refused_combinations = (
+        # Upload: collection and documentType are required.
+        {"not": {"anyOf": [*_DOWNLOAD, {"required": ["collection", "documentType"]}]}},
+        # Download: s3Url or collection + key, not both; applicationId required;
+        # documentType and contentType are not taken.
+        {"required": ["key", "s3Url"]},
+        {"required": ["key"], "not": {"required": ["collection"]}},
+        {"anyOf": _DOWNLOAD, "not": {"required": ["applicationId"]}},
+        *(
+            {"required": [mode, name]}
+            for mode in ("key", "s3Url")
+            for name in ("documentType", "contentType")
+        ),
+    )
+
     collection = StrictChoiceField(
         choices=["kyc", "kyb"], required=False, help_text="kyc (individual) or kyb (company)."
     )
     documentType = StrictCharField(
         required=False,
         max_length=40,
-        help_text="Upload: a documentType of the KYC schema for the collection.",
+        help_text="Upload: a documentType of the KYC schema for the collection (the program's schema "
+        "names which of these each collection takes).",
+        openapi={"enum": list(DOCUMENT_TYPES)},
     )
     contentType = StrictCharField(
         required=False,
         max_length=255,
+        openapi={"pattern": MIME_PATTERN},
         help_text="Upload: the MIME type the file will be PUT with (default application/octet-stream).",
     )
     applicationId = StrictCharField(

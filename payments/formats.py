@@ -12,6 +12,17 @@ import uuid
 from datetime import date
 
 AMOUNT = re.compile(r"\A[0-9]+(\.[0-9]{1,2})?\Z")
+# A YYYY-MM-DD day of the calendar (0001-01-01 to 9999-12-31, 29 February in leap
+# years only), for the OpenAPI document: what `date.fromisoformat` takes.
+_YEAR = "(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
+_LEAP_YEAR = "([0-9]{2}(0[48]|[2468][048]|[13579][26])|(0[48]|[2468][048]|[13579][26])00)"
+CALENDAR_DAY = (
+    f"({_YEAR}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)"
+    f"|02-(0[1-9]|1[0-9]|2[0-8]))|{_LEAP_YEAR}-02-29)"
+)
+CALENDAR_DAY_PATTERN = f"^{CALENDAR_DAY}$"
+# An AMOUNT above zero and below 10^16, for the OpenAPI document (leading zeros allowed).
+POSITIVE_AMOUNT_PATTERN = r"^(0*[1-9][0-9]{0,15}(\.[0-9]{1,2})?|0+\.(0[1-9]|[1-9][0-9]?))$"
 CURRENCY = re.compile(r"\A[A-Z]{3}\Z")
 ISO_DATE = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 # RFC 3339-style: date, `T` (or a space), hh:mm[:ss[.fraction]], then optionally

@@ -18,7 +18,15 @@ from bankapi.serializers import (
     StrictChoiceField,
     TimestampField,
 )
-from payments.formats import AMOUNT, CURRENCY, ISO_DATE, ISO_DATE_TIME, uuid_parse
+from payments.formats import (
+    AMOUNT,
+    CALENDAR_DAY,
+    CURRENCY,
+    ISO_DATE,
+    ISO_DATE_TIME,
+    POSITIVE_AMOUNT_PATTERN,
+    uuid_parse,
+)
 from payments.rules import account_reference_error, virtual_iban_error
 
 MAX_AMOUNT = Decimal("9999999999999999.99")
@@ -47,7 +55,7 @@ class AmountField(ExactCharField):
     # The same rule for clients: digits, at most 2 decimals, above zero, at most
     # 9999999999999999.99 (leading zeros allowed).
     openapi = {
-        "pattern": r"^(0*[1-9][0-9]{0,15}(\.[0-9]{1,2})?|0+\.(0[1-9]|[1-9][0-9]?))$",
+        "pattern": POSITIVE_AMOUNT_PATTERN,
         "example": "10.50",
     }
 
@@ -103,7 +111,7 @@ class UtcDayField(ExactCharField):
     }
     openapi = {
         "pattern": (
-            "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+            f"^{CALENDAR_DAY}"
             "([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.,][0-9]{1,9})?)?"
             "(Z|[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?)?)?$"
         ),
@@ -158,6 +166,12 @@ class PaymentCreateSerializer(InputSerializer):
 
     # Validated with the account in the serializer context: the currency default
     # and the reference rules are the account's.
+    exactly_one_of = ("beneficiaryId", "payee", "cryptoQuote")
+    # A quote lives 30 seconds: a quote-funded payment cannot be scheduled.
+    refused_combinations = (
+        {"required": ["cryptoQuote", "scheduledDate"]},
+        {"required": ["cryptoQuote", "frequency"], "properties": {"frequency": {"not": {"enum": ["NEVER"]}}}},
+    )
 
     amount = AmountField(help_text='Decimal string, at most 2 decimal places, above zero: "10.50".')
     currency = CurrencyField(required=False, help_text="ISO 4217; defaults to the account currency.")
@@ -373,6 +387,8 @@ class ScheduledPaymentCancelledSerializer(serializers.Serializer):
 
 class InternationalTransferCreateSerializer(InputSerializer):
     """A payment in another currency, converted at a live FX quote."""
+
+    exactly_one_of = ("beneficiaryId", "payee")
 
     # Validated with the account in the serializer context, for the reference rules.
 

@@ -10,13 +10,14 @@ from bankapi.roles import Role
 from bankapi.schema import envelope, error_responses
 from bankapi.scope import access_customer
 from bankapi.serializers import InputSerializer, StrictCharField
-from payments.formats import iso_date_parse
+from payments.formats import CALENDAR_DAY_PATTERN, iso_date_parse
 from payments.services.schedules import sandbox_clock_run
 
 
 class SandboxClockSerializer(InputSerializer):
     date = StrictCharField(
         help_text="YYYY-MM-DD, at most 366 days after today (UTC).",
+        openapi={"pattern": CALENDAR_DAY_PATTERN},
     )
 
 

@@ -13,8 +13,15 @@ from bankapi.api import ScopedAPIView
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
 from bankapi.scope import access_any_account
-from bankapi.serializers import StrictChoiceField
-from payments.formats import AMOUNT, CURRENCY, ISO_DATE, iso_date_parse
+from bankapi.serializers import RegexField, StrictChoiceField
+from payments.formats import (
+    AMOUNT,
+    CALENDAR_DAY_PATTERN,
+    CURRENCY,
+    ISO_DATE,
+    POSITIVE_AMOUNT_PATTERN,
+    iso_date_parse,
+)
 from payments.fx import fx_quote_create
 from payments.fx.services import MONEY_CEILING
 from payments.models import FxQuote
@@ -35,8 +42,9 @@ class FxQuoteQuerySerializer(serializers.Serializer):
     currencyOne = _currency_field("The currency the customer sells (ISO 4217).")
     currencyTwo = _currency_field("The currency the customer buys (ISO 4217); differs from currencyOne.")
     amountCurrency = _currency_field("The side `amount` is in: currencyOne or currencyTwo.")
-    amount = serializers.RegexField(
+    amount = RegexField(
         AMOUNT,
+        openapi={"pattern": POSITIVE_AMOUNT_PATTERN},
         trim_whitespace=False,
         help_text="Plain decimal string above zero, at most 2 decimal places.",
         error_messages={"invalid": "Must be a plain decimal string with at most 2 decimal places."},
@@ -47,8 +55,9 @@ class FxQuoteQuerySerializer(serializers.Serializer):
         default=FxQuote.Tenor.SPOT,
         help_text="ON: today; TN: next business day; SPOT (default): two business days.",
     )
-    valueDate = serializers.RegexField(
+    valueDate = RegexField(
         ISO_DATE,
+        openapi={"pattern": CALENDAR_DAY_PATTERN},
         trim_whitespace=False,
         required=False,
         help_text=(

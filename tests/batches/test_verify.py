@@ -186,6 +186,12 @@ def test_reference_rules_are_the_payer_accounts(api, custodian_auth, custodian_a
         ),
         ({"action": "verify", "payments": [{"payee": {"name": None}}]}, "payments.0.payee.name"),
         ({"action": "verify", "payments": [{"payer": []}]}, "payments.0.payer"),
+        # PostgreSQL cannot store a NUL in JSON: refused as in every other text field.
+        ({"action": "verify", "payments": [{"amount": "1\x00"}]}, "payments.0.amount"),
+        (
+            {"action": "verify", "payments": [{"payee": {"account": {"iban": "GB\x00"}}}]},
+            "payments.0.payee.account.iban",
+        ),
         ({"action": "explode", "payments": [{}]}, "action"),
         ({"action": "verify", "payments": [{}], "extra": 1}, "extra"),
         ({"action": "verify", "payments": [{}], "programId": "x"}, "programId"),

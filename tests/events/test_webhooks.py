@@ -153,6 +153,17 @@ def test_the_sandbox_takes_http_on_loopback():
     endpoint_url_check("http://127.0.0.1:9000/hooks", sandbox=True)
 
 
+@pytest.mark.parametrize(
+    "url", ["https://0.com*", "https://0.a/x", "http://256.1.1.1/x", "https://exa mple.com"]
+)
+def test_the_sandbox_refuses_what_is_not_a_url(url):
+    from bankapi.errors import ApiError
+
+    with pytest.raises(ApiError) as refused:
+        endpoint_url_check(url, sandbox=True)
+    assert refused.value.code == "VALIDATION_ERROR"
+
+
 def test_endpoint_routes_take_a_management_id_token_only(api, sandbox, customer_auth, program_query):
     body = {"url": "https://hooks.example.com", "eventTypes": [ACCEPTED]}
     assert api.post("/v1/webhook-endpoints", body, format="json").status_code == 401

@@ -92,9 +92,31 @@ def test_the_input_rules_the_service_enforces_are_in_the_document():
     assert payment["idempotencyKey"]["format"] == "uuid"
     assert schema_of("CryptoQuoteRequest")["properties"]["quoteId"]["format"] == "uuid"
     assert schema_of("Verify2faInputRequest")["properties"]["totp_code"]["pattern"] == "^[0-9]{6}$"
-    account = schema_of("AccountObjectRequest")["properties"]
-    assert re.search(account["sortCode"]["pattern"], "04-00-04")
-    assert not re.search(account["accountNumber"]["pattern"], "1234567")
+    # Which keys an account takes depends on its type: one shape per type.
+    assert schema_of("AccountObjectRequest")["discriminator"]["propertyName"] == "type"
+    account = schema_of("UkAccountRequest")
+    assert set(account["required"]) == {"type", "sortCode", "accountNumber"}
+    assert re.search(account["properties"]["sortCode"]["pattern"], "04-00-04")
+    assert not re.search(account["properties"]["accountNumber"]["pattern"], "1234567")
+    assert set(schema_of("IbanAccountRequest")["required"]) == {"type", "iban"}
+    # Exactly one of beneficiaryId, payee and cryptoQuote: a body must not send none or two.
+    exactly_one = schema_of("PaymentCreateRequest")["not"]["anyOf"]
+    assert exactly_one[0] == {
+        "not": {
+            "anyOf": [{"required": ["beneficiaryId"]}, {"required": ["payee"]}, {"required": ["cryptoQuote"]}]
+        }
+    }
+    assert exactly_one[1:4] == [
+        {"required": ["beneficiaryId", "payee"]},
+        {"required": ["beneficiaryId", "cryptoQuote"]},
+        {"required": ["payee", "cryptoQuote"]},
+    ]
+    # And a quote-funded payment cannot be scheduled.
+    assert {"required": ["cryptoQuote", "scheduledDate"]} in exactly_one[4:]
+    # Text with no pattern of its own states DRF's rules: no NUL, and not blank once trimmed.
+    session_token = schema_of("Verify2faInputRequest")["properties"]["session_token"]["pattern"]
+    assert re.search(session_token, "abc") and re.search(session_token, " a ")
+    assert not any(re.search(session_token, bad) for bad in ("a\x00b", " ", "\u00a0\t", "\x1c"))
 
     parameters = {p["name"]: p for p in openapi_document()["paths"][PAYMENTS]["post"]["parameters"]}
     key = parameters["Idempotency-Key"]["schema"]
@@ -105,6 +127,61 @@ def test_the_input_rules_the_service_enforces_are_in_the_document():
     parameters = {p["name"]: p for p in listing["get"]["parameters"]}
     assert parameters["limit"]["schema"]["minimum"] == 1
     assert "pattern" in parameters["nextToken"]["schema"]
+
+
+def test_request_bodies_stay_typed_in_generated_clients():
+    """openapi-python-client types a `oneOf` with a discriminator as a union of models,
+    but turns an object with any other `oneOf`, `anyOf` or `allOf` at its top into an
+    untyped `Any`: rules between keys are stated with `not` instead."""
+    schemas = openapi_document()["components"]["schemas"]
+    for name, schema in schemas.items():
+        if not name.endswith("Request"):
+            continue
+        combined = {"oneOf", "anyOf", "allOf"} & schema.keys()
+        assert not combined or "discriminator" in schema, (name, combined)
+
+
+def test_the_calendar_day_pattern_accepts_exactly_the_days_python_reads():
+    from datetime import date
+
+    from payments.formats import CALENDAR_DAY_PATTERN
+
+    samples = ["2024-02-29", "2000-02-29", "0001-01-01", "9999-12-31", "2026-04-30", "2026-12-31"]
+    samples += [
+        "2023-02-29",
+        "1900-02-29",
+        "0000-01-01",
+        "2026-04-31",
+        "2026-13-01",
+        "2026-00-10",
+        "2026-1-1",
+    ]
+    for text in samples:
+        try:
+            date.fromisoformat(text)
+            accepted = len(text) == 10
+        except ValueError:
+            accepted = False
+        assert bool(re.search(CALENDAR_DAY_PATTERN, text)) == accepted, text
+
+
+def test_the_text_patterns_accept_exactly_what_a_char_field_accepts():
+    from rest_framework import serializers
+
+    from bankapi.schema import NONBLANK_TEXT_PATTERN, TEXT_PATTERN
+
+    samples = ["a", " a ", "\u00a0", " ", "\t\n", "\x1c", "\x85", "a\x00", "\x00", "\ufeffa", "é"]
+    for pattern, field in (
+        (NONBLANK_TEXT_PATTERN, serializers.CharField()),
+        (TEXT_PATTERN, serializers.CharField(allow_blank=True)),
+    ):
+        for text in samples:
+            try:
+                field.run_validation(text)
+                accepted = True
+            except serializers.ValidationError:
+                accepted = False
+            assert bool(re.search(pattern, text)) == accepted, (pattern, text)
 
 
 def test_the_amount_pattern_accepts_exactly_what_the_service_accepts():
