@@ -10,7 +10,7 @@ refuse schema-valid data (a 400 there is an input rule the document does not
 state). The refusals of schema-valid data that no schema can state (a rule
 between two values, the account's or the day's rules, an object the server must
 have issued) are allowed in UNSTATABLE, per operation, status and field or
-error code, each with its reason; NOT_YET_STATED lists the findings still open.
+error code, each with its reason.
 
 Bounded for CI: `FUZZ_MAX_EXAMPLES` examples per operation (default 25). Each
 operation runs in its own rolled-back transaction. Figures are printed at the end.
@@ -121,10 +121,6 @@ UNSTATABLE: dict[str, dict[int, dict[str, str]]] = {
         422: {"NOT_SUPPORTED": "a passkey challenge needs a user with a registered passkey"},
     },
 }
-# Findings not yet stated in the document: rules a schema can state, still open.
-# Each is a refusal of schema-valid data the check would otherwise report; they
-# are listed here, apart from UNSTATABLE, until the document states them.
-NOT_YET_STATED: dict[str, dict[int, dict[str, str]]] = {}
 # An Idempotency-Key already used (in this run) with another body is refused.
 IDEMPOTENCY_REASON = "a key already used with another body"
 # Every list's nextToken is opaque: only a token the server issued is valid, and
@@ -134,10 +130,9 @@ NEXT_TOKEN_REASON = "an opaque cursor: only one the server issued is valid"
 
 def _unstatable(schema) -> dict[str, dict[int, dict[str, str]]]:
     allowed: dict[str, dict[int, dict[str, str]]] = {}
-    for source in (UNSTATABLE, NOT_YET_STATED):
-        for label, table in source.items():
-            for status, keys in table.items():
-                allowed.setdefault(label, {}).setdefault(status, {}).update(keys)
+    for label, table in UNSTATABLE.items():
+        for status, keys in table.items():
+            allowed.setdefault(label, {})[status] = dict(keys)
     for result in schema.get_all_operations():
         operation = result.ok()
         if any(parameter.name == "nextToken" for parameter in operation.query):
