@@ -156,12 +156,17 @@ def endpoint_url_check(url: str, *, sandbox: bool) -> None:
     except DjangoValidationError:
         raise validation_error("url", f"url must be an absolute {' or '.join(schemes)} URL.")
     parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        # Django's rules take any 5 digits; urllib refuses a port above 65535.
+        raise validation_error("url", "url's port must be from 0 to 65535.")
     if not parts.hostname:
         raise validation_error("url", f"url must be an absolute {' or '.join(schemes)} URL.")
     if sandbox:
         return
     try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or 443, proto=socket.IPPROTO_TCP)
+        infos = socket.getaddrinfo(parts.hostname, port or 443, proto=socket.IPPROTO_TCP)
     except (socket.gaierror, UnicodeError):
         raise validation_error("url", "url's host cannot be resolved.")
     for info in infos:

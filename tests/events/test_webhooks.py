@@ -153,14 +153,22 @@ def test_the_sandbox_takes_http_on_loopback():
     endpoint_url_check("http://127.0.0.1:9000/hooks", sandbox=True)
 
 
+@pytest.mark.parametrize("sandbox", [True, False])
 @pytest.mark.parametrize(
-    "url", ["https://0.com*", "https://0.a/x", "http://256.1.1.1/x", "https://exa mple.com"]
+    "url",
+    [
+        "https://0.com*",
+        "https://0.a/x",
+        "http://256.1.1.1/x",
+        "https://exa mple.com",
+        "https://example.com:99999/x",
+    ],
 )
-def test_the_sandbox_refuses_what_is_not_a_url(url):
+def test_what_is_not_a_url_is_refused_in_either_environment(url, sandbox):
     from bankapi.errors import ApiError
 
     with pytest.raises(ApiError) as refused:
-        endpoint_url_check(url, sandbox=True)
+        endpoint_url_check(url, sandbox=sandbox)
     assert refused.value.code == "VALIDATION_ERROR"
 
 
