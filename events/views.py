@@ -1,6 +1,6 @@
 """Event and webhook-endpoint routes. Views parse and authorise; services decide."""
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -93,7 +93,13 @@ def _created_after(raw: str | None) -> datetime | None:
         raise validation_error("createdAfter", "createdAfter is not a real date-time.")
     if moment.tzinfo is None:
         raise validation_error("createdAfter", "createdAfter needs a time zone (Z or an offset).")
-    return moment
+    # Compared in UTC: the database takes offsets up to 15:59 only, ISO 8601 up to 23:59.
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        # Before 0001-01-01 or after 9999-12-31 once in UTC: every event is later
+        # than the one, none later than the other.
+        return datetime.min.replace(tzinfo=UTC) if moment.year == 1 else datetime.max.replace(tzinfo=UTC)
 
 
 def _event_type(raw: str | None) -> str | None:

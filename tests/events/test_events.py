@@ -1,6 +1,7 @@
 """Events are written with the change that causes them, and only then; the events
 list keeps to the caller's tenant (DESIGN 14)."""
 
+from datetime import timedelta, timezone
 from decimal import Decimal
 
 import pytest
@@ -113,6 +114,25 @@ def test_filters_by_type_and_created_after(api, customer_auth, account):
 
     after = api.get("/v1/events", {"createdAfter": cutoff.isoformat()}, **customer_auth).json()["data"]
     assert [e["data"]["requestId"] for e in after["events"]] == [str(later.id)]
+
+
+def test_created_after_takes_any_offset_and_the_calendar_edges(api, customer_auth, account):
+    payment_settle(accept(account))
+    cutoff = Event.objects.order_by("-id").first().created_at
+    later = accept(account)
+
+    def listed(created_after: str) -> list[str]:
+        response = api.get("/v1/events", {"createdAfter": created_after}, **customer_auth)
+        assert response.status_code == 200, response.content
+        return [e["data"].get("requestId") for e in response.json()["data"]["events"]]
+
+    # The same instant written with offsets beyond what PostgreSQL takes (+-15:59).
+    plus_20 = cutoff.astimezone(timezone(timedelta(hours=20))).isoformat()
+    minus_23 = cutoff.astimezone(timezone(-timedelta(hours=23, minutes=59))).isoformat()
+    assert listed(plus_20) == listed(minus_23) == [str(later.id)]
+    # Out of the calendar once in UTC: everything is after the first, nothing after the last.
+    assert str(later.id) in listed("0001-01-01T00:00:00+20:00")
+    assert listed("9999-12-31T23:59:59-20:00") == []
 
 
 @pytest.mark.parametrize(
