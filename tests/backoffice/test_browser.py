@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pyotp
 import pytest
+from django.db import connections
 from django.test import override_settings
 
 from authn.models import User
@@ -51,6 +52,11 @@ def browser():
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True)
         yield chromium
         chromium.close()
+        # The test's ORM calls ran while Playwright's event loop was set on this
+        # thread, so Django gave them a connection of their own (async-context
+        # storage): close it here, or it outlives the test and holds the test
+        # database open when the run drops it.
+        connections.close_all()
 
 
 @override_settings(ADMIN_REQUIRE_TOTP=True)
