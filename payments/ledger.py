@@ -163,18 +163,7 @@ def ledger_post(
                 program_id=program_id, sandbox=sandbox, kind=kind, key=key, memo=memo[:200]
             )
             insert_rows([entry])
-            insert_rows(
-                [
-                    LedgerPosting(
-                        transaction=entry,
-                        account=leg.account,
-                        system_account=leg.system_account,
-                        currency=leg.currency,
-                        amount=leg.amount,
-                    )
-                    for leg in legs
-                ]
-            )
+            insert_rows([_posting(entry, leg) for leg in legs])
             # Callers keep using the Account objects they passed in: show them the new balances.
             for leg in legs:
                 if leg.account:
@@ -335,6 +324,17 @@ class Movement:
     memo: str = ""
 
 
+def _posting(entry: LedgerTransaction, leg: Leg) -> LedgerPosting:
+    """The posting of one leg in the ledger transaction `entry`."""
+    return LedgerPosting(
+        transaction=entry,
+        account=leg.account,
+        system_account=leg.system_account,
+        currency=leg.currency,
+        amount=leg.amount,
+    )
+
+
 def _check_balanced(legs: list[Leg]) -> None:
     totals: dict[str, Decimal] = defaultdict(lambda: ZERO)
     for leg in legs:
@@ -382,13 +382,7 @@ def ledger_post_many(
     )
     LedgerPosting.objects.bulk_create(
         (
-            LedgerPosting(
-                transaction=entry,
-                account=leg.account,
-                system_account=leg.system_account,
-                currency=leg.currency,
-                amount=leg.amount,
-            )
+            _posting(entry, leg)
             for entry, movement in zip(entries, movements, strict=True)
             for leg in movement.legs
         ),
