@@ -54,6 +54,8 @@ ACCEPTED = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]
 BATCH_ITEMS_REASON = "each payment's payer must be an account the caller may pay from, and its rules"
 # The pattern states an IBAN's shape; its mod-97 check digits no pattern can state.
 IBAN_REASON = "an IBAN's mod-97 check digits"
+DOCUMENT_KEY_REASON = "documentKey is declared only to say that sending it is refused"
+CARDHOLDERS_REASON = "cardholders are a capability of the program, not of the request"
 UNSTATABLE: dict[str, dict[int, dict[str, str]]] = {
     "GET /v1/accounts/{accountId}/fx/quote": {
         400: {
@@ -97,10 +99,10 @@ UNSTATABLE: dict[str, dict[int, dict[str, str]]] = {
         400: {"date": "at most 366 days after today: it depends on the day of the request"},
     },
     "GET /v1/applications/{applicationId}/agreements/legal/docs": {
-        422: {"UNSUPPORTED_PARAMETER": "documentKey is declared only to say that sending it is refused"},
+        422: {"UNSUPPORTED_PARAMETER": DOCUMENT_KEY_REASON},
     },
     "GET /v1/applications/{applicationId}/documents/legal": {
-        422: {"UNSUPPORTED_PARAMETER": "documentKey is declared only to say that sending it is refused"},
+        422: {"UNSUPPORTED_PARAMETER": DOCUMENT_KEY_REASON},
     },
     "POST /v1/applications/{applicationId}/documents/legal/accept": {
         400: {"documentSetVersion": "must be the legal set's current version, a setting of the deployment"},
@@ -109,10 +111,10 @@ UNSTATABLE: dict[str, dict[int, dict[str, str]]] = {
         400: {"access_token": "must repeat the bearer the request is sent with"},
     },
     "POST /v1/customers/{customerId}/accounts/{accountId}/cardholders": {
-        422: {"NOT_SUPPORTED": "cardholders are a capability of the program, not of the request"},
+        422: {"NOT_SUPPORTED": CARDHOLDERS_REASON},
     },
     "POST /v1/customers/{customerId}/accounts/{accountId}/cards/{cardId}/cardholders": {
-        422: {"NOT_SUPPORTED": "cardholders are a capability of the program, not of the request"},
+        422: {"NOT_SUPPORTED": CARDHOLDERS_REASON},
     },
     "POST /v1/customers/{customerId}/accounts/{accountId}/cards/{cardId}/secure": {
         422: {"NOT_SUPPORTED": "the confirmation methods offered are the program's and the user's"},
