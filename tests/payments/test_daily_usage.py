@@ -115,6 +115,18 @@ def test_a_refused_payment_counts_nothing(api, sandbox, customer_auth):
     assert used_today(low) is None
 
 
+def test_over_the_daily_limit_and_short_of_funds_answers_the_limit_first(api, sandbox, customer_auth):
+    low = Account.objects.get(id=sandbox["customer"]["lowBalanceAccountId"])
+    Program.objects.filter(id=low.program_id).update(daily_outbound_limit=Decimal("5.00"))
+    before = Account.objects.get(id=low.id).balance
+
+    response = pay(api, sandbox, customer_auth, low, "5.01")
+
+    assert (response.status_code, response.json()["code"]) == (422, "LIMIT_EXCEEDED")
+    assert Account.objects.get(id=low.id).balance == before
+    assert used_today(low) is None
+
+
 @requires_postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_payments_fit_the_daily_limit_exactly(transactional_db, sandbox, customer_auth):
