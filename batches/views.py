@@ -39,6 +39,7 @@ from batches.serializers import (
 )
 from batches.services.challenges import batch_initiate
 from batches.services.drafts import draft_create
+from batches.services.submit import OPERATION as SUBMIT_OPERATION
 from batches.services.submit import batch_passkey_challenge, batch_submit, batch_submit_replay
 from payments.formats import CALENDAR_DAY_PATTERN
 
@@ -192,6 +193,8 @@ class BatchRouteView(ScopedAPIView):
 
     roles: tuple[str, ...] = (Role.CUSTOMER, Role.CUSTODIAN, Role.MANAGEMENT)
     post_roles: tuple[str, ...] = (Role.CUSTOMER, Role.CUSTODIAN)
+    # POST's submit action, made once per idempotencyKey.
+    idempotency_operation = SUBMIT_OPERATION
     # A batch of 10,000 payments is larger than the API's usual body limit.
     max_body_bytes = MAX_BODY_BYTES
 
