@@ -8,19 +8,21 @@ import uuid
 from decimal import Decimal
 
 import pytest
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from authn.models import LoginThrottle, User
 from bankapi.models import IdempotencyRecord
-from batches.models import Batch
+from batches.models import Batch, ScaChallenge
+from batches.rules import payments_hash
+from batches.services.submit import OPERATION
 from tests.batches.conftest import URL, balance, payment
-from tests.batches.test_submit import initiate, totp
+from tests.batches.test_submit import initiate, submit, totp, wrong_totp
 from tests.conftest import requires_postgres
 from tests.support.auth import access_header
 from tests.support.passkeys import enrol_passkey
 from tests.support.race import run_at_once
 
-pytestmark = [requires_postgres, pytest.mark.django_db(transaction=True)]
 DUPLICATES = 20
 
 
@@ -47,6 +49,41 @@ def _second_factor_failures(user: User) -> int:
     return row.failures if row else 0
 
 
+@pytest.mark.django_db
+def test_a_duplicate_of_a_submit_in_flight_is_a_409_and_its_code_is_not_checked(sandbox):
+    # Given a submit whose key is held by the first copy, still running
+    program_id = sandbox["consumerProgramId"]
+    user = User.objects.get(email=sandbox["custodian"]["email"], program_id=program_id)
+    auth = access_header(user.email, program_id)
+    payments = [payment(sandbox["custodian"]["accounts"][0], "10.00")]
+    api = APIClient()
+    sca = initiate(api, auth, payments)
+    key = uuid.uuid4()
+    IdempotencyRecord.objects.create(
+        program_id=program_id,
+        sandbox=True,
+        owner_kind=IdempotencyRecord.OwnerKind.CUSTODIAN,
+        owner_id=user.custodian_id,
+        operation=OPERATION,
+        key=key,
+        fingerprint={"payments": payments_hash(payments, None)},
+        claimed_at=timezone.now(),
+    )
+
+    # When a copy arrives with a code the first copy has already spent (here: a wrong one)
+    response = submit(api, auth, payments, sca, wrong_totp(user), idempotencyKey=str(key))
+
+    # Then it is told to wait, and nothing of it was checked, counted or spent
+    assert response.status_code == 409, response.json()
+    assert response.json()["code"] == "IDEMPOTENCY_KEY_IN_PROGRESS"
+    assert _second_factor_failures(user) == 0
+    assert ScaChallenge.objects.get(id=sca["id"]).consumed_at is None
+    assert not Batch.objects.exists()
+
+
+@requires_postgres
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("confirm", [_totp, _passkey], ids=["totp", "passkey"])
 def test_twenty_duplicate_submits_at_once_make_one_batch_and_count_no_wrong_code(sandbox, confirm):
     # Given a custodian with a live scaChallenge and a confirmation for it

@@ -9,6 +9,8 @@ from typing import Any
 
 from django.db import connection
 
+from tests.support.openapi import openapi_document
+
 
 def on_own_connection(call: Callable[[int], Any], index: int) -> Any:
     """Run `call(index)` in a worker thread, which has its own database connection."""
@@ -20,6 +22,10 @@ def on_own_connection(call: Callable[[int], Any], index: int) -> Any:
 
 def run_at_once(count: int, call: Callable[[int], Any]) -> list:
     """Run `call(index)` from `count` threads released together; their results in order."""
+    # Every response is checked against the OpenAPI document, built on first use:
+    # build it here, as drf-spectacular's generator is not safe to run from
+    # several threads at once.
+    openapi_document()
     start = threading.Barrier(count)
 
     def worker(index: int) -> Any:
