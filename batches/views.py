@@ -113,9 +113,13 @@ POST_DESCRIPTION = """One route, four steps chosen by `action`:
   creates the batch: `{batchId, status, counts}`. Every payment becomes an item; invalid ones
   are FAILED at once with their reasons. The batch is then funded (per payer account) and paid
   in the background. Checks, in order: a known `idempotencyKey` answers the first answer again;
-  the body (400); the scaChallenge (unknown, used, expired or for other payments: 400); the
-  draft (404, or 422 DRAFT_EXPIRED); the confirmation method (422 NOT_SUPPORTED); the
-  confirmation itself (401 INVALID_CREDENTIALS).
+  the body (400); then the key is claimed (a copy of a submit still running: 409
+  IDEMPOTENCY_KEY_IN_PROGRESS; the same key with other payments: 400 IDEMPOTENCY_KEY_MISMATCH);
+  the scaChallenge (unknown, used, expired or for other payments: 400); the draft (404, or 422
+  DRAFT_EXPIRED); the confirmation method (422 NOT_SUPPORTED); the confirmation itself (401
+  INVALID_CREDENTIALS). Copies of one submit sent at once therefore make one batch and answer its
+  answer or 409; none of them is checked or counted as a wrong code. Only a successful submit
+  keeps its key.
 
 Only the body's JSON shape is a 400 (unknown or duplicate keys, wrong types, more than 10,000
 payments); a payment that breaks a rule is reported invalid and the others go on."""

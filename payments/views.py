@@ -57,7 +57,8 @@ IDEMPOTENCY_KEY = OpenApiParameter(
     description=(
         "UUID, scoped to the customer. A retry with the same key answers the first response "
         "(header `Idempotent-Replayed: true`) instead of paying twice; 400 if it was used with "
-        "another amount, accountId or beneficiaryId; 409 while its first request is still running. "
+        "another amount, accountId or beneficiaryId; 409 while its first request is still running "
+        "(the key is claimed before the beneficiary or quote is looked up; a refused request frees it). "
         "Wins over the body's idempotencyKey. Required on programs with requireIdempotencyKey."
     ),
 )
