@@ -69,6 +69,14 @@ def batch_submit_replay(*, actor: Actor, key: uuid.UUID | None) -> StoredRespons
     )
 
 
+@dataclass(frozen=True)
+class _Confirmed:
+    """What a submit's checks found: its live challenge and the draft it names."""
+
+    challenge: ScaChallenge
+    draft: Draft | None
+
+
 def batch_submit(
     *,
     actor: Actor,
@@ -82,8 +90,9 @@ def batch_submit(
     program = Program.objects.get(id=actor.scope.program_id)
 
     def confirmed() -> _Confirmed:
-        # Run with the key held and outside any transaction: a counted wrong
-        # code, or a spent passkey session, must stay so when the request then fails.
+        # Run with the key held, so a duplicate of this submit never gets here,
+        # and outside any transaction: a counted wrong code, or a spent passkey
+        # session, must stay so when the request then fails.
         challenge = sca_challenge_live(actor=actor, user=user, sca=sca, payments=payments, draft_id=draft_id)
         draft = draft_for_submit(actor, draft_id) if draft_id is not None else None
         step_up_confirm(
@@ -95,8 +104,25 @@ def batch_submit(
         )
         return _Confirmed(challenge=challenge, draft=draft)
 
-    def work(confirmed: _Confirmed) -> StoredResponse:
-        return _batch_make(actor=actor, user=user, payments=payments, confirmed=confirmed)
+    def work(found: _Confirmed) -> StoredResponse:
+        challenge, draft = found.challenge, found.draft
+        now = timezone.now()
+        # Conditional updates: of two submits racing with one challenge (or one
+        # draft), exactly one consumes it and makes a batch.
+        consumed = ScaChallenge.objects.filter(
+            id=challenge.id, consumed_at__isnull=True, expires_at__gt=now
+        ).update(consumed_at=now)
+        if not consumed:
+            raise validation_error(
+                "scaChallenge", "The scaChallenge was used or has expired; initiate again."
+            )
+        if draft is not None:
+            taken = Draft.objects.filter(id=draft.id, submitted_at__isnull=True).update(submitted_at=now)
+            if not taken:
+                raise ApiError(ErrorCode.INVALID_STATE, "This draft has already been submitted.")
+        checked, currency = payments_checked(actor, payments)
+        batch = batch_create(actor=actor, user=user, checked=checked, currency=currency, draft=draft)
+        return StoredResponse.rendered(200, {"success": True, "data": submit_answer(batch)})
 
     owner_kind, owner_id = idempotency_owner_of(actor.scope)
     return idempotent_checked_call(
@@ -111,31 +137,3 @@ def batch_submit(
         work=work,
         mismatch_message="This idempotencyKey was used for a submit of other payments.",
     )
-
-
-@dataclass(frozen=True)
-class _Confirmed:
-    """What a submit's checks found: its live challenge and the draft it names."""
-
-    challenge: ScaChallenge
-    draft: Draft | None
-
-
-def _batch_make(*, actor: Actor, user: User, payments: list[dict], confirmed: _Confirmed) -> StoredResponse:
-    """Consume the challenge (and draft) and make the batch, in the caller's transaction."""
-    now = timezone.now()
-    # Conditional updates: of two submits racing with one challenge (or one
-    # draft), exactly one consumes it and makes a batch.
-    consumed = ScaChallenge.objects.filter(
-        id=confirmed.challenge.id, consumed_at__isnull=True, expires_at__gt=now
-    ).update(consumed_at=now)
-    if not consumed:
-        raise validation_error("scaChallenge", "The scaChallenge was used or has expired; initiate again.")
-    draft = confirmed.draft
-    if draft is not None:
-        taken = Draft.objects.filter(id=draft.id, submitted_at__isnull=True).update(submitted_at=now)
-        if not taken:
-            raise ApiError(ErrorCode.INVALID_STATE, "This draft has already been submitted.")
-    checked, currency = payments_checked(actor, payments)
-    batch = batch_create(actor=actor, user=user, checked=checked, currency=currency, draft=draft)
-    return StoredResponse.rendered(200, {"success": True, "data": submit_answer(batch)})
