@@ -30,6 +30,7 @@ from batches.models import Batch
 from onboarding.models import Application
 from payments.models import PaymentRequest
 from tests.conftest import requires_postgres
+from tests.proof.conftest import report_figures
 from tests.proof.routes import Route, all_routes, idempotent_routes
 from tests.support.auth import access_header, id_header
 from tests.support.openapi import openapi_document
@@ -263,6 +264,11 @@ def test_duplicates_at_once_answer_the_first_answer_or_409_and_act_once(sandbox,
             assert replayed in (None, "true")
         else:
             assert answer["code"] == "IDEMPOTENCY_KEY_IN_PROGRESS"
+    replays = sum(1 for status, _, replayed in results if status == 200 and replayed == "true")
+    report_figures(
+        f"concurrent duplicates: {route.display}",
+        f"{DUPLICATES} copies: 1 first answer, {replays} replays, {DUPLICATES - 1 - replays} x 409",
+    )
     record = IdempotencyRecord.objects.get(key=key)
     assert (record.operation, record.state) == (
         route.view_class.idempotency_operation,
