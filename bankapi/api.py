@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from authn.authentication import BearerAuthentication
 from authn.models import User
-from bankapi.idempotency import StoredResponse, idempotent_call, stored_response_http
+from bankapi.idempotency import Checked, StoredResponse, idempotent_checked_call, stored_response_http
 from bankapi.models import Account, Customer, Program
 from bankapi.pagination import DEFAULT_LIMIT, MAX_LIMIT, NEXT_TOKEN_PATTERN, paginate
 from bankapi.responses import ok
@@ -56,6 +56,11 @@ class ScopedAPIView(APIView):
     token_use: str = "access"
     roles: tuple[str, ...] = (Role.CUSTOMER, Role.CUSTODIAN)
     scope: Scope
+    # The operation (`bankapi.idempotency`) this route's POST makes at most once
+    # per Idempotency-Key or idempotencyKey; None for a route that takes no key.
+    # Every route that takes a key declares it: the proof suite races duplicates
+    # against each route that does, and fails for one that takes a key without it.
+    idempotency_operation: str | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # A typo in a view's token rules fails at import, not as a 500 on a request.
@@ -252,28 +257,31 @@ def respond_once(
     operation: str,
     key: uuid.UUID | None,
     fingerprint: dict,
-    work: Callable[[], Any],
+    checks: Callable[[], Checked],
+    work: Callable[[Checked], Any],
     serializer: type[Serializer] | Callable[[Any], Any],
     **options: Any,
 ) -> HttpResponse:
     """Run a create at most once per idempotency key and answer 200
     `{"success": true, "data": <serializer(result)>}`.
 
-    `serializer` is a Serializer class, or a plain function giving the same data
-    (for the hottest routes, where building a serializer costs more than the
-    rest of the answer). `work` calls the service and returns its domain
-    result; the answer is rendered inside the create's transaction, stored with the key and replayed
-    byte for byte on a retry (see `bankapi.idempotency`). `options` go to
-    `idempotent_call` (e.g. `mismatch_message`).
+    `checks` resolves and checks what the body names, once the key is held
+    (see `bankapi.idempotency`); `work` takes what it returned, calls the
+    service and returns its domain result. `serializer` is a Serializer class,
+    or a plain function giving the same data (for the hottest routes, where
+    building a serializer costs more than the rest of the answer). The answer is
+    rendered inside the create's transaction, stored with the key and replayed
+    byte for byte on a retry. `options` go to `idempotent_checked_call` (e.g.
+    `mismatch_message`).
     """
 
     def present(result: Any) -> Any:
         return serializer(result).data if isinstance(serializer, type) else serializer(result)
 
-    def answer() -> StoredResponse:
-        return StoredResponse.rendered(200, {"success": True, "data": present(work())})
+    def answer(checked: Checked) -> StoredResponse:
+        return StoredResponse.rendered(200, {"success": True, "data": present(work(checked))})
 
-    stored = idempotent_call(
+    stored = idempotent_checked_call(
         program=program,
         sandbox=sandbox,
         owner_kind=owner_kind,
@@ -281,6 +289,7 @@ def respond_once(
         operation=operation,
         key=key,
         fingerprint=fingerprint,
+        checks=checks,
         work=answer,
         **options,
     )

@@ -10,27 +10,38 @@ simply another record.
 The flow, for a domain's create:
 
     key = idempotency_key_resolve(program=..., header=request.headers.get(HEADER), body_key=...)
-    stored = idempotent_call(
+    stored = idempotent_checked_call(
         program=..., sandbox=..., owner_kind=OwnerKind.CUSTOMER, owner_id=customer.id,
-        operation="payments.create", key=key, fingerprint={...}, work=work,
+        operation="payments.create", key=key, fingerprint={...}, checks=checks, work=work,
     )
     return stored_response_http(stored)
 
-`work` does the create and returns `StoredResponse.rendered(status, data)`.
+`checks` resolves and checks what the request names (a beneficiary, a challenge,
+a confirmation) and returns what `work` needs; `work` does the create and
+returns `StoredResponse.rendered(status, data)`. A route with nothing to check
+calls `idempotent_call(..., work=work)`.
 
 Why it holds:
-- The claim is committed in its own transaction before any work starts, so a
-  concurrent request with the same key sees the claim and answers 409. It is
-  opened with `durable=True`: a caller that wraps the call in a transaction would
-  keep the claim uncommitted (and invisible to the concurrent request), so that
-  mistake fails loudly instead of silently paying twice.
+- The claim is committed in its own transaction before any check that reads
+  changing state or spends something (an scaChallenge, a TOTP code, a passkey
+  session, a beneficiary lookup) and before any work starts. So a concurrent
+  duplicate sees the claim and answers 409 IDEMPOTENCY_KEY_IN_PROGRESS, and a
+  later one the first answer, without checking its copy of the credential: the
+  first request has spent it, and checking it again would answer 401 and count
+  a wrong code against the user. Only what the fingerprint is made of (the
+  body's shape) and whose key it is (the tenant, the account) are read before.
+  The claim is opened with `durable=True`: a caller that wraps the call in a
+  transaction would keep the claim uncommitted (and invisible to the concurrent
+  request), so that mistake fails loudly instead of silently paying twice.
+- `checks` runs outside any transaction: what it counts or spends (a wrong
+  code, a passkey session) stays so when the request is then refused.
 - The work and the completion of the claim (storing the response) commit
   together: after a crash either both happened or neither did, which is why a
   claim left behind for more than a minute (`IDEMPOTENCY_STALE_CLAIM_SECONDS`)
   can safely be taken over. A claim carries a fencing token: a request whose
   claim was taken over cannot complete.
-- Work that raises (a 4xx before anything was done) releases the claim, so the
-  client may retry with the same key.
+- Checks or work that raise (a 4xx before anything was done) release the claim,
+  so the client may retry with the same key: only a success is remembered.
 - The response is stored as the bytes first sent and replayed byte for byte,
   with `Idempotent-Replayed: true`.
 """
@@ -40,7 +51,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
 from django.db import IntegrityError, connections, router, transaction
@@ -68,6 +79,9 @@ _CANONICAL_UUID = re.compile(
 )
 
 IN_PROGRESS_MESSAGE = "A request with this Idempotency-Key is still being processed; retry shortly."
+MISMATCH_MESSAGE = "This Idempotency-Key was used for a different request."
+
+Checked = TypeVar("Checked")
 
 
 @dataclass(frozen=True)
@@ -285,6 +299,52 @@ def _release(record: IdempotencyRecord) -> None:
     ).delete()
 
 
+def idempotent_checked_call(
+    *,
+    program: Program,
+    sandbox: bool,
+    owner_kind: str,
+    owner_id: uuid.UUID,
+    operation: str,
+    key: uuid.UUID | None,
+    fingerprint: dict,
+    checks: Callable[[], Checked],
+    work: Callable[[Checked], StoredResponse],
+    mismatch_message: str = MISMATCH_MESSAGE,
+) -> StoredResponse:
+    """Claim the key, run `checks`, then `work(<what checks returned>)`, at most
+    once per (owner, operation, key), and answer what the first success answered.
+
+    `checks` runs once the key is held and outside any transaction; `work` runs
+    in the transaction that completes the key. Without a key, the same two steps
+    run unclaimed. `fingerprint` is what the key was first used for (JSON): the
+    same key with another fingerprint is a 400 IDEMPOTENCY_KEY_MISMATCH. Must not
+    be called inside a transaction.
+    """
+    if key is None:
+        checked = checks()
+        with transaction.atomic():
+            return work(checked)
+    slot = _Slot(program, sandbox, owner_kind, owner_id, operation, key)
+    claimed = _claim(slot, fingerprint, mismatch_message)
+    if isinstance(claimed, StoredResponse):
+        return claimed
+    try:
+        checked = checks()
+        with transaction.atomic(durable=True):
+            response = work(checked)
+            _complete(claimed, response)
+            return response
+    except Exception:
+        # Refused, and the work (if it began) rolled back: free the key for a retry.
+        _release(claimed)
+        raise
+
+
+def _nothing_to_check() -> None:
+    return None
+
+
 def idempotent_call(
     *,
     program: Program,
@@ -295,30 +355,21 @@ def idempotent_call(
     key: uuid.UUID | None,
     fingerprint: dict,
     work: Callable[[], StoredResponse],
-    mismatch_message: str = "This Idempotency-Key was used for a different request.",
+    mismatch_message: str = MISMATCH_MESSAGE,
 ) -> StoredResponse:
-    """Run `work` at most once per (owner, operation, key) and answer what it answered.
-
-    Without a key, `work` simply runs in a transaction. `fingerprint` is what the
-    key was first used for (JSON): the same key with another fingerprint is a 400
-    IDEMPOTENCY_KEY_MISMATCH. Must not be called inside a transaction.
-    """
-    if key is None:
-        with transaction.atomic():
-            return work()
-    slot = _Slot(program, sandbox, owner_kind, owner_id, operation, key)
-    claimed = _claim(slot, fingerprint, mismatch_message)
-    if isinstance(claimed, StoredResponse):
-        return claimed
-    try:
-        with transaction.atomic(durable=True):
-            response = work()
-            _complete(claimed, response)
-            return response
-    except Exception:
-        # The work rolled back, so nothing was done: free the key for a retry.
-        _release(claimed)
-        raise
+    """`idempotent_checked_call` for a create with nothing to check once the key is held."""
+    return idempotent_checked_call(
+        program=program,
+        sandbox=sandbox,
+        owner_kind=owner_kind,
+        owner_id=owner_id,
+        operation=operation,
+        key=key,
+        fingerprint=fingerprint,
+        checks=_nothing_to_check,
+        work=lambda _: work(),
+        mismatch_message=mismatch_message,
+    )
 
 
 def idempotent_replay(

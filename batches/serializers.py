@@ -204,7 +204,9 @@ class BatchActionSerializer(InputSerializer):
     idempotencyKey = IdempotencyKeyField(
         required=False,
         help_text="submit: a UUID. A retry with the same key answers the first successful answer "
-        "(header `Idempotent-Replayed: true`) before any other check.",
+        "(header `Idempotent-Replayed: true`) before any other check; while the first submit is "
+        "still running, 409 IDEMPOTENCY_KEY_IN_PROGRESS, its confirmation not checked (nor counted "
+        "as a wrong code).",
     )
 
     def validate(self, data: dict) -> dict:

@@ -39,6 +39,7 @@ from batches.serializers import (
 )
 from batches.services.challenges import batch_initiate
 from batches.services.drafts import draft_create
+from batches.services.submit import OPERATION as SUBMIT_OPERATION
 from batches.services.submit import batch_passkey_challenge, batch_submit, batch_submit_replay
 from payments.formats import CALENDAR_DAY_PATTERN
 
@@ -112,9 +113,13 @@ POST_DESCRIPTION = """One route, four steps chosen by `action`:
   creates the batch: `{batchId, status, counts}`. Every payment becomes an item; invalid ones
   are FAILED at once with their reasons. The batch is then funded (per payer account) and paid
   in the background. Checks, in order: a known `idempotencyKey` answers the first answer again;
-  the body (400); the scaChallenge (unknown, used, expired or for other payments: 400); the
-  draft (404, or 422 DRAFT_EXPIRED); the confirmation method (422 NOT_SUPPORTED); the
-  confirmation itself (401 INVALID_CREDENTIALS).
+  the body (400); then the key is claimed (a copy of a submit still running: 409
+  IDEMPOTENCY_KEY_IN_PROGRESS; the same key with other payments: 400 IDEMPOTENCY_KEY_MISMATCH);
+  the scaChallenge (unknown, used, expired or for other payments: 400); the draft (404, or 422
+  DRAFT_EXPIRED); the confirmation method (422 NOT_SUPPORTED); the confirmation itself (401
+  INVALID_CREDENTIALS). Copies of one submit sent at once therefore make one batch and answer its
+  answer or 409; none of them is checked or counted as a wrong code. Only a successful submit
+  keeps its key.
 
 Only the body's JSON shape is a 400 (unknown or duplicate keys, wrong types, more than 10,000
 payments); a payment that breaks a rule is reported invalid and the others go on."""
@@ -192,6 +197,8 @@ class BatchRouteView(ScopedAPIView):
 
     roles: tuple[str, ...] = (Role.CUSTOMER, Role.CUSTODIAN, Role.MANAGEMENT)
     post_roles: tuple[str, ...] = (Role.CUSTOMER, Role.CUSTODIAN)
+    # POST's submit action, made once per idempotencyKey.
+    idempotency_operation = SUBMIT_OPERATION
     # A batch of 10,000 payments is larger than the API's usual body limit.
     max_body_bytes = MAX_BODY_BYTES
 

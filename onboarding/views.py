@@ -19,6 +19,7 @@ from bankapi.scope import access_customer, get_or_not_found, program_for
 from onboarding import serializers as io
 from onboarding.kyc import kyc_schema_for
 from onboarding.selectors import application_of, applications_of, legal_document_of
+from onboarding.services.applications import OPERATION as APPLICATION_OPERATION
 from onboarding.services.applications import application_submit
 from onboarding.services.documents import document_download_presign, document_upload_presign
 from onboarding.services.legal import (
@@ -65,6 +66,8 @@ def _parse(serializer_class, request) -> dict:
 
 
 class ApplicationCreateView(OnboardingView):
+    idempotency_operation = APPLICATION_OPERATION
+
     @extend_schema(
         tags=TAGS,
         summary="Start onboarding: create an application",

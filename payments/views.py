@@ -57,7 +57,8 @@ IDEMPOTENCY_KEY = OpenApiParameter(
     description=(
         "UUID, scoped to the customer. A retry with the same key answers the first response "
         "(header `Idempotent-Replayed: true`) instead of paying twice; 400 if it was used with "
-        "another amount, accountId or beneficiaryId; 409 while its first request is still running. "
+        "another amount, accountId or beneficiaryId; 409 while its first request is still running "
+        "(the key is claimed before the beneficiary or quote is looked up; a refused request frees it). "
         "Wins over the body's idempotencyKey. Required on programs with requireIdempotencyKey."
     ),
 )
@@ -65,8 +66,12 @@ IDEMPOTENCY_KEY = OpenApiParameter(
 
 class AccountCreateView(AccountScopedView):
     """A create from an account, made at most once per Idempotency-Key of the
-    account's customer. The body is checked (400) and the key read before the
-    service resolves what the body names (404); only then is the key claimed."""
+    account's customer. The body is checked (400) and the key read; then the key
+    is claimed, and only with it held does the service resolve what the body
+    names (404) and pay: a duplicate answers 409 or the first answer, never a
+    refusal of its own."""
+
+    idempotency_operation: str
 
     def validated_body(self, serializer: type, plain: Callable[..., dict | None] | None = None) -> dict:
         """The body validated by `serializer`; `plain` may recognise a common shape
@@ -86,16 +91,17 @@ class AccountCreateView(AccountScopedView):
         )
 
     def respond_once(
-        self, *, key: uuid.UUID | None, operation: str, fingerprint: dict, work, serializer
+        self, *, key: uuid.UUID | None, fingerprint: dict, checks, work, serializer
     ) -> HttpResponse:
         return respond_once(
             program=self.account.program,
             sandbox=self.account.sandbox,
             owner_kind=OwnerKind.CUSTOMER,
             owner_id=self.account.customer_id,
-            operation=operation,
+            operation=self.idempotency_operation,
             key=key,
             fingerprint=fingerprint,
+            checks=checks,
             work=work,
             serializer=serializer,
             mismatch_message=create.MISMATCH_MESSAGE,
@@ -110,6 +116,7 @@ _BENEFICIARY_HINT = re.compile(rb'"beneficiaryId"\s*:\s*"([0-9a-fA-F-]{36})"')
 
 class PaymentCreateView(AccountCreateView):
     customer_row = Beneficiary
+    idempotency_operation = create.OPERATION
 
     def customer_row_id(self) -> uuid.UUID | None:
         try:
@@ -159,25 +166,26 @@ class PaymentCreateView(AccountCreateView):
         crypto_quote = body.get("cryptoQuote")
         read = self.preloaded_row()
         read_with_caller = read if isinstance(read, Beneficiary) else None
-        instruction = payment_instruction_build(
-            account=self.account,
-            amount=body["amount"],
-            currency=body.get("currency", ""),
-            reference=body["reference"],
-            purpose=body.get("purpose", ""),
-            charge_bearer=body.get("chargeBearer", ""),
-            beneficiary_id=body.get("beneficiaryId"),
-            payee=body.get("payee"),
-            virtual_iban=body.get("virtualIban", ""),
-            fee_waived=body.get("feeWaived", False),
-            quote_id=crypto_quote["quoteId"] if crypto_quote else None,
-            beneficiary_read=read_with_caller,
-        )
         return self.respond_once(
             key=key,
-            operation=create.OPERATION,
-            fingerprint=payment_fingerprint(account=self.account, instruction=instruction),
-            work=lambda: payment_submit(
+            fingerprint=payment_fingerprint(
+                account=self.account, amount=body["amount"], beneficiary_id=body.get("beneficiaryId")
+            ),
+            checks=lambda: payment_instruction_build(
+                account=self.account,
+                amount=body["amount"],
+                currency=body.get("currency", ""),
+                reference=body["reference"],
+                purpose=body.get("purpose", ""),
+                charge_bearer=body.get("chargeBearer", ""),
+                beneficiary_id=body.get("beneficiaryId"),
+                payee=body.get("payee"),
+                virtual_iban=body.get("virtualIban", ""),
+                fee_waived=body.get("feeWaived", False),
+                quote_id=crypto_quote["quoteId"] if crypto_quote else None,
+                beneficiary_read=read_with_caller,
+            ),
+            work=lambda instruction: payment_submit(
                 account=self.account,
                 instruction=instruction,
                 scheduled_date=body.get("scheduledDate"),
@@ -188,6 +196,8 @@ class PaymentCreateView(AccountCreateView):
 
 
 class InternationalTransferCreateView(AccountCreateView):
+    idempotency_operation = transfers.OPERATION
+
     @extend_schema(
         tags=["payments"],
         summary="Send an international transfer using an FX quote",
@@ -225,20 +235,23 @@ class InternationalTransferCreateView(AccountCreateView):
     def post(self, request, customerId: str, accountId: str) -> HttpResponse:
         body = self.validated_body(InternationalTransferCreateSerializer)
         key = self.idempotency_key(body)
-        instruction = international_transfer_instruction_build(
-            account=self.account,
-            quote_id=body["quoteId"],
-            reference=body["reference"],
-            purpose=body.get("purpose", ""),
-            charge_bearer=body.get("chargeBearer", ""),
-            beneficiary_id=body.get("beneficiaryId"),
-            payee=body.get("payee"),
-        )
         return self.respond_once(
             key=key,
-            operation=transfers.OPERATION,
-            fingerprint=international_transfer_fingerprint(account=self.account, instruction=instruction),
-            work=lambda: international_transfer_submit(account=self.account, instruction=instruction),
+            fingerprint=international_transfer_fingerprint(
+                account=self.account, quote_id=body["quoteId"], beneficiary_id=body.get("beneficiaryId")
+            ),
+            checks=lambda: international_transfer_instruction_build(
+                account=self.account,
+                quote_id=body["quoteId"],
+                reference=body["reference"],
+                purpose=body.get("purpose", ""),
+                charge_bearer=body.get("chargeBearer", ""),
+                beneficiary_id=body.get("beneficiaryId"),
+                payee=body.get("payee"),
+            ),
+            work=lambda instruction: international_transfer_submit(
+                account=self.account, instruction=instruction
+            ),
             serializer=InternationalTransferCreatedSerializer,
         )
 

@@ -5,22 +5,33 @@ scaChallenge usable until it expires):
 1. a remembered idempotencyKey: the first answer again (done by the view, before
    the body is even read: the first submit's confirmation is already spent);
 2. the body's shape: 400;
+   then the idempotencyKey is claimed: a duplicate of a submit still in flight
+   answers 409 IDEMPOTENCY_KEY_IN_PROGRESS, one of a submit just finished the
+   first answer, before 3-6, so a duplicate never spends or counts the
+   confirmation it carries (the first submit's);
 3. the scaChallenge: unknown, used, expired, or for other payments: 400;
 4. the draft named by batchId: 404, or 422 DRAFT_EXPIRED;
 5. the confirmation method the program offers: 422 NOT_SUPPORTED;
 6. the confirmation itself: 401 INVALID_CREDENTIALS (429 while locked).
 Then, in one transaction, the challenge (and draft) are consumed and the batch
-created; only that success is remembered under the idempotencyKey.
+created; only that success is remembered under the idempotencyKey (a refusal
+releases it).
 """
 
 import uuid
+from dataclasses import dataclass
 
 from django.utils import timezone
 
 from authn.models import User
 from authn.services.stepup import step_up_confirm, step_up_passkey_challenge
 from bankapi.errors import ApiError, ErrorCode, validation_error
-from bankapi.idempotency import StoredResponse, idempotency_owner_of, idempotent_call, idempotent_replay
+from bankapi.idempotency import (
+    StoredResponse,
+    idempotency_owner_of,
+    idempotent_checked_call,
+    idempotent_replay,
+)
 from bankapi.models import Program
 from batches.actors import Actor
 from batches.models import Draft, ScaChallenge
@@ -58,6 +69,14 @@ def batch_submit_replay(*, actor: Actor, key: uuid.UUID | None) -> StoredRespons
     )
 
 
+@dataclass(frozen=True)
+class _Confirmed:
+    """What a submit's checks found: its live challenge and the draft it names."""
+
+    challenge: ScaChallenge
+    draft: Draft | None
+
+
 def batch_submit(
     *,
     actor: Actor,
@@ -68,20 +87,25 @@ def batch_submit(
     draft_id: str | None,
     idempotency_key: uuid.UUID | None,
 ) -> StoredResponse:
-    challenge = sca_challenge_live(actor=actor, user=user, sca=sca, payments=payments, draft_id=draft_id)
-    draft = draft_for_submit(actor, draft_id) if draft_id is not None else None
     program = Program.objects.get(id=actor.scope.program_id)
-    # Outside any transaction: a counted wrong code, or a spent passkey session,
-    # must stay so when the request then fails.
-    step_up_confirm(
-        user=user,
-        program=program,
-        confirmation=confirmation,
-        purpose=STEP_UP_PURPOSE,
-        bound_to=str(challenge.id),
-    )
 
-    def work() -> StoredResponse:
+    def confirmed() -> _Confirmed:
+        # Run with the key held, so a duplicate of this submit never gets here,
+        # and outside any transaction: a counted wrong code, or a spent passkey
+        # session, must stay so when the request then fails.
+        challenge = sca_challenge_live(actor=actor, user=user, sca=sca, payments=payments, draft_id=draft_id)
+        draft = draft_for_submit(actor, draft_id) if draft_id is not None else None
+        step_up_confirm(
+            user=user,
+            program=program,
+            confirmation=confirmation,
+            purpose=STEP_UP_PURPOSE,
+            bound_to=str(challenge.id),
+        )
+        return _Confirmed(challenge=challenge, draft=draft)
+
+    def work(found: _Confirmed) -> StoredResponse:
+        challenge, draft = found.challenge, found.draft
         now = timezone.now()
         # Conditional updates: of two submits racing with one challenge (or one
         # draft), exactly one consumes it and makes a batch.
@@ -101,7 +125,7 @@ def batch_submit(
         return StoredResponse.rendered(200, {"success": True, "data": submit_answer(batch)})
 
     owner_kind, owner_id = idempotency_owner_of(actor.scope)
-    return idempotent_call(
+    return idempotent_checked_call(
         program=program,
         sandbox=actor.scope.sandbox,
         owner_kind=owner_kind,
@@ -109,6 +133,7 @@ def batch_submit(
         operation=OPERATION,
         key=idempotency_key,
         fingerprint={"payments": payments_hash(payments, draft_id)},
+        checks=confirmed,
         work=work,
         mismatch_message="This idempotencyKey was used for a submit of other payments.",
     )

@@ -19,6 +19,7 @@ from onboarding.models import Application
 from onboarding.providers import active_provider_name
 
 Stage = Application.Stage
+OPERATION = "applications.create"
 
 NEXT_STAGES: dict[str, set[str]] = {
     Stage.NEW: {Stage.IN_PROGRESS},
@@ -65,7 +66,7 @@ def application_submit(
         sandbox=customer.sandbox,
         owner_kind=OwnerKind.CUSTOMER,
         owner_id=customer.id,
-        operation="applications.create",
+        operation=OPERATION,
         key=idempotency_key,
         fingerprint={"isCompany": is_company, "email": email},
         work=work,

@@ -1,11 +1,12 @@
 """Payment creation: a payment accepted now, a schedule for a later day, or both
 (spec 2.1, 3.2, 4.1).
 
-The route runs it in two steps, so that what can be refused without doing
-anything (a beneficiary not found, a body breaking a rule) is refused before the
-Idempotency-Key is claimed: `payment_instruction_build` resolves and checks the
-instruction, then `payment_submit` pays or schedules it, at most once per key
-(`payment_fingerprint` is what the key is bound to).
+The route runs it in two steps once the Idempotency-Key is claimed (its
+fingerprint, `payment_fingerprint`, is read from the body alone):
+`payment_instruction_build` resolves and checks the instruction (a beneficiary
+not found: 404, a rule broken: 400), then `payment_submit` pays or schedules it.
+A refusal in either step releases the key; a duplicate sent meanwhile answers
+409, one sent after the payment its answer, whatever has changed since.
 """
 
 import uuid
@@ -104,13 +105,23 @@ def payment_instruction_build(
     )
 
 
-def payment_fingerprint(*, account: Account, instruction: PaymentInstruction) -> dict:
-    """What an Idempotency-Key is bound to: amount, account and beneficiary."""
+def payment_fingerprint(*, account: Account, amount: Decimal, beneficiary_id: str | None) -> dict:
+    """What an Idempotency-Key is bound to: amount, account and beneficiary, as
+    the body names them (the beneficiary is looked up only once the key is held)."""
     return {
-        "amount": f"{instruction.amount:.2f}",
+        "amount": f"{amount:.2f}",
         "accountId": str(account.id),
-        "beneficiaryId": str(instruction.beneficiary.id) if instruction.beneficiary else None,
+        "beneficiaryId": beneficiary_key(beneficiary_id),
     }
+
+
+def beneficiary_key(beneficiary_id: str | None) -> str | None:
+    """A body's beneficiaryId as a fingerprint keeps it: the UUID it names
+    (spelt as stored), or the text when it names none."""
+    if beneficiary_id is None:
+        return None
+    parsed = parse_uuid(beneficiary_id)
+    return str(parsed) if parsed is not None else beneficiary_id
 
 
 def payment_submit(

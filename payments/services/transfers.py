@@ -1,7 +1,7 @@
 """International transfers: a payment converted through an FX quote (DESIGN 8).
 
-As for payments, the route builds the instruction first (payee resolved, 404
-before any Idempotency-Key is claimed), then submits it at most once per key.
+As for payments, the route claims the Idempotency-Key (fingerprint from the
+body), then builds the instruction (payee resolved: 404) and submits it.
 """
 
 import uuid
@@ -9,7 +9,7 @@ import uuid
 from bankapi.models import Account
 from payments.models import PaymentRequest
 from payments.services.acceptance import PaymentInstruction, payment_accept
-from payments.services.create import payee_resolve
+from payments.services.create import beneficiary_key, payee_resolve
 
 OPERATION = "payments.international_transfer"
 
@@ -39,12 +39,14 @@ def international_transfer_instruction_build(
     )
 
 
-def international_transfer_fingerprint(*, account: Account, instruction: PaymentInstruction) -> dict:
-    """What an Idempotency-Key is bound to: quote, account and beneficiary."""
+def international_transfer_fingerprint(
+    *, account: Account, quote_id: uuid.UUID, beneficiary_id: str | None
+) -> dict:
+    """What an Idempotency-Key is bound to: quote, account and beneficiary, as the body names them."""
     return {
-        "quoteId": str(instruction.quote_id),
+        "quoteId": str(quote_id),
         "accountId": str(account.id),
-        "beneficiaryId": str(instruction.beneficiary.id) if instruction.beneficiary else None,
+        "beneficiaryId": beneficiary_key(beneficiary_id),
     }
 
 

@@ -6,11 +6,13 @@ import uuid
 import pytest
 from django.db import transaction
 
+from bankapi.errors import ApiError, ErrorCode
 from bankapi.idempotency import (
     OwnerKind,
     StoredResponse,
     idempotency_owner_of,
     idempotent_call,
+    idempotent_checked_call,
     idempotent_replay,
     stored_response_http,
 )
@@ -43,6 +45,24 @@ def call(program, *, owner_kind=OwnerKind.CUSTOMER, owner_id, key, work, sandbox
         fingerprint={"total": "10.00"},
         work=work,
     )
+
+
+def checked_call(program, *, owner_id, key, checks, work):
+    return idempotent_checked_call(
+        program=program,
+        sandbox=True,
+        owner_kind=OwnerKind.CUSTODIAN,
+        owner_id=owner_id,
+        operation="batches.submit",
+        key=key,
+        fingerprint={"total": "10.00"},
+        checks=checks,
+        work=work,
+    )
+
+
+def _never(_) -> StoredResponse:
+    raise AssertionError("a duplicate's work ran")
 
 
 @pytest.fixture
@@ -171,3 +191,64 @@ def test_the_owner_of_a_callers_key_follows_its_role(sandbox):
     assert idempotency_owner_of(as_customer) == (OwnerKind.CUSTOMER, customer.id)
     assert idempotency_owner_of(as_custodian) == (OwnerKind.CUSTODIAN, custodian_id)
     assert idempotency_owner_of(as_management) == (OwnerKind.MANAGEMENT, base["user_id"])
+
+
+def test_the_checks_run_with_the_key_held_and_the_work_gets_what_they_found(sandbox, program):
+    owner, key = uuid.uuid4(), uuid.uuid4()
+    seen = []
+
+    def checks() -> str:
+        seen.append(IdempotencyRecord.objects.get(key=key).state)
+        return "challenge-1"
+
+    first = checked_call(
+        program,
+        owner_id=owner,
+        key=key,
+        checks=checks,
+        work=lambda found: StoredResponse.rendered(200, {"found": found}),
+    )
+
+    assert seen == [IdempotencyRecord.State.CLAIMED]
+    assert first.content == b'{"found":"challenge-1"}'
+    assert IdempotencyRecord.objects.get(key=key).state == IdempotencyRecord.State.COMPLETED
+
+
+def test_a_duplicate_of_a_request_in_flight_is_a_409_before_its_checks_run(sandbox, program):
+    owner, key = uuid.uuid4(), uuid.uuid4()
+    duplicate_checks, answers = [], []
+
+    def first_checks() -> None:
+        # While the first request holds the key, its duplicate arrives.
+        try:
+            checked_call(
+                program, owner_id=owner, key=key, checks=lambda: duplicate_checks.append(1), work=_never
+            )
+        except ApiError as refused:
+            answers.append((refused.status, refused.code))
+
+    work = Counter({"batchId": "b-1"})
+    checked_call(program, owner_id=owner, key=key, checks=first_checks, work=lambda _: work())
+    replay = checked_call(
+        program, owner_id=owner, key=key, checks=lambda: duplicate_checks.append(2), work=_never
+    )
+
+    assert answers == [(409, ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS)]
+    assert duplicate_checks == [] and work.runs == 1
+    assert replay.replayed and b'"batchId":"b-1"' in replay.content
+
+
+def test_a_refusal_in_the_checks_releases_the_key_and_does_no_work(sandbox, program):
+    owner, key = uuid.uuid4(), uuid.uuid4()
+    work = Counter({})
+
+    def wrong_code() -> None:
+        raise ApiError(ErrorCode.INVALID_CREDENTIALS, "Invalid code")
+
+    with pytest.raises(ApiError):
+        checked_call(program, owner_id=owner, key=key, checks=wrong_code, work=lambda _: work())
+
+    assert work.runs == 0
+    assert not IdempotencyRecord.objects.filter(key=key).exists()
+    retried = checked_call(program, owner_id=owner, key=key, checks=lambda: None, work=lambda _: work())
+    assert not retried.replayed and work.runs == 1

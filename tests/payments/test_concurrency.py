@@ -14,28 +14,9 @@ from payments.models import PaymentRequest
 from tests.conftest import requires_postgres
 from tests.payments.conftest import payments_url
 from tests.payments.factories import funded_account
+from tests.support.race import on_own_connection, run_at_once
 
 pytestmark = [requires_postgres, pytest.mark.django_db(transaction=True)]
-
-
-def on_own_connection(call, index):
-    """Run `call(index)` in a worker thread, which has its own database connection."""
-    try:
-        return call(index)
-    finally:
-        connection.close()
-
-
-def run_at_once(count: int, call) -> list:
-    """Run `call(index)` from `count` threads released together."""
-    start = threading.Barrier(count)
-
-    def worker(index):
-        start.wait()
-        return on_own_connection(call, index)
-
-    with ThreadPoolExecutor(max_workers=count) as pool:
-        return list(pool.map(worker, range(count)))
 
 
 def test_twenty_concurrent_requests_with_one_key_pay_once(transactional_db, sandbox, customer_auth):

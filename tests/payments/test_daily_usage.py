@@ -14,7 +14,7 @@ from payments.services.settlement import payment_fail
 from tests.conftest import requires_postgres
 from tests.payments.conftest import payments_url
 from tests.payments.factories import funded_account
-from tests.payments.test_concurrency import on_own_connection
+from tests.support.race import on_own_connection
 
 
 def pay(api, sandbox, auth, account, amount):

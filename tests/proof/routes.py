@@ -61,3 +61,13 @@ def all_routes() -> list[Route]:
 
 def has_admin() -> bool:
     return any(str(entry.pattern) == ADMIN_PREFIX for entry in get_resolver().url_patterns)
+
+
+def idempotent_routes() -> list[Route]:
+    """Every route whose view declares the operation its POST makes at most once
+    per idempotency key (`ScopedAPIView.idempotency_operation`)."""
+    return [
+        route
+        for route in all_routes()
+        if "POST" in route.methods and getattr(route.view_class, "idempotency_operation", None) is not None
+    ]

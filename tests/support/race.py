@@ -1,0 +1,36 @@
+"""Requests raced against each other: each in its own thread, with its own
+database connection (so PostgreSQL sees real concurrent sessions), released
+together by a barrier."""
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from django.db import connection
+
+from tests.support.openapi import openapi_document
+
+
+def on_own_connection(call: Callable[[int], Any], index: int) -> Any:
+    """Run `call(index)` in a worker thread, which has its own database connection."""
+    try:
+        return call(index)
+    finally:
+        connection.close()
+
+
+def run_at_once(count: int, call: Callable[[int], Any]) -> list:
+    """Run `call(index)` from `count` threads released together; their results in order."""
+    # Every response is checked against the OpenAPI document, built on first use:
+    # build it here, as drf-spectacular's generator is not safe to run from
+    # several threads at once.
+    openapi_document()
+    start = threading.Barrier(count)
+
+    def worker(index: int) -> Any:
+        start.wait()
+        return on_own_connection(call, index)
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return list(pool.map(worker, range(count)))
