@@ -9,6 +9,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.db import models
 
+from bankapi import outbound
 from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin, apply_each
 from bankapi.errors import ApiError
 from events.models import Delivery, DeliveryAttempt, Event, EventType, WebhookEndpoint
@@ -16,7 +17,6 @@ from events.services import (
     endpoint_create,
     endpoint_enable,
     endpoint_rotate_secret,
-    endpoint_url_check,
     event_redeliver,
 )
 
@@ -44,7 +44,7 @@ class WebhookEndpointForm(forms.ModelForm):
         cleaned = self.cleaned_data
         if self.instance._state.adding and cleaned.get("url"):
             try:
-                endpoint_url_check(cleaned["url"], sandbox=cleaned.get("sandbox", False))
+                outbound.url_check(cleaned["url"])
             except ApiError as error:
                 self.add_error("url", error.message)
         return cleaned

@@ -32,8 +32,14 @@ class EventRedeliveredSerializer(serializers.Serializer):
 class WebhookEndpointCreateSerializer(InputSerializer):
     url = StrictCharField(
         max_length=2000,
-        help_text="Where events are POSTed. https only in production, where loopback and private "
-        "addresses are refused; the sandbox also takes http.",
+        help_text="Where events are POSTed, checked now and again before every delivery; redirects "
+        "are not followed. Every address the host resolves to must be public: loopback, private "
+        "(10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16, fe80::/10), shared "
+        "(100.64/10), unspecified, multicast and reserved addresses are refused, and so are IPv6 "
+        "forms carrying such an IPv4 address (IPv4-mapped, IPv4-compatible, 6to4, NAT64) and IPv4 "
+        "hosts not written as four decimal numbers. A deployed service takes https only; a "
+        "development run also takes http and loopback receivers (127.0.0.0/8, ::1, localhost). "
+        "Refused: 400 VALIDATION_ERROR naming `url`.",
         openapi={"format": "uri", "pattern": HTTP_URL_PATTERN},
     )
     eventTypes = StrictListField(

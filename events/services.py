@@ -5,26 +5,21 @@ Everything else here runs after commit, from Celery tasks (in-process on the
 embedded default) or the sweep.
 """
 
-import ipaddress
 import json
 import random
-import socket
 import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
-import urllib3
 from django.conf import settings
-from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.validators import URLValidator
 from django.db import transaction
 from django.utils import timezone
 
-from bankapi.errors import ApiError, validation_error
+from bankapi import outbound
+from bankapi.errors import ApiError
 from bankapi.rows import insert_rows
 from events import signing
 from events.models import Delivery, DeliveryAttempt, Event, EventType, WebhookEndpoint
@@ -145,41 +140,14 @@ def events_fan_out(event_ids: list[int]) -> set[tuple[uuid.UUID, str]]:
     )
 
 
-def endpoint_url_check(url: str, *, sandbox: bool) -> None:
-    """Production endpoints are https on public addresses only: a webhook must not
-    be a way to reach this service's own network. The sandbox also takes http and
-    loopback, for receivers on a developer's machine."""
-    schemes = ("https", "http") if sandbox else ("https",)
-    try:
-        # Django's URL rules, as every other URL the API takes: `https://0.com*` is none.
-        URLValidator(schemes=list(schemes))(url)
-    except DjangoValidationError:
-        raise validation_error("url", f"url must be an absolute {' or '.join(schemes)} URL.")
-    parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        # Django's rules take any 5 digits; urllib refuses a port above 65535.
-        raise validation_error("url", "url's port must be from 0 to 65535.")
-    if not parts.hostname:
-        raise validation_error("url", f"url must be an absolute {' or '.join(schemes)} URL.")
-    if sandbox:
-        return
-    try:
-        infos = socket.getaddrinfo(parts.hostname, port or 443, proto=socket.IPPROTO_TCP)
-    except (socket.gaierror, UnicodeError):
-        raise validation_error("url", "url's host cannot be resolved.")
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if not address.is_global:
-            raise validation_error("url", "url must not point at a loopback, private or reserved address.")
-
-
 def endpoint_create(
     *, program_id: uuid.UUID, sandbox: bool, url: str, event_types: list[str]
 ) -> WebhookEndpoint:
-    """A new endpoint with a new signing secret (the caller shows it once)."""
-    endpoint_url_check(url, sandbox=sandbox)
+    """A new endpoint with a new signing secret (the caller shows it once).
+
+    Its URL is checked here and again before every delivery (`outbound.url_check`).
+    """
+    outbound.url_check(url)
     return WebhookEndpoint.objects.create(
         program_id=program_id,
         sandbox=sandbox,
@@ -306,9 +274,6 @@ class AttemptOutcome:
     error: str
 
 
-_http = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(total=ATTEMPT_TIMEOUT_SECONDS))
-
-
 def _post(endpoint: WebhookEndpoint, event: Event, now: datetime) -> AttemptOutcome:
     body = json.dumps(event_payload(event), separators=(",", ":")).encode()
     message_id = str(event.event_id)
@@ -323,18 +288,18 @@ def _post(endpoint: WebhookEndpoint, event: Event, now: datetime) -> AttemptOutc
         ),
     }
     try:
-        if not endpoint.sandbox:
-            # Checked again at send time: a name may resolve elsewhere than when
-            # the endpoint was created.
-            endpoint_url_check(endpoint.url, sandbox=False)
-        response = _http.request("POST", endpoint.url, body=body, headers=headers, redirect=False)
+        # Checked again at every send, whoever made the row: a name may resolve
+        # elsewhere than when the endpoint was created, and the request goes to
+        # the addresses found now, not to a second answer of the name server.
+        target = outbound.url_check(endpoint.url)
+        status = outbound.post(target, body=body, headers=headers, timeout=ATTEMPT_TIMEOUT_SECONDS)
     except ApiError as error:
-        return AttemptOutcome(False, None, error.message)
-    except urllib3.exceptions.HTTPError as error:
-        return AttemptOutcome(False, None, f"{type(error).__name__}: {error}"[:300])
-    if 200 <= response.status < 300:
-        return AttemptOutcome(True, response.status, "")
-    return AttemptOutcome(False, response.status, f"HTTP {response.status}")
+        return AttemptOutcome(False, None, f"Refused: {error.message}"[:300])
+    except outbound.SendFailed as error:
+        return AttemptOutcome(False, None, str(error)[:300])
+    if 200 <= status < 300:
+        return AttemptOutcome(True, status, "")
+    return AttemptOutcome(False, status, f"HTTP {status}")
 
 
 def _record(endpoint: WebhookEndpoint, delivery: Delivery, outcome: AttemptOutcome, latency_ms: int) -> None:

@@ -188,7 +188,10 @@ class WebhookEndpointListView(ManagementView):
             "`webhook-timestamp` (unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "
             '"<webhook-id>.<webhook-timestamp>.<body>">`, keyed by the secret\'s bytes after `whsec_`). '
             "A delivery answered with anything but 2xx within 10 s is retried with exponential backoff "
-            "for 72 hours; an endpoint failing for 72 hours is disabled. The secret is answered only here."
+            "for 72 hours; an endpoint failing for 72 hours is disabled. The secret is answered only here. "
+            "Where `url` may point is checked here and again before every delivery, on the addresses its "
+            "host resolves to then; the request goes to an address that passed, never to a second look-up. "
+            "A delivery refused by that check is not sent and counts as a failed attempt."
         ),
         parameters=[MANAGEMENT_PROGRAM_ID],
         request=WebhookEndpointCreateSerializer,

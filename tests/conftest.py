@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 
 from bankapi.models import SandboxManifest
 from tests.support.auth import access_header, id_header
+from tests.support.network import LoopbackNetwork, install_loopback_network
 from tests.support.openapi import ResponseChecker
 
 ON_POSTGRES = settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
@@ -87,6 +88,13 @@ def _responses_match_openapi(monkeypatch):
     assert not checker.found_elsewhere, "OpenAPI mismatch (live server): " + "\n".join(
         checker.found_elsewhere
     )
+
+
+@pytest.fixture(autouse=True)
+def loopback_network(monkeypatch) -> LoopbackNetwork:
+    """No test sends anything off loopback: names come from a table and connections
+    to other addresses are refused and recorded (tests/support/network.py)."""
+    return install_loopback_network(monkeypatch)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from standardwebhooks import Webhook
 
 from bankapi.models import Account
 from events.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
-from events.services import endpoint_create, endpoint_url_check
+from events.services import endpoint_create
 from events.tasks import deliveries_sweep
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.settlement import payment_settle
@@ -127,49 +127,6 @@ def test_bad_endpoint_bodies_are_400_and_create_nothing(api, management, program
     assert response.status_code == 400
     assert response.json()["code"] == "VALIDATION_ERROR"
     assert WebhookEndpoint.objects.count() == before
-
-
-@pytest.mark.parametrize(
-    "url",
-    [
-        "http://hooks.example.com/x",
-        "https://127.0.0.1/x",
-        "https://localhost/x",
-        "https://10.1.2.3/x",
-        "https://192.168.0.7/x",
-        "https://169.254.169.254/latest",
-        "https://[::1]/x",
-    ],
-)
-def test_production_endpoints_are_https_on_public_addresses_only(url):
-    from bankapi.errors import ApiError
-
-    with pytest.raises(ApiError) as refused:
-        endpoint_url_check(url, sandbox=False)
-    assert refused.value.code == "VALIDATION_ERROR"
-
-
-def test_the_sandbox_takes_http_on_loopback():
-    endpoint_url_check("http://127.0.0.1:9000/hooks", sandbox=True)
-
-
-@pytest.mark.parametrize("sandbox", [True, False])
-@pytest.mark.parametrize(
-    "url",
-    [
-        "https://0.com*",
-        "https://0.a/x",
-        "http://256.1.1.1/x",
-        "https://exa mple.com",
-        "https://example.com:99999/x",
-    ],
-)
-def test_what_is_not_a_url_is_refused_in_either_environment(url, sandbox):
-    from bankapi.errors import ApiError
-
-    with pytest.raises(ApiError) as refused:
-        endpoint_url_check(url, sandbox=sandbox)
-    assert refused.value.code == "VALIDATION_ERROR"
 
 
 def test_endpoint_routes_take_a_management_id_token_only(api, sandbox, customer_auth, program_query):

@@ -95,6 +95,12 @@ UNSTATABLE: dict[str, dict[int, dict[str, str]]] = {
     "POST /v1/customers/{customerId}/documents/presign": {
         400: {"documentType": "which document types a collection takes is the program's KYC schema"},
     },
+    "POST /v1/webhook-endpoints": {
+        400: {
+            "url": "where its host resolves, and whether each address is public, is the name server's "
+            "answer at the time, not the URL's shape"
+        },
+    },
     "POST /v1/sandbox/scheduled-payments/run": {
         400: {"date": "at most 366 days after today: it depends on the day of the request"},
     },

@@ -1,5 +1,6 @@
 """A webhook receiver for tests: a real HTTP server on a free loopback port."""
 
+import ssl
 import threading
 import time
 from dataclasses import dataclass, field
@@ -28,8 +29,9 @@ class Receiver:
 
 
 def start_receiver(
-    script: list[int] | None = None, hold_first: float = 0.0
+    script: list[int] | None = None, hold_first: float = 0.0, tls: ssl.SSLContext | None = None
 ) -> tuple[Receiver, ThreadingHTTPServer]:
+    """`tls`: a server context; the receiver then speaks https only."""
     receiver = Receiver(url="", script=list(script or []), hold_first=hold_first)
 
     class Handler(BaseHTTPRequestHandler):
@@ -50,6 +52,9 @@ def start_receiver(
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    receiver.url = f"http://127.0.0.1:{server.server_address[1]}/hooks"
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    scheme = "https" if tls is not None else "http"
+    receiver.url = f"{scheme}://127.0.0.1:{server.server_address[1]}/hooks"
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return receiver, server
