@@ -109,7 +109,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "bankapi.middleware.RequestIdMiddleware",
-    "bankapi.middleware.JsonBodyLimitMiddleware",
+    "bankapi.middleware.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
