@@ -236,7 +236,7 @@ def document_payload_limit(
     result: dict[str, Any], generator: object, request: object, public: bool
 ) -> dict[str, Any]:
     """Postprocessing hook: every route refuses an oversized body at the door (413),
-    and a route taking a body refuses a chunked one it cannot read (411)."""
+    and a chunked one the server could not decode (411)."""
     from django.conf import settings
 
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
@@ -249,6 +249,5 @@ def document_payload_limit(
                 "413",
                 {"content": error, "description": f"PAYLOAD_TOO_LARGE: the body is over {limit} bytes."},
             )
-            if "requestBody" in operation:
-                responses.setdefault("411", {"content": error, "description": _DESCRIPTIONS[411]})
+            responses.setdefault("411", {"content": error, "description": _DESCRIPTIONS[411]})
     return result
