@@ -30,9 +30,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.test import Client
 
-from bankapi.middleware import body_limit
 from onboarding.links import sandbox_flow_token
 from onboarding.models import Ubo
 from onboarding.services.documents import local_document_url
@@ -41,6 +41,11 @@ from tests.proof.routes import all_routes
 BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 # A small limit for the routes whose own limit is large, so the oversized bodies stay small.
 DOCUMENT_LIMIT = 64 * 1024
+
+
+def body_limit(view_class: type) -> int | None:
+    """The route's limit: its own `max_body_bytes`, else Django's request body limit."""
+    return getattr(view_class, "max_body_bytes", settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
 
 
 def _takes_json_only(view_class: type) -> bool:

@@ -22,7 +22,6 @@ import pytest
 from django.http import HttpResponseBase
 from rest_framework.test import APIClient
 
-from bankapi.responses import SERVED_BYTES_HEADERS
 from onboarding.links import sandbox_flow_token
 from onboarding.models import DocumentUpload, LegalDocument, Ubo
 from onboarding.services.documents import local_document_url
@@ -33,6 +32,10 @@ from tests.support.openapi import openapi_document
 SCRIPT = b"<!doctype html><script>fetch('/admin/').then(r => r.text()).then(alert)</script>"
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(document.cookie)"/>'
 JSON = "application/json"
+SERVED_BYTES_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'; sandbox",
+}
 
 Case = Callable[[APIClient, dict, Path], HttpResponseBase]
 
