@@ -81,7 +81,7 @@ def send(client: Client, method: str, path: str, body: bytes, content_type: str,
     }
     if decoded:
         environ["wsgi.input_terminated"] = True
-    return Client(raise_request_exception=False).request(**environ)
+    return client.request(**environ)
 
 
 def _malformed(view_class: type, size: int) -> tuple[bytes, str]:
