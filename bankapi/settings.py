@@ -354,6 +354,7 @@ SPECTACULAR_SETTINGS = {
         "UboStatusEnum": ["PENDING", "LINK_SENT", "IN_PROGRESS", "VERIFIED", "REJECTED"],
         "VerificationStepStatusEnum": ["PENDING", "IN_PROGRESS", "COMPLETED", "FAILED"],
         "KycDocumentTypeEnum": "onboarding.kyc.DOCUMENT_TYPES",
+        "DocumentContentTypeEnum": "onboarding.document_formats.DOCUMENT_CONTENT_TYPES",
     },
     # "* `ON` - ON" under every enum says nothing the enum does not.
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,

@@ -341,7 +341,7 @@ class PresignUploadSerializer(serializers.Serializer):
     bucket = serializers.CharField(help_text="The S3 bucket, or `local` on the embedded storage.")
     key = serializers.CharField()
     method = serializers.ChoiceField(choices=["PUT"])
-    contentType = serializers.CharField()
+    contentType = serializers.ChoiceField(choices=list(DOCUMENT_CONTENT_TYPES))
     expiresInSeconds = serializers.IntegerField(min_value=1, max_value=MAX_URL_EXPIRY)
 
 
