@@ -33,26 +33,37 @@ class RequestIdMiddleware:
         return response
 
 
-def _takes_json(view_func: Callable[..., Any]) -> bool:
+def _view_class(view_func: Callable[..., Any]) -> type | None:
+    """The DRF view class behind `view_func`, or None (Django admin, plain views)."""
     view_class = getattr(view_func, "cls", None)
-    parsers = getattr(view_class, "parser_classes", None) or []
-    return bool(parsers) and all("json" in getattr(parser, "media_type", "") for parser in parsers)
+    return view_class if getattr(view_class, "parser_classes", None) else None
 
 
-class JsonBodyLimitMiddleware:
-    """Refuse an oversized body of a JSON route at the door: 413 PAYLOAD_TOO_LARGE.
+def body_limit(view_class: type) -> int | None:
+    """The largest body the route takes, in bytes (None: the route reads no body
+    at the door and keeps its own rules).
+
+    A route states it with `max_body_bytes` (a batch of 10,000 payments, a
+    document upload); otherwise `DATA_UPLOAD_MAX_MEMORY_SIZE`, whatever its parsers.
+    """
+    limit: int | None = getattr(view_class, "max_body_bytes", settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+    return limit
+
+
+class BodyLimitMiddleware:
+    """Every API route refuses an oversized body at the door: 413 PAYLOAD_TOO_LARGE.
 
     Django would raise `RequestDataTooBig` only when the view reads the body, and
-    the API's error handler would turn it into a 500. Here the limit
-    (`DATA_UPLOAD_MAX_MEMORY_SIZE`) is applied before any parsing, signed in or not,
-    to every route whose parsers are all JSON (a route with its own upload rules,
-    such as a document PUT, declares other parsers and keeps them).
+    the API's error handler would turn it into a 500. Here the route's limit
+    (`body_limit`) is applied before any parsing, signed in or not, to every DRF
+    route, JSON or not (a document PUT, a form, a file).
 
     A chunked body comes without Content-Length, and Django would read it as
-    empty. When the server has decoded it (`wsgi.input_terminated`, as gunicorn
-    does) at most limit + 1 bytes are read here and handed on; when it has not
-    (the development server), the request is refused rather than run on an
-    empty body.
+    empty: a view would act on nothing, or store nothing, and answer 200. When
+    the server has decoded it (`wsgi.input_terminated`, as gunicorn does) at most
+    limit + 1 bytes are read here, counted as they come, and handed on as if the
+    body had come with its length; when it has not (the development server), the
+    request is refused with 411 LENGTH_REQUIRED rather than run on an empty body.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
@@ -68,34 +79,46 @@ class JsonBodyLimitMiddleware:
         view_args: tuple[Any, ...],
         view_kwargs: dict[str, Any],
     ) -> HttpResponseBase | None:
-        if not _takes_json(view_func):
+        view_class = _view_class(view_func)
+        if view_class is None:
             return None
-        # A route may take larger bodies (a batch of 10,000 payments): `max_body_bytes`.
-        limit = getattr(
-            getattr(view_func, "cls", None), "max_body_bytes", settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        )
+        limit = body_limit(view_class)
         if limit is None:
             return None
         too_large = f"The body is over {limit} bytes."
         length = request.META.get("CONTENT_LENGTH")
         if length:
-            try:
-                size = int(length)
-            except ValueError:
+            if not length.isascii() or not length.isdigit():
                 return json_error(request, ErrorCode.VALIDATION_ERROR, "Content-Length must be an integer.")
-            if size > limit:
+            if int(length) > limit:
                 return json_error(request, ErrorCode.PAYLOAD_TOO_LARGE, too_large)
             return None
         if "chunked" not in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
             return None
         if not request.META.get("wsgi.input_terminated"):
             return json_error(
-                request, ErrorCode.VALIDATION_ERROR, "Send the body with a Content-Length header."
+                request,
+                ErrorCode.LENGTH_REQUIRED,
+                "This server cannot read a chunked body: send it with a Content-Length header.",
             )
-        body = request.META["wsgi.input"].read(limit + 1)
+        body = _read_at_most(request.META["wsgi.input"], limit + 1)
         if len(body) > limit:
             return json_error(request, ErrorCode.PAYLOAD_TOO_LARGE, too_large)
         # Hand the decoded body on as if it had come with its length.
         request.META["CONTENT_LENGTH"] = str(len(body))
         request._stream = LimitedStream(io.BytesIO(body), len(body))  # type: ignore[assignment]
         return None
+
+
+def _read_at_most(stream: Any, size: int) -> bytes:
+    """Up to `size` bytes of `stream`, however few each read returns (a decoded
+    chunked stream may return one chunk at a time)."""
+    pieces: list[bytes] = []
+    remaining = size
+    while remaining > 0:
+        piece = stream.read(min(remaining, 64 * 1024))
+        if not piece:
+            break
+        pieces.append(piece)
+        remaining -= len(piece)
+    return b"".join(pieces)

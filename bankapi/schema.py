@@ -167,6 +167,7 @@ _DESCRIPTIONS = {
     404: "RESOURCE_NOT_FOUND: no such object for this caller (another tenant's included).",
     405: "METHOD_NOT_ALLOWED.",
     409: "Conflict with the object's current state.",
+    411: "LENGTH_REQUIRED: a chunked body the server could not read; send it with Content-Length.",
     422: "The request was understood but cannot be carried out.",
     429: "TOO_MANY_REQUESTS: retry after the `Retry-After` header's seconds.",
 }
@@ -234,16 +235,19 @@ PROGRAM_ID_QUERY = OpenApiParameter(
 def document_payload_limit(
     result: dict[str, Any], generator: object, request: object, public: bool
 ) -> dict[str, Any]:
-    """Postprocessing hook: every route refuses an oversized body at the door (413)."""
+    """Postprocessing hook: every route refuses an oversized body at the door (413),
+    and a chunked one the server could not decode (411)."""
     from django.conf import settings
 
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
+            responses = operation.setdefault("responses", {})
             # A route with its own limit documents its own 413.
-            operation.setdefault("responses", {}).setdefault(
+            responses.setdefault(
                 "413",
                 {"content": error, "description": f"PAYLOAD_TOO_LARGE: the body is over {limit} bytes."},
             )
+            responses.setdefault("411", {"content": error, "description": _DESCRIPTIONS[411]})
     return result

@@ -109,7 +109,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "bankapi.middleware.RequestIdMiddleware",
-    "bankapi.middleware.JsonBodyLimitMiddleware",
+    "bankapi.middleware.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -354,6 +354,7 @@ SPECTACULAR_SETTINGS = {
         "UboStatusEnum": ["PENDING", "LINK_SENT", "IN_PROGRESS", "VERIFIED", "REJECTED"],
         "VerificationStepStatusEnum": ["PENDING", "IN_PROGRESS", "COMPLETED", "FAILED"],
         "KycDocumentTypeEnum": "onboarding.kyc.DOCUMENT_TYPES",
+        "DocumentContentTypeEnum": "onboarding.document_formats.DOCUMENT_CONTENT_TYPES",
     },
     # "* `ON` - ON" under every enum says nothing the enum does not.
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,

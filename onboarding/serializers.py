@@ -4,8 +4,6 @@ Response serializers are the one source of each answer's shape: views render
 through them and the OpenAPI document is generated from them.
 """
 
-import re
-
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import EmailValidator, URLValidator
 from rest_framework import serializers
@@ -19,14 +17,13 @@ from bankapi.serializers import (
     StrictIntegerField,
     StrictListField,
 )
+from onboarding.document_formats import DOCUMENT_CONTENT_TYPES
 from onboarding.kyc import DOCUMENT_TYPES, FIELD_TYPES
 from onboarding.models import Application, Ubo, VerificationStep
 
 MAX_LINK_TTL = 604800
 MIN_LINK_TTL = 60
 DEFAULT_LINK_TTL = 604800
-MIME_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$")
-MIME_PATTERN = MIME_TYPE.pattern
 
 
 class EmailField(StrictCharField):
@@ -293,8 +290,8 @@ _DOWNLOAD = [{"required": ["key"]}, {"required": ["s3Url"]}]
 class PresignSerializer(InputSerializer):
     # A download sends key or s3Url; an upload neither (POST .../documents/presign).
     refused_combinations = (
-        # Upload: collection and documentType are required.
-        {"not": {"anyOf": [*_DOWNLOAD, {"required": ["collection", "documentType"]}]}},
+        # Upload: collection, documentType and contentType are required.
+        {"not": {"anyOf": [*_DOWNLOAD, {"required": ["collection", "documentType", "contentType"]}]}},
         # Download: s3Url or collection + key, not both; applicationId required;
         # documentType and contentType are not taken.
         {"required": ["key", "s3Url"]},
@@ -317,11 +314,11 @@ class PresignSerializer(InputSerializer):
         "names which of these each collection takes).",
         openapi={"enum": list(DOCUMENT_TYPES)},
     )
-    contentType = StrictCharField(
+    contentType = StrictChoiceField(
+        choices=list(DOCUMENT_CONTENT_TYPES),
         required=False,
-        max_length=255,
-        openapi={"pattern": MIME_PATTERN},
-        help_text="Upload: the MIME type the file will be PUT with (default application/octet-stream).",
+        help_text="Upload: required, the type of the file, which it will be PUT with. Documents only: "
+        "PDF, JPEG, PNG, HEIC or WebP; the file's first bytes must be of this type.",
     )
     applicationId = StrictCharField(
         required=False,
@@ -338,18 +335,13 @@ class PresignSerializer(InputSerializer):
         help_text="Validity of the URL in seconds: default 900, values above 3600 are clamped to 3600.",
     )
 
-    def validate_contentType(self, value: str) -> str:
-        if not MIME_TYPE.fullmatch(value):
-            raise serializers.ValidationError("Must be a MIME type such as application/pdf.")
-        return value
-
 
 class PresignUploadSerializer(serializers.Serializer):
     uploadUrl = serializers.URLField()
     bucket = serializers.CharField(help_text="The S3 bucket, or `local` on the embedded storage.")
     key = serializers.CharField()
     method = serializers.ChoiceField(choices=["PUT"])
-    contentType = serializers.CharField()
+    contentType = serializers.ChoiceField(choices=list(DOCUMENT_CONTENT_TYPES))
     expiresInSeconds = serializers.IntegerField(min_value=1, max_value=MAX_URL_EXPIRY)
 
 

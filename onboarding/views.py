@@ -12,7 +12,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, Polymorphic
 from bankapi.api import ScopedAPIView
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.idempotency import HEADER, idempotency_key_parse, stored_response_http
-from bankapi.responses import ok, ok_flat
+from bankapi.responses import ok, ok_flat, served_as_attachment
 from bankapi.roles import Role
 from bankapi.schema import envelope, error_responses
 from bankapi.scope import access_customer, get_or_not_found, program_for
@@ -251,12 +251,14 @@ class LegalDocumentContentView(OnboardingView):
         tags=TAGS,
         summary="The content of a legal document",
         description=(
-            "The document's content as stored, with its media type; its sha256 is the document's "
+            "The document's content as stored, with its media type, as an attachment "
+            "(`Content-Disposition: attachment`, `X-Content-Type-Options: nosniff`, "
+            "`Content-Security-Policy: default-src 'none'; sandbox`); its sha256 is the document's "
             "`hash`. This path is the `location` the legal documents route gives each document; it stays "
             "valid for documents of earlier sets, so an acceptance's documents can always be read."
         ),
         responses={
-            (200, "*/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The document."),
+            (200, "*/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The document, as an attachment."),
             **error_responses(
                 401,
                 403,
@@ -271,8 +273,7 @@ class LegalDocumentContentView(OnboardingView):
         application = application_of(self.scope, applicationId)
         document = legal_document_of(application, documentId)
         response = HttpResponse(bytes(document.content), content_type=document.content_type)
-        response["Content-Disposition"] = f'inline; filename="{document.key}"'
-        return response
+        return served_as_attachment(response, document.key)
 
 
 class UboActionsView(OnboardingView):
@@ -392,11 +393,17 @@ class PresignView(OnboardingView):
         description=(
             "The body decides the mode. Upload (no `key` and no `s3Url`): `collection` and "
             "`documentType` (from the KYC schema: individual types for kyc, company types for kyb) are "
-            "required; the answer's `uploadUrl` takes one PUT of the file with the answer's "
+            "required, and `contentType`, one of application/pdf, image/jpeg, image/png, image/heic and "
+            "image/webp; the answer's `uploadUrl` takes one PUT of the file with the answer's "
             "`contentType` as its Content-Type, within `expiresInSeconds`; `key` names the stored file. "
+            "A file whose first bytes are not of its declared type is refused: by this service's upload "
+            "URL at once (400, nothing stored); when it went straight to S3, at its download presign "
+            "(400, and the object is deleted). "
             "Download (`key` with `collection`, or `s3Url` = `s3://<bucket>/<key>`): `applicationId` is "
             "required and must be one of this customer's applications, and the key one issued to this "
-            "customer; the answer's `downloadUrl` takes a GET. URLs need no bearer; expired or tampered "
+            "customer, with a file uploaded under it (else 404); the answer's `downloadUrl` takes a GET "
+            "and serves the file as an attachment of its declared type. URLs need no bearer; expired or "
+            "tampered "
             "URLs, or a PUT with another Content-Type, answer 403. Expiry: default 900 seconds, at most "
             "3600 (larger values are clamped). `bucket` is the S3 bucket, or `local` when files are kept "
             "by this service."
@@ -435,7 +442,7 @@ class PresignView(OnboardingView):
         return ok(self._upload(customer, data, base_url))
 
     def _upload(self, customer, data: dict, base_url: str) -> dict:
-        for field in ("collection", "documentType"):
+        for field in ("collection", "documentType", "contentType"):
             if field not in data:
                 raise validation_error(field, f"{field} is required to upload.")
         application = None

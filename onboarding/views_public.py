@@ -7,7 +7,8 @@
   flow, a page where the UBO (or a tester) approves or rejects.
 - `PUT|GET /v1/documents/local?key=...`: the embedded storage's presigned URLs,
   behaving like S3's: expired, tampered or wrong Content-Type 403, over the size
-  limit 413.
+  limit 413; a file that is not of its declared type 400; a download is always
+  an attachment.
 
 Any failed check answers 403 FORBIDDEN without saying which check failed.
 """
@@ -16,9 +17,8 @@ import html
 from collections.abc import Callable
 
 from django.conf import settings
-from django.core.files.base import ContentFile
-from django.core.files.storage import storages
 from django.http import FileResponse, HttpResponse, HttpResponseRedirect
+from django.utils.functional import classproperty
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
@@ -26,10 +26,13 @@ from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
 
 from bankapi.errors import ApiError, ErrorCode
+from bankapi.responses import served_as_attachment
 from bankapi.schema import error_responses
+from onboarding.document_formats import DOCUMENT_CONTENT_TYPES, OPAQUE_CONTENT_TYPE
 from onboarding.links import LinkRefused, UboLink, document_url_check, sandbox_flow_open, ubo_link_open
-from onboarding.models import DocumentUpload, Ubo
+from onboarding.models import Ubo
 from onboarding.providers import provider_named
+from onboarding.services.documents import document_open, document_store
 from onboarding.services.ubos import ubo_link_resolve, ubo_verification_finished, ubo_verification_started
 
 S413 = "PAYLOAD_TOO_LARGE: a body over the request size limit."
@@ -40,23 +43,11 @@ REFUSED_URL = (
 
 
 class PublicView(APIView):
+    """A route without a bearer. Its body limit (and chunked bodies) are applied
+    at the door like every route's (`bankapi.middleware.BodyLimitMiddleware`)."""
+
     authentication_classes: list = []
     permission_classes = [AllowAny]
-
-    def body_limit(self) -> int:
-        return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-
-    def initial(self, request, *args, **kwargs) -> None:
-        # Not a JSON route, so the JSON body limit at the door does not cover it:
-        # an oversized body is refused here, before any signature is checked.
-        limit = self.body_limit()
-        length = request.META.get("CONTENT_LENGTH")
-        if length:
-            if not length.isascii() or not length.isdigit():
-                raise ApiError(ErrorCode.VALIDATION_ERROR, "Content-Length must be an integer.")
-            if int(length) > limit:
-                raise ApiError(ErrorCode.PAYLOAD_TOO_LARGE, f"The body is over {limit} bytes.")
-        super().initial(request, *args, **kwargs)
 
 
 def _linked_ubo(token: str, opener: Callable[[str], UboLink]) -> tuple[Ubo, UboLink]:
@@ -115,9 +106,17 @@ _FORM = """<form method="post">
 </form>"""
 
 
+# The page is the service's own, with every provided value escaped; it runs no
+# script and loads nothing, and says so to the browser.
+_PAGE_HEADERS = {"Content-Security-Policy": "default-src 'none'", "X-Content-Type-Options": "nosniff"}
+
+
 def _page(body: str, form: str = "", status: int = 200) -> HttpResponse:
     return HttpResponse(
-        _PAGE.format(body=body, form=form), status=status, content_type="text/html; charset=utf-8"
+        _PAGE.format(body=body, form=form),
+        status=status,
+        content_type="text/html; charset=utf-8",
+        headers=_PAGE_HEADERS,
     )
 
 
@@ -202,14 +201,6 @@ def _refused() -> ApiError:
     return ApiError(ErrorCode.FORBIDDEN, REFUSED_URL)
 
 
-def _body_within(request, limit: int) -> bytes:
-    """The body, read up to the limit (a chunked body comes without Content-Length)."""
-    body = request._request.read(limit + 1)
-    if len(body) > limit:
-        raise ApiError(ErrorCode.PAYLOAD_TOO_LARGE, f"The body is over {limit} bytes.")
-    return body
-
-
 KEY = OpenApiParameter("key", str, OpenApiParameter.QUERY, description="From the presigned URL.")
 EXPIRES = OpenApiParameter("expires", str, OpenApiParameter.QUERY, description="From the presigned URL.")
 SIGNATURE = OpenApiParameter("signature", str, OpenApiParameter.QUERY, description="From the presigned URL.")
@@ -217,11 +208,10 @@ SIGNATURE = OpenApiParameter("signature", str, OpenApiParameter.QUERY, descripti
 
 class LocalDocumentView(PublicView):
     parser_classes = [RawBodyParser]
-    # The default limit, for tools that read it from the class; requests are
-    # checked against the setting in force.
-    max_body_bytes = settings.DOCUMENT_UPLOAD_MAX_BYTES
 
-    def body_limit(self) -> int:
+    @classproperty
+    def max_body_bytes(cls) -> int:
+        # Read when a request comes, so the setting in force applies.
         return settings.DOCUMENT_UPLOAD_MAX_BYTES
 
     def _check(self, request, method: str, content_type: str) -> str:
@@ -244,39 +234,54 @@ class LocalDocumentView(PublicView):
         summary="Upload a document to a presigned URL (no bearer)",
         description=(
             "The uploadUrl of the presign route, when files are kept by this service. The body is the "
-            "file; Content-Type must be the one presign answered. Over the size limit: 413."
+            "file; Content-Type must be the one presign answered, and the file must be of that type (its "
+            "first bytes are checked: a PDF starts with `%PDF-`, a PNG with its signature, and so on), "
+            "else 400 and nothing is stored. Send it with Content-Length, or chunked where the server "
+            "decodes chunked bodies (else 411); over the size limit, 413."
         ),
         auth=[],
         parameters=[KEY, EXPIRES, SIGNATURE],
-        request={"*/*": OpenApiTypes.BINARY},
+        request={content_type: OpenApiTypes.BINARY for content_type in DOCUMENT_CONTENT_TYPES},
         responses={
             (200, "text/plain"): OpenApiResponse(description="Stored (empty body)."),
             **error_responses(
                 400,
                 403,
+                411,
                 413,
-                s400="VALIDATION_ERROR: Content-Length is not an integer.",
+                s400="VALIDATION_ERROR: the file is not of its declared type (nothing is stored), or "
+                "Content-Length is not an integer.",
                 s403="FORBIDDEN: tampered or expired URL, or another Content-Type than signed.",
                 s413="PAYLOAD_TOO_LARGE: the document is over the size limit (10 MiB unless configured).",
             ),
         },
     )
     def put(self, request):
-        key = self._check(request, "PUT", request.META.get("CONTENT_TYPE", ""))
-        body = _body_within(request, settings.DOCUMENT_UPLOAD_MAX_BYTES)
-        storage = storages["default"]
-        if storage.exists(key):
-            storage.delete(key)
-        storage.save(key, ContentFile(body))
+        content_type = request.META.get("CONTENT_TYPE", "")
+        key = self._check(request, "PUT", content_type)
+        # Within the limit: longer bodies, with Content-Length or chunked, were
+        # refused at the door, and a chunked one was read there, up to limit + 1.
+        body = request._request.read()
+        document_store(key=key, content_type=content_type, body=body)
         return HttpResponse(b"", status=200, content_type="text/plain")
 
     @extend_schema(
         tags=["onboarding"],
         summary="Download a document from a presigned URL (no bearer)",
+        description=(
+            "The downloadUrl of the presign route, when files are kept by this service. The document "
+            "comes as an attachment (`Content-Disposition: attachment`, `X-Content-Type-Options: "
+            "nosniff`, `Content-Security-Policy: default-src 'none'; sandbox`) of its declared type."
+        ),
         auth=[],
         parameters=[KEY, EXPIRES, SIGNATURE],
         responses={
-            (200, "*/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The document as uploaded."),
+            **{
+                (200, content_type): OpenApiResponse(
+                    OpenApiTypes.BINARY, description="The document as uploaded, as an attachment."
+                )
+                for content_type in (*DOCUMENT_CONTENT_TYPES, OPAQUE_CONTENT_TYPE)
+            },
             **error_responses(
                 403,
                 404,
@@ -287,8 +292,5 @@ class LocalDocumentView(PublicView):
     )
     def get(self, request):
         key = self._check(request, "GET", "")
-        storage = storages["default"]
-        upload = DocumentUpload.objects.filter(key=key).first()
-        if upload is None or not storage.exists(key):
-            raise ApiError(ErrorCode.RESOURCE_NOT_FOUND, "Nothing was uploaded under this key.")
-        return FileResponse(storage.open(key, "rb"), content_type=upload.content_type)
+        stored, content_type, filename = document_open(key)
+        return served_as_attachment(FileResponse(stored, content_type=content_type), filename)

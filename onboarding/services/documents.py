@@ -8,6 +8,13 @@ kept in the default (local file) storage.
 
 Every key is issued to one customer (`DocumentUpload`): a download URL is given
 only for a key issued to the path's customer.
+
+Only document formats are accepted (`onboarding.document_formats`), and a file is
+kept only when its first bytes match its declared type: this service checks an
+upload to its own URLs before storing it; an upload straight to S3 cannot be
+seen on its way in, so its first bytes are read back (a ranged GET) before any
+download URL is issued, and a mismatching object is deleted. Every download is
+an attachment of the declared type, from this service and from S3 alike.
 """
 
 import uuid
@@ -15,18 +22,27 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+from botocore.exceptions import ClientError
 from django.conf import settings
+from django.core.files.base import ContentFile, File
 from django.core.files.storage import storages
 from django.db.models import QuerySet
 
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import Customer
+from bankapi.responses import attachment_disposition
+from onboarding.document_formats import (
+    DOCUMENT_CONTENT_TYPES,
+    SIGNATURE_BYTES,
+    content_matches,
+    download_filename,
+    served_content_type,
+)
 from onboarding.kyc import document_types_for
 from onboarding.links import document_url_signature, now_seconds
 from onboarding.models import Application, DocumentUpload
 
 LOCAL_BUCKET = "local"
-DEFAULT_CONTENT_TYPE = "application/octet-stream"
 DEFAULT_EXPIRY = 900
 MAX_EXPIRY = 3600
 LOCAL_PATH = "/v1/documents/local"
@@ -65,20 +81,29 @@ def _s3_client() -> tuple[Any, str]:
     return storage.connection.meta.client, storage.bucket_name
 
 
-def _presigned(
-    *, method: str, key: str, content_type: str, expires_in: int, base_url: str
-) -> tuple[str, str]:
-    """(url, bucket) for `method` on `key`."""
+def _presigned(*, method: str, upload: DocumentUpload, expires_in: int, base_url: str) -> tuple[str, str]:
+    """(url, bucket) for `method` on the upload's key."""
+    key, content_type = upload.key, upload.content_type
     if not s3_configured():
+        signed_type = content_type if method == "PUT" else ""
         url = local_document_url(
-            base_url=base_url, method=method, key=key, content_type=content_type, expires_in=expires_in
+            base_url=base_url, method=method, key=key, content_type=signed_type, expires_in=expires_in
         )
         return url, LOCAL_BUCKET
     client, bucket = _s3_client()
     if method == "PUT":
         params = {"Bucket": bucket, "Key": key, "ContentType": content_type}
         return client.generate_presigned_url("put_object", Params=params, ExpiresIn=expires_in), bucket
-    params = {"Bucket": bucket, "Key": key}
+    # S3 itself answers with these headers, so what a customer uploaded is saved,
+    # never rendered, whatever Content-Type the object was stored with.
+    params = {
+        "Bucket": bucket,
+        "Key": key,
+        "ResponseContentType": served_content_type(content_type),
+        "ResponseContentDisposition": attachment_disposition(
+            download_filename(upload.document_type, content_type)
+        ),
+    }
     return client.generate_presigned_url("get_object", Params=params, ExpiresIn=expires_in), bucket
 
 
@@ -98,10 +123,11 @@ def document_upload_presign(
         raise validation_error(
             "documentType", f"For collection {collection}: one of {', '.join(allowed)} (see the KYC schema)."
         )
-    content_type = content_type or DEFAULT_CONTENT_TYPE
+    if content_type not in DOCUMENT_CONTENT_TYPES:
+        raise validation_error("contentType", f"One of {', '.join(DOCUMENT_CONTENT_TYPES)}.")
     seconds = expiry_clamp(expires_in)
     key = f"{collection}/{customer.id}/{document_type}/{uuid.uuid4()}"
-    DocumentUpload.objects.create(
+    upload = DocumentUpload.objects.create(
         program_id=customer.program_id,
         sandbox=customer.sandbox,
         customer=customer,
@@ -111,9 +137,7 @@ def document_upload_presign(
         key=key,
         content_type=content_type,
     )
-    url, bucket = _presigned(
-        method="PUT", key=key, content_type=content_type, expires_in=seconds, base_url=base_url
-    )
+    url, bucket = _presigned(method="PUT", upload=upload, expires_in=seconds, base_url=base_url)
     return PresignedUrl(url, bucket, key, "PUT", content_type, seconds)
 
 
@@ -149,8 +173,66 @@ def document_download_presign(
     upload = uploads_of(customer).filter(key=key).first()
     if upload is None or (collection is not None and upload.collection != collection):
         raise ApiError(ErrorCode.RESOURCE_NOT_FOUND, "Document not found")
+    _check_stored(upload, field="s3Url" if s3_url is not None else "key")
     seconds = expiry_clamp(expires_in)
-    url, bucket = _presigned(
-        method="GET", key=upload.key, content_type="", expires_in=seconds, base_url=base_url
-    )
+    url, bucket = _presigned(method="GET", upload=upload, expires_in=seconds, base_url=base_url)
     return PresignedUrl(url, bucket, upload.key, "GET", None, seconds)
+
+
+def _stored_head(key: str) -> bytes | None:
+    """The first bytes of the object stored under `key`, or None when there is none."""
+    if s3_configured():
+        client, bucket = _s3_client()
+        try:
+            answer = client.get_object(Bucket=bucket, Key=key, Range=f"bytes=0-{SIGNATURE_BYTES - 1}")
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code")
+            if code in ("NoSuchKey", "404"):
+                return None
+            if code == "InvalidRange":  # an empty object has no first byte
+                return b""
+            raise
+        head: bytes = answer["Body"].read()
+        return head
+    storage = storages["default"]
+    if not storage.exists(key):
+        return None
+    with storage.open(key, "rb") as stored:
+        local_head: bytes = stored.read(SIGNATURE_BYTES)
+        return local_head
+
+
+def _check_stored(upload: DocumentUpload, *, field: str) -> None:
+    """404 when nothing was uploaded under the key; when the stored bytes are not of
+    the declared type, the object is deleted and the request refused (400)."""
+    head = _stored_head(upload.key)
+    if head is None:
+        raise ApiError(ErrorCode.RESOURCE_NOT_FOUND, "Nothing was uploaded under this key.")
+    if not content_matches(upload.content_type, head):
+        storages["default"].delete(upload.key)
+        raise validation_error(
+            field, f"The uploaded file is not a {upload.content_type} file: it was removed, upload it again."
+        )
+
+
+def document_store(*, key: str, content_type: str, body: bytes) -> None:
+    """Keep `body` under `key` (a PUT to this service's upload URL, signed for
+    `content_type`), only when its first bytes are of that type; else 400 and
+    nothing stored."""
+    if not content_matches(content_type, body):
+        raise validation_error("body", f"The file is not a {content_type} file.")
+    storage = storages["default"]
+    if storage.exists(key):
+        storage.delete(key)
+    storage.save(key, ContentFile(body))
+
+
+def document_open(key: str) -> tuple[File, str, str]:
+    """(the stored file, the Content-Type and the file name to serve it with) of a
+    key issued by presign and uploaded to this service; else 404."""
+    storage = storages["default"]
+    upload = DocumentUpload.objects.filter(key=key).first()
+    if upload is None or not storage.exists(key):
+        raise ApiError(ErrorCode.RESOURCE_NOT_FOUND, "Nothing was uploaded under this key.")
+    filename = download_filename(upload.document_type, upload.content_type)
+    return storage.open(key, "rb"), served_content_type(upload.content_type), filename

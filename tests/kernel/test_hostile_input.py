@@ -131,7 +131,7 @@ def test_a_small_chunked_body_is_read_not_taken_as_empty(client, sandbox):
 def test_a_chunked_body_the_server_did_not_decode_is_refused_not_read_as_empty(client):
     response = chunked(client, "/v1/auth/login", b'{"email": "a@b.c"}', decoded_by_server=False)
 
-    body = assert_envelope(response, 400, "VALIDATION_ERROR")
+    body = assert_envelope(response, 411, "LENGTH_REQUIRED")
     assert "Content-Length" in body["message"]
 
 

@@ -31,3 +31,17 @@ def custodian_id_token(sandbox) -> dict[str, str]:
 @pytest.fixture
 def management_id_token(sandbox) -> dict[str, str]:
     return id_header(sandbox["management"]["email"], None)
+
+
+@pytest.fixture
+def local_storage(settings, tmp_path):
+    """Documents kept by this service (no S3), in a temporary folder: its path."""
+    settings.AWS_STORAGE_BUCKET_NAME = None
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": tmp_path},
+        },
+    }
+    return tmp_path

@@ -11,17 +11,8 @@ from onboarding.models import Application, DocumentUpload
 PDF = b"%PDF-1.7\n" + bytes(range(256)) * 40 + b"\n%%EOF"
 
 
-@pytest.fixture(autouse=True)
-def local_storage(settings, tmp_path):
-    settings.AWS_STORAGE_BUCKET_NAME = None
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": tmp_path},
-        },
-    }
-    return tmp_path
+# Files are kept by this service (the embedded default), in a temporary folder.
+pytestmark = pytest.mark.usefixtures("local_storage")
 
 
 def presign_url(customer_id: str) -> str:
@@ -84,15 +75,18 @@ def test_the_upload_is_recorded_for_the_customer(api, sandbox, customer_id_token
     )
 
 
-def test_content_type_defaults_to_octet_stream(api, sandbox, customer_id_token):
-    issued = upload(api, sandbox, customer_id_token, contentType=None) if False else None
+def test_an_upload_must_name_its_content_type(api, sandbox, customer_id_token):
+    before = DocumentUpload.objects.count()
     body = {"collection": "kyb", "documentType": "CERTIFICATE_OF_INCORPORATION"}
+
     response = api.post(
         presign_url(sandbox["customer"]["customerId"]), body, format="json", **customer_id_token
     )
 
-    assert issued is None
-    assert response.json()["data"]["contentType"] == "application/octet-stream"
+    assert response.status_code == 400
+    assert response.json()["code"] == "VALIDATION_ERROR"
+    assert [error["field"] for error in response.json()["errors"]] == ["contentType"]
+    assert DocumentUpload.objects.count() == before
 
 
 @pytest.mark.parametrize("requested, granted", [(1, 1), (60, 60), (3600, 3600), (3601, 3600), (86400, 3600)])
@@ -167,18 +161,28 @@ def test_a_document_over_the_size_limit_is_refused(api, sandbox, settings, custo
     settings.DOCUMENT_UPLOAD_MAX_BYTES = 1024
     issued = upload(api, sandbox, customer_id_token)
 
-    too_big = api.generic("PUT", local(issued["uploadUrl"]), b"x" * 1025, content_type="application/pdf")
-    just_fits = api.generic("PUT", local(issued["uploadUrl"]), b"x" * 1024, content_type="application/pdf")
+    too_big = api.generic("PUT", local(issued["uploadUrl"]), PDF[:1025], content_type="application/pdf")
+    just_fits = api.generic("PUT", local(issued["uploadUrl"]), PDF[:1024], content_type="application/pdf")
 
     assert too_big.status_code == 413
     assert too_big.json()["code"] == "PAYLOAD_TOO_LARGE"
     assert just_fits.status_code == 200
 
 
-def test_a_download_before_any_upload_is_not_found(api, sandbox, customer_id_token):
+def test_a_download_before_any_upload_is_not_found(api, sandbox, customer_id_token, local_storage):
     issued = upload(api, sandbox, customer_id_token)
-    got = download(api, sandbox, customer_id_token, collection="kyc", key=issued["key"])
+    body = {"applicationId": sandbox["customer"]["applicationId"], "collection": "kyc", "key": issued["key"]}
 
+    before = api.post(
+        presign_url(sandbox["customer"]["customerId"]), body, format="json", **customer_id_token
+    )
+    api.generic("PUT", local(issued["uploadUrl"]), PDF, content_type="application/pdf")
+    got = download(api, sandbox, customer_id_token, collection="kyc", key=issued["key"])
+    (local_storage / issued["key"]).unlink()
+
+    assert before.status_code == 404
+    assert before.json()["code"] == "RESOURCE_NOT_FOUND"
+    assert "downloadUrl" not in before.content.decode()
     assert api.get(local(got["downloadUrl"])).status_code == 404
 
 
@@ -231,9 +235,19 @@ def test_a_download_needs_an_application_of_the_customer(api, sandbox, customer_
         ({}, "collection"),
         ({"collection": "kyc"}, "documentType"),
         ({"collection": "passport", "documentType": "PASSPORT"}, "collection"),
-        ({"collection": "kyc", "documentType": "CERTIFICATE_OF_INCORPORATION"}, "documentType"),
-        ({"collection": "kyb", "documentType": "PASSPORT"}, "documentType"),
-        ({"collection": "kyc", "documentType": "SELFIE_VIDEO"}, "documentType"),
+        (
+            {
+                "collection": "kyc",
+                "documentType": "CERTIFICATE_OF_INCORPORATION",
+                "contentType": "application/pdf",
+            },
+            "documentType",
+        ),
+        ({"collection": "kyb", "documentType": "PASSPORT", "contentType": "application/pdf"}, "documentType"),
+        (
+            {"collection": "kyc", "documentType": "SELFIE_VIDEO", "contentType": "application/pdf"},
+            "documentType",
+        ),
         ({"collection": "kyc", "documentType": "PASSPORT", "contentType": "pdf"}, "contentType"),
         (
             {"collection": "kyc", "documentType": "PASSPORT", "contentType": "text/plain\r\nX: y"},
@@ -288,6 +302,7 @@ def test_an_upload_naming_another_customers_application_is_not_found(api, sandbo
     body = {
         "collection": "kyc",
         "documentType": "PASSPORT",
+        "contentType": "application/pdf",
         "applicationId": sandbox["customer2"]["applicationId"],
     }
 

@@ -190,3 +190,87 @@ def test_s3_urls_are_signed_for_the_clamped_expiry(api, sandbox, customer_id_tok
     assert sent == expected
     longer = download["downloadUrl"].replace("X-Amz-Expires=3600", "X-Amz-Expires=7200")
     assert _expected_signature(longer)[1] != sent
+
+
+def http_headers(url: str) -> tuple[int, dict[str, str], bytes]:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return (
+            response.status,
+            {name.lower(): value for name, value in response.getheaders()},
+            response.read(),
+        )
+
+
+def _uploaded(api, sandbox, token, content_type: str, body: bytes) -> str:
+    issued = presign(
+        api, sandbox, token, {"collection": "kyc", "documentType": "PASSPORT", "contentType": content_type}
+    )
+    assert http("PUT", issued["uploadUrl"], body, content_type)[0] == 200
+    return issued["key"]
+
+
+def _download_answer(api, sandbox, token, key: str):
+    body = {"applicationId": sandbox["customer"]["applicationId"], "collection": "kyc", "key": key}
+    return api.post(
+        f"/v1/customers/{sandbox['customer']['customerId']}/documents/presign", body, format="json", **token
+    )
+
+
+def test_s3_itself_serves_a_download_as_an_attachment_of_its_declared_type(
+    api, sandbox, customer_id_token, s3_storage
+):
+    key = _uploaded(api, sandbox, customer_id_token, "application/pdf", DOCUMENT)
+    # Whatever the object's stored type, the download URL names the type to answer with.
+    s3_storage.copy_object(
+        Bucket=BUCKET,
+        Key=key,
+        CopySource={"Bucket": BUCKET, "Key": key},
+        ContentType="text/html",
+        MetadataDirective="REPLACE",
+    )
+
+    answer = _download_answer(api, sandbox, customer_id_token, key)
+    status, headers, body = http_headers(answer.json()["data"]["downloadUrl"])
+
+    assert status == 200 and body == DOCUMENT
+    assert headers["content-type"] == "application/pdf"
+    assert headers["content-disposition"] == 'attachment; filename="passport.pdf"'
+
+
+@pytest.mark.parametrize(
+    "declared, body",
+    [
+        ("application/pdf", b"<!doctype html><script>alert(document.cookie)</script>"),
+        ("image/png", b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'),
+        ("image/jpeg", b""),
+    ],
+    ids=["html-as-pdf", "svg-as-png", "empty"],
+)
+def test_an_s3_object_not_of_its_declared_type_gets_no_download_url_and_is_deleted(
+    api, sandbox, customer_id_token, s3_storage, declared, body
+):
+    """S3 takes the PUT without looking at it: the first bytes are read back (a
+    ranged GET) before any download URL is issued."""
+    key = _uploaded(api, sandbox, customer_id_token, declared, body)
+
+    answer = _download_answer(api, sandbox, customer_id_token, key)
+
+    assert answer.status_code == 400
+    assert answer.json()["code"] == "VALIDATION_ERROR"
+    assert answer.json()["errors"][0]["field"] == "key"
+    assert "downloadUrl" not in answer.content.decode()
+    assert key not in {item["Key"] for item in s3_storage.list_objects_v2(Bucket=BUCKET).get("Contents", [])}
+
+
+def test_an_s3_key_with_nothing_uploaded_gets_no_download_url(api, sandbox, customer_id_token, s3_storage):
+    issued = presign(
+        api,
+        sandbox,
+        customer_id_token,
+        {"collection": "kyc", "documentType": "PASSPORT", "contentType": "application/pdf"},
+    )
+
+    answer = _download_answer(api, sandbox, customer_id_token, issued["key"])
+
+    assert answer.status_code == 404
+    assert answer.json()["code"] == "RESOURCE_NOT_FOUND"
