@@ -58,12 +58,9 @@ OPERATOR_CONFIGURED = {
     "onboarding.tasks": ({"smtplib"}, "none: catches the SMTP errors of the UBO e-mail to retry it"),
     "bankapi.views": ({"redis"}, "the readiness probe, to REDIS_URL"),
     "onboarding.services.documents": (
-        {"django.core.files.storage"},
-        "none: presigns S3 URLs of this service's bucket (AWS_S3_ENDPOINT_URL) without a request",
-    ),
-    "onboarding.views_public": (
-        {"django.core.files.storage"},
-        "the document storage: this service's S3 bucket (AWS_S3_ENDPOINT_URL) or local files",
+        {"django.core.files.storage", "botocore"},
+        "the document storage: this service's S3 bucket (AWS_S3_ENDPOINT_URL) or local files; presigns"
+        " URLs and reads a stored object's first bytes to check its type",
     ),
 }
 
