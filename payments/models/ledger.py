@@ -58,7 +58,15 @@ class LedgerTransaction(TenantOwned):
 
 class LedgerPosting(models.Model):
     """One leg of a transaction. `amount` is the signed change to its holder's
-    balance: negative debits the holder, positive credits it."""
+    balance: negative debits the holder, positive credits it.
+
+    `created_at` is when the posting was booked. A customer account's postings
+    are made one after the other under the account's row lock, so in the order
+    (created_at, id) each one's `balance_after` is the previous one's plus its
+    `amount`: the balance at any moment is one index lookup, and a statement is
+    one range read (`manage.py check_ledger` verifies the chain). Null on system
+    accounts, whose balances are never stored.
+    """
 
     id = models.BigAutoField(primary_key=True)
     transaction = models.ForeignKey(LedgerTransaction, on_delete=models.PROTECT, related_name="postings")
@@ -70,6 +78,7 @@ class LedgerPosting(models.Model):
     )
     currency = models.CharField(max_length=3)
     amount = models.DecimalField(**MONEY)
+    balance_after = models.DecimalField(**MONEY, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -83,4 +92,6 @@ class LedgerPosting(models.Model):
             ),
             models.CheckConstraint(condition=~Q(amount=0), name="posting_amount_not_zero"),
         ]
-        indexes = [models.Index(fields=["account", "created_at"])]
+        indexes = [
+            models.Index(fields=["account", "created_at", "id"], name="posting_account_booked_idx"),
+        ]
