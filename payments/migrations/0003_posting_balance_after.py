@@ -2,6 +2,7 @@
 payment names the movement that reversed it."""
 
 import django.db.models.deletion
+import django.utils.timezone
 from django.db import migrations, models
 
 BATCH = 2000
@@ -9,26 +10,42 @@ BATCH = 2000
 
 def running_balances(apps, schema_editor):
     """Every customer posting gets its account's balance after it: the running
-    sum of the account's postings in booking order (created_at, id). Streamed
-    and written a batch at a time, so a large ledger is never held in memory."""
+    sum of the account's postings in booking order (created_at, id); every
+    account, when its latest posting was booked. Streamed and written a batch at
+    a time, so a large ledger is never held in memory."""
     posting = apps.get_model("payments", "LedgerPosting")
+    account = apps.get_model("bankapi", "Account")
     rows = (
         posting.objects.filter(account__isnull=False)
         .order_by("account_id", "created_at", "id")
-        .values_list("id", "account_id", "amount")
+        .values_list("id", "account_id", "amount", "created_at")
     )
-    current_account, running, batch = None, None, []
-    for posting_id, account_id, amount in rows.iterator(chunk_size=BATCH):
-        if account_id != current_account:
-            current_account, running = account_id, amount
+    postings, accounts = [], []
+    current, running, last_booked = None, None, None
+
+    def account_done() -> None:
+        if current is not None:
+            accounts.append(account(id=current, last_booked_at=last_booked))
+        if len(accounts) >= BATCH:
+            account.objects.bulk_update(accounts, ["last_booked_at"])
+            accounts.clear()
+
+    for posting_id, account_id, amount, booked_at in rows.iterator(chunk_size=BATCH):
+        if account_id != current:
+            account_done()
+            current, running = account_id, amount
         else:
             running += amount
-        batch.append(posting(id=posting_id, balance_after=running))
-        if len(batch) == BATCH:
-            posting.objects.bulk_update(batch, ["balance_after"])
-            batch = []
-    if batch:
-        posting.objects.bulk_update(batch, ["balance_after"])
+        last_booked = booked_at
+        postings.append(posting(id=posting_id, balance_after=running))
+        if len(postings) == BATCH:
+            posting.objects.bulk_update(postings, ["balance_after"])
+            postings = []
+    account_done()
+    if postings:
+        posting.objects.bulk_update(postings, ["balance_after"])
+    if accounts:
+        account.objects.bulk_update(accounts, ["last_booked_at"])
 
 
 def reversal_links(apps, schema_editor):
@@ -42,7 +59,7 @@ def reversal_links(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("bankapi", "0004_account_outbound_usage"),
+        ("bankapi", "0005_account_last_booked_at"),
         ("payments", "0002_outbound_usage_on_account"),
     ]
 
@@ -76,6 +93,11 @@ class Migration(migrations.Migration):
                 related_name="accepted_request",
                 to="payments.ledgertransaction",
             ),
+        ),
+        migrations.AlterField(
+            model_name="ledgerposting",
+            name="created_at",
+            field=models.DateTimeField(default=django.utils.timezone.now),
         ),
         migrations.RunPython(running_balances, migrations.RunPython.noop),
         migrations.RunPython(reversal_links, migrations.RunPython.noop),

@@ -4,6 +4,7 @@ import uuid
 
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from bankapi.models import MONEY, Account, TenantOwned
 
@@ -61,11 +62,12 @@ class LedgerPosting(models.Model):
     balance: negative debits the holder, positive credits it.
 
     `created_at` is when the posting was booked. A customer account's postings
-    are made one after the other under the account's row lock, so in the order
+    are made one after the other under the account's row lock, at booking times
+    that never go backwards (`Account.last_booked_at`), so in the order
     (created_at, id) each one's `balance_after` is the previous one's plus its
     `amount`: the balance at any moment is one index lookup, and a statement is
-    one range read (`manage.py check_ledger` verifies the chain). Null on system
-    accounts, whose balances are never stored.
+    one range read (`manage.py check_ledger` verifies the chain).
+    `balance_after` is null on system accounts, whose balances are never stored.
     """
 
     id = models.BigAutoField(primary_key=True)
@@ -79,7 +81,8 @@ class LedgerPosting(models.Model):
     currency = models.CharField(max_length=3)
     amount = models.DecimalField(**MONEY)
     balance_after = models.DecimalField(**MONEY, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Set by the ledger (see `Account.last_booked_at`).
+    created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         constraints = [

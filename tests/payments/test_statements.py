@@ -15,14 +15,17 @@ import xmlschema
 from django.apps import apps as django_apps
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db.models import Sum
 
-from bankapi.models import Account
+from authn.models import User
+from bankapi.models import Account, Customer
+from batches.services.processing import batch_process
 from payments.ledger import ledger_check, ledger_fund_account
 from payments.models import LedgerPosting, PaymentRequest
 from payments.selectors.ledger import balance_as_of
 from payments.services.settlement import payment_fail, payment_settle
 from payments.statement_formats import CAMT053_NAMESPACE, CAMT053_XSD, CSV_HEADER
+from tests.batches.conftest import payment
+from tests.batches.helpers import batch_submitted
 from tests.payments.conftest import payments_url
 from tests.payments.factories import funded_account
 from tests.support.auth import access_header
@@ -67,10 +70,12 @@ def request_of(response) -> PaymentRequest:
 
 def posted_before(account, moment) -> Decimal:
     """The balance from the raw postings, without balance_after: the oracle."""
-    total = LedgerPosting.objects.filter(account=account, created_at__lt=moment).aggregate(s=Sum("amount"))[
-        "s"
-    ]
-    return total or Decimal("0.00")
+    # Summed here in Decimal: exact on every database.
+    amounts = LedgerPosting.objects.filter(account=account, created_at__lt=moment).values_list(
+        "amount", flat=True
+    )
+    total = sum(amounts, Decimal("0.00"))
+    return total
 
 
 def customer_token(sandbox) -> dict:
@@ -422,3 +427,31 @@ def test_the_balance_selector_agrees_with_the_raw_postings(customer):
     assert balance_as_of(account, now) == Decimal("7.00")
     assert balance_as_of(account, datetime(2026, 5, 1, tzinfo=UTC)) == Decimal("0.00")
     assert date(2026, 5, 1) == now.date()
+
+
+def test_a_host_whose_clock_is_behind_books_after_the_accounts_latest_posting(api, sandbox, customer):
+    """Two hosts post to one account; the second's clock is an hour behind. Its
+    postings (single and bulk) are booked at the account's latest booking time,
+    never before it, so the statement's running balance still follows time."""
+    ahead = datetime(2026, 8, 1, 12, 0, tzinfo=UTC)
+    custodian_user = User.objects.get(
+        email=sandbox["custodian"]["email"], program_id=sandbox["consumerProgramId"]
+    )
+    client = Customer.objects.create(
+        program_id=customer.program_id, name="Client", custodian_id=custodian_user.custodian_id
+    )
+    with time_machine.travel(ahead, tick=False):
+        account = funded_account(client, "100.00", sort_code="300008", account_number="00000042")
+    with time_machine.travel(ahead - timedelta(hours=1), tick=False):
+        ledger_fund_account(account, Decimal("1.00"), key=f"test:{uuid.uuid4()}")
+        batch_process(str(batch_submitted(custodian_user, [payment(account, "2.00")]).id))
+
+    postings = list(LedgerPosting.objects.filter(account=account).order_by("id"))
+    assert [p.created_at for p in postings] == [ahead] * len(postings)
+    assert (
+        [p.balance_after for p in postings][-1]
+        == Account.objects.get(id=account.id).balance
+        == Decimal("99.00")
+    )
+    assert Account.objects.get(id=account.id).last_booked_at == ahead
+    assert ledger_check().ok
