@@ -12,6 +12,11 @@ Rules (Saleor's lock_objects habit, written down):
   first with `lock_accounts` (same order).
 - Balances change inside the same transaction as the postings, so a crash leaves
   neither half behind.
+- Every customer posting carries its account's balance after it, taken from
+  that same UPDATE (RETURNING) or, in bulk, from the locked rows, and is booked
+  at the later of now and the account's latest booking (`last_booked_at`,
+  moved on by that UPDATE too): in booking order, an account's running balance
+  always follows, whatever the clocks of the hosts that post to it.
 - A payment's debit also counts the payment against the account's daily outbound
   limit (`Outbound`) in that same UPDATE: the statement is refused when either
   the balance or the day's limit cannot take it, so the limit costs no statement
