@@ -15,6 +15,8 @@ import xmlschema
 from django.apps import apps as django_apps
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from authn.models import User
 from bankapi.models import Account, Customer
@@ -455,3 +457,18 @@ def test_a_host_whose_clock_is_behind_books_after_the_accounts_latest_posting(ap
     )
     assert Account.objects.get(id=account.id).last_booked_at == ahead
     assert ledger_check().ok
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "camt053"])
+def test_each_format_is_written_from_one_read_of_the_ledger(api, customer, customer_auth, fmt):
+    account = funded_account(customer, "20.00")
+    failed = pay(api, customer_auth, account, "3.00")
+    payment_fail(request_of(failed), "Returned")
+    today = datetime.now(UTC).date()
+
+    with CaptureQueriesContext(connection) as queries:
+        response = statement(api, customer_auth, account, today - timedelta(days=30), today, fmt)
+
+    assert response.status_code == 200
+    ledger_reads = [q["sql"] for q in queries if "ledgerposting" in q["sql"].lower()]
+    assert len(ledger_reads) == 1, ledger_reads
