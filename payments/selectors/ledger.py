@@ -11,6 +11,7 @@ read on that index, whose first row may be the posting just before the period
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
+from typing import NamedTuple
 from uuid import UUID
 
 from django.db.models import DateTimeField, F, QuerySet, Subquery, Value
@@ -52,10 +53,10 @@ def day_start(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
 
 
-@dataclass(frozen=True)
-class StatementLine:
+class StatementLine(NamedTuple):
     """One posting of the account as its statement shows it. `amount` is
-    positive; `credit` says which way it moved the balance."""
+    positive; `credit` says which way it moved the balance. (A tuple: a year's
+    statement makes one per posting.)"""
 
     entry_id: str
     # The movement's kind (LedgerTransaction.Kind).
@@ -82,13 +83,16 @@ class Statement:
     lines: list[StatementLine]
 
 
+_KIND_LABELS = {kind.value: str(kind.label) for kind in LedgerTransaction.Kind}
+
+
 def _description(kind: str, memo: str, has_request: bool) -> str:
     """What a posting was, in words, from its movement."""
     if kind == LedgerTransaction.Kind.PAYMENT:
         return "Payment" if has_request else "Funds reserved for batch payments"
     if kind == LedgerTransaction.Kind.REVERSAL:
         return f"Payment failed: {memo}" if has_request else "Reserved funds released"
-    return str(LedgerTransaction.Kind(kind).label) if kind in LedgerTransaction.Kind.values else kind
+    return _KIND_LABELS.get(kind, kind)
 
 
 _COLUMNS = (

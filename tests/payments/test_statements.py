@@ -472,3 +472,18 @@ def test_each_format_is_written_from_one_read_of_the_ledger(api, customer, custo
     assert response.status_code == 200
     ledger_reads = [q["sql"] for q in queries if "ledgerposting" in q["sql"].lower()]
     assert len(ledger_reads) == 1, ledger_reads
+
+
+def test_a_reference_with_markup_characters_stays_text_in_camt053(
+    api, customer, customer_auth, camt053_schema
+):
+    account = funded_account(customer, "9.00")
+    reference = "Tom & Jerry <Ltd> 'Q1'"
+    assert pay(api, customer_auth, account, "1.00", reference=reference).status_code == 200
+    today = datetime.now(UTC).date()
+
+    response = statement(api, customer_auth, account, today, today, "camt053")
+
+    camt053_schema.validate(response.content)
+    _, entries = camt_entries(response.content)
+    assert [entry["reference"] for entry in entries] == ["Funding", reference]
