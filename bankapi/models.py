@@ -174,11 +174,17 @@ class Account(TenantOwned):
     # payment on a new day starts the count again. Internal, never shown.
     outbound_day = models.DateField(null=True, blank=True, editable=False)
     outbound_total = models.DecimalField(**MONEY, default=ZERO, editable=False)
+    # When the account's latest ledger posting was booked. A posting is booked
+    # at the later of now and this, in the statement that changes the balance
+    # (see payments.ledger), so an account's booking times never go backwards,
+    # whatever the clocks of the hosts posting to it: a statement's running
+    # balance follows its entries in time order. Internal, never shown.
+    last_booked_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     # Written only by the ledger's and the limit's own statements, under the
     # account's row lock: saving an account loaded earlier must not put back the
     # values it was loaded with.
-    LEDGER_FIELDS = frozenset({"balance", "outbound_day", "outbound_total"})
+    LEDGER_FIELDS = frozenset({"balance", "outbound_day", "outbound_total", "last_booked_at"})
 
     class Meta:
         indexes = [models.Index(fields=["program", "sandbox", "customer"])]

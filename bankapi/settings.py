@@ -326,6 +326,9 @@ REST_FRAMEWORK = {
     # OPTIONS is not part of the API (no CORS here): 405 like any method a route
     # does not document, instead of DRF's undocumented metadata answer.
     "DEFAULT_METADATA_CLASS": None,
+    # `format` is a parameter of the statement route (json, camt053, csv), not a
+    # renderer override: every route answers JSON, and none is chosen by URL.
+    "URL_FORMAT_OVERRIDE": None,
 }
 
 SPECTACULAR_SETTINGS = {

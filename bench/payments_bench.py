@@ -192,22 +192,34 @@ def seed_day_of_payments(target: Target, count: int) -> None:
             field.column for field in model._meta.concrete_fields if not isinstance(field, BigAutoField)
         ]
         chosen = [replace.get(column, f"{source}.{name(column)}") for column in columns]
+        # In copy order, so the postings' ids follow their running balances.
         return (
             f"INSERT INTO {name(model._meta.db_table)} ({', '.join(map(name, columns))}) "
-            f"SELECT {', '.join(chosen)} FROM {name(model._meta.db_table)} {source}, bench_day WHERE {where}"
+            f"SELECT {', '.join(chosen)} FROM {name(model._meta.db_table)} {source}, bench_day WHERE {where} "
+            "ORDER BY bench_day.n"
         )
 
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             "CREATE TEMPORARY TABLE bench_day ON COMMIT DROP AS SELECT gen_random_uuid() AS tx_id, "
-            "gen_random_uuid() AS request_id FROM generate_series(1, %s)",
+            "gen_random_uuid() AS request_id, n FROM generate_series(1, %s) AS n",
             [copies],
         )
         cursor.execute(
             copy_sql(LedgerTransaction, "t", "t.id = %s", {"id": "bench_day.tx_id"}), [template.acceptance_id]
         )
+        # The n-th copy leaves the account's balance n debits below the template's
+        # (null stays null on system accounts).
         cursor.execute(
-            copy_sql(LedgerPosting, "p", "p.transaction_id = %s", {"transaction_id": "bench_day.tx_id"}),
+            copy_sql(
+                LedgerPosting,
+                "p",
+                "p.transaction_id = %s",
+                {
+                    "transaction_id": "bench_day.tx_id",
+                    "balance_after": "p.balance_after + bench_day.n * p.amount",
+                },
+            ),
             [template.acceptance_id],
         )
         cursor.execute(

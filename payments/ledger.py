@@ -12,6 +12,11 @@ Rules (Saleor's lock_objects habit, written down):
   first with `lock_accounts` (same order).
 - Balances change inside the same transaction as the postings, so a crash leaves
   neither half behind.
+- Every customer posting carries its account's balance after it, taken from
+  that same UPDATE (RETURNING) or, in bulk, from the locked rows, and is booked
+  at the later of now and the account's latest booking (`last_booked_at`,
+  moved on by that UPDATE too): in booking order, an account's running balance
+  always follows, whatever the clocks of the hosts that post to it.
 - A payment's debit also counts the payment against the account's daily outbound
   limit (`Outbound`) in that same UPDATE: the statement is refused when either
   the balance or the day's limit cannot take it, so the limit costs no statement
@@ -21,13 +26,14 @@ Rules (Saleor's lock_objects habit, written down):
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import date
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Sum
+from django.utils import timezone
 
 from bankapi.models import ZERO, Account, Program
 from bankapi.rows import insert_rows
@@ -156,20 +162,25 @@ def ledger_post(
 
     # A savepoint only where a caller may go on after a failure (a keyed movement
     # already made); any other failure here ends the caller's transaction.
+    now = timezone.now()
     with transaction.atomic(savepoint=key is not None):
-        balances, short = _apply_balance_changes(changes, outbound)
+        applied, short = _apply_balance_changes(changes, now, outbound)
         if short is None:
             entry = LedgerTransaction(
                 program_id=program_id, sandbox=sandbox, kind=kind, key=key, memo=memo[:200]
             )
             insert_rows([entry])
-            insert_rows([_posting(entry, leg) for leg in legs])
+            # Each account's balance before the movement is its new one less its change.
+            running = {account_id: row.balance - changes[account_id] for account_id, row in applied.items()}
+            booked = {account_id: row.booked_at for account_id, row in applied.items()}
+            insert_rows([_posting(entry, leg, running, booked, now) for leg in legs])
             # Callers keep using the Account objects they passed in: show them the new balances.
             for leg in legs:
                 if leg.account:
-                    leg.account.balance = balances[leg.account.id]
+                    leg.account.balance = applied[leg.account.id].balance
+                    leg.account.last_booked_at = applied[leg.account.id].booked_at
             return entry
-        if balances:
+        if applied:
             # Other accounts were already changed: only a rollback undoes them.
             raise InsufficientBalance(f"Account {short} would go below zero")
     # Nothing was changed: the block is left first, so the caller's transaction
@@ -182,44 +193,68 @@ _BALANCE_SQL: dict[str, tuple[str, str]] = {}
 
 def _balance_sql(connection: Any) -> tuple[str, str]:
     """The two conditional UPDATEs of the module's rules, for this database: the
-    balance change alone, and with the day's outbound count (`Outbound`). Only
-    the model's table and column names go into the text; values are parameters."""
+    balance change alone, and with the day's outbound count (`Outbound`). Both
+    also move the account's booking time on to the later of its own and now
+    (`Account.last_booked_at`) and return it with the balance. Only the model's
+    table and column names go into the text; values are parameters."""
     cached = _BALANCE_SQL.get(connection.vendor)
     if cached is None:
         name = connection.ops.quote_name
         table, balance, key = name(Account._meta.db_table), name("balance"), name("id")
-        day, total = name("outbound_day"), name("outbound_total")
+        day, total, booked = name("outbound_day"), name("outbound_total"), name("last_booked_at")
+        book = f"{booked} = CASE WHEN {booked} > %s THEN {booked} ELSE %s END"
         plain = (
-            f"UPDATE {table} SET {balance} = {balance} + %s "  # noqa: S608
-            f"WHERE {key} = %s AND {balance} >= %s RETURNING {balance}"
+            f"UPDATE {table} SET {balance} = {balance} + %s, {book} "  # noqa: S608
+            f"WHERE {key} = %s AND {balance} >= %s RETURNING {balance}, {booked}"
         )
         # Every right-hand side reads the row as it was: the count restarts on a new day.
         counted = (
-            f"UPDATE {table} SET {balance} = {balance} + %s, "  # noqa: S608
+            f"UPDATE {table} SET {balance} = {balance} + %s, {book}, "  # noqa: S608
             f"{total} = CASE WHEN {day} = %s THEN {total} + %s ELSE %s END, {day} = %s "
             f"WHERE {key} = %s AND {balance} >= %s "
-            f"AND ({total} <= %s OR {day} IS NULL OR {day} <> %s) RETURNING {balance}"
+            f"AND ({total} <= %s OR {day} IS NULL OR {day} <> %s) RETURNING {balance}, {booked}"
         )
         cached = _BALANCE_SQL[connection.vendor] = (plain, counted)
     return cached
 
 
+@dataclass(frozen=True)
+class _Applied:
+    """An account's balance and booking time after a movement's change."""
+
+    balance: Decimal
+    booked_at: datetime
+
+
+def _moment(value: Any, connection: Any) -> datetime:
+    """A datetime column's value as the database returned it, as Django reads it."""
+    column = Account._meta.get_field("last_booked_at")
+    for converter in connection.ops.get_db_converters(column.get_col(Account._meta.db_table)):
+        value = converter(value, column, connection)
+    if not isinstance(value, datetime):
+        raise LedgerError(f"A booking time was not returned: {value!r}")
+    return value if timezone.is_aware(value) else value.replace(tzinfo=UTC)
+
+
 def _apply_balance_changes(
-    changes: dict[uuid.UUID, Decimal], outbound: Outbound | None = None
-) -> tuple[dict[uuid.UUID, Decimal], uuid.UUID | None]:
+    changes: dict[uuid.UUID, Decimal], now: datetime, outbound: Outbound | None = None
+) -> tuple[dict[uuid.UUID, _Applied], uuid.UUID | None]:
     """Apply each account's net change (see the module's rules) until one would go
-    below zero (or past its outbound limit): (new balances by id of the accounts
-    changed, that account's id or None)."""
+    below zero (or past its outbound limit): (new balances and booking times by
+    id of the accounts changed, that account's id or None)."""
     connection = transaction.get_connection()
     plain, counted = _balance_sql(connection)
     money, id_field = Account._meta.get_field("balance"), Account._meta.pk
-    balances: dict[uuid.UUID, Decimal] = {}
+    moment = Account._meta.get_field("last_booked_at").get_db_prep_value(now, connection)
+    applied: dict[uuid.UUID, _Applied] = {}
     with connection.cursor() as cursor:
         for account_id in sorted(changes):
             change = changes[account_id]
             # The balance must hold at least what the change takes away.
             params = [
                 money.get_db_prep_value(change, connection),
+                moment,
+                moment,
                 id_field.get_db_prep_value(account_id, connection),
                 money.get_db_prep_value(max(-change, ZERO), connection),
             ]
@@ -227,14 +262,16 @@ def _apply_balance_changes(
                 day = Account._meta.get_field("outbound_day").get_db_prep_value(outbound.day, connection)
                 amount = money.get_db_prep_value(outbound.amount, connection)
                 room = money.get_db_prep_value(outbound.limit - outbound.amount, connection)
-                cursor.execute(counted, [params[0], day, amount, amount, day, *params[1:], room, day])
+                cursor.execute(counted, [*params[:3], day, amount, amount, day, *params[3:], room, day])
             else:
                 cursor.execute(plain, params)
             row = cursor.fetchone()
             if row is None:
-                return balances, account_id
-            balances[account_id] = Decimal(str(row[0])).quantize(CENT)
-    return balances, None
+                return applied, account_id
+            applied[account_id] = _Applied(
+                balance=Decimal(str(row[0])).quantize(CENT), booked_at=_moment(row[1], connection)
+            )
+    return applied, None
 
 
 def ledger_post_once(**kwargs: Any) -> LedgerTransaction | None:
@@ -286,22 +323,55 @@ def ledger_fund_account(account: Account, amount: Decimal, *, key: str, memo: st
 class LedgerReport:
     unbalanced_currencies: dict[str, Decimal]
     mismatched_accounts: dict[str, tuple[Decimal, Decimal]]
+    # Account id -> the first of its postings whose balance_after is not the
+    # previous posting's plus its amount.
+    broken_running_balances: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
-        return not self.unbalanced_currencies and not self.mismatched_accounts
+        return (
+            not self.unbalanced_currencies
+            and not self.mismatched_accounts
+            and not self.broken_running_balances
+        )
+
+
+def running_balances_check() -> dict[str, int]:
+    """Every customer posting's balance_after is its account's previous posting's
+    (in booking order) plus its own amount, from zero. Streamed in Decimal, a
+    chunk at a time: exact on every database, whatever the ledger's size."""
+    broken: dict[str, int] = {}
+    postings = (
+        LedgerPosting.objects.filter(account__isnull=False)
+        .order_by("account_id", "created_at", "id")
+        .values_list("id", "account_id", "amount", "balance_after")
+    )
+    current, running = None, ZERO
+    for posting_id, account_id, amount, balance_after in postings.iterator(chunk_size=5000):
+        if account_id != current:
+            current, running = account_id, ZERO
+        running += amount
+        if balance_after != running and str(account_id) not in broken:
+            broken[str(account_id)] = posting_id
+        # Go on from what was stored: each break is reported once, where it starts.
+        running = balance_after if balance_after is not None else running
+    return broken
 
 
 def ledger_check() -> LedgerReport:
-    """The ledger's invariant: every currency sums to zero across all postings, and
-    every customer account's stored balance equals the sum of its postings."""
+    """The ledger's invariant: every currency sums to zero across all postings,
+    every customer account's stored balance equals the sum of its postings, and
+    each posting's balance_after continues its account's running balance."""
+    # Sums of amounts in cents are whole cents: rounding to the cent drops the
+    # binary noise of databases that add decimals as floats (SQLite), which
+    # would otherwise report a sound ledger as broken.
     unbalanced = {
-        row["currency"]: row["total"]
+        row["currency"]: row["total"].quantize(CENT)
         for row in LedgerPosting.objects.values("currency").annotate(total=Sum("amount"))
-        if row["total"] != 0
+        if row["total"].quantize(CENT) != 0
     }
     posted = {
-        row["account_id"]: row["total"]
+        row["account_id"]: row["total"].quantize(CENT)
         for row in LedgerPosting.objects.filter(account__isnull=False)
         .values("account_id")
         .annotate(total=Sum("amount"))
@@ -311,7 +381,11 @@ def ledger_check() -> LedgerReport:
         expected = posted.get(account_id, ZERO)
         if balance != expected:
             mismatched[str(account_id)] = (balance, expected)
-    return LedgerReport(unbalanced_currencies=unbalanced, mismatched_accounts=mismatched)
+    return LedgerReport(
+        unbalanced_currencies=unbalanced,
+        mismatched_accounts=mismatched,
+        broken_running_balances=running_balances_check(),
+    )
 
 
 @dataclass(frozen=True)
@@ -324,14 +398,30 @@ class Movement:
     memo: str = ""
 
 
-def _posting(entry: LedgerTransaction, leg: Leg) -> LedgerPosting:
-    """The posting of one leg in the ledger transaction `entry`."""
+def _posting(
+    entry: LedgerTransaction,
+    leg: Leg,
+    running: dict[uuid.UUID, Decimal],
+    booked: dict[uuid.UUID, datetime],
+    now: datetime,
+) -> LedgerPosting:
+    """The posting of one leg in the ledger transaction `entry`. A customer
+    account's posting carries the account's balance after it (`running` holds
+    each account's balance so far, read under its lock, and moves on by the leg)
+    and is booked at the account's booking time (`booked`, see
+    `Account.last_booked_at`); a system account's is booked `now`."""
+    balance_after, booked_at = None, now
+    if leg.account is not None:
+        balance_after = running[leg.account.id] = running[leg.account.id] + leg.amount
+        booked_at = booked[leg.account.id]
     return LedgerPosting(
         transaction=entry,
         account=leg.account,
         system_account=leg.system_account,
         currency=leg.currency,
         amount=leg.amount,
+        balance_after=balance_after,
+        created_at=booked_at,
     )
 
 
@@ -380,18 +470,24 @@ def ledger_post_many(
         LedgerTransaction(program_id=program_id, sandbox=sandbox, kind=m.kind, key=m.key, memo=m.memo[:200])
         for m in movements
     )
+    # Postings are inserted in this order (ids rising), so each account's
+    # running balance follows it from the locked balance; all of an account's
+    # are booked at one time, never before its latest booking.
+    now = timezone.now()
+    running = {account_id: locked[account_id].balance for account_id in changes}
+    booked = {account_id: max(now, locked[account_id].last_booked_at or now) for account_id in changes}
     LedgerPosting.objects.bulk_create(
         (
-            _posting(entry, leg)
+            _posting(entry, leg, running, booked, now)
             for entry, movement in zip(entries, movements, strict=True)
             for leg in movement.legs
         ),
         batch_size=2000,
     )
-    changed = []
+    touched = []
     for account_id, change in changes.items():
-        if change:
-            locked[account_id].balance += change
-            changed.append(locked[account_id])
-    Account.objects.bulk_update(changed, ["balance"], batch_size=500)
+        locked[account_id].balance += change
+        locked[account_id].last_booked_at = booked[account_id]
+        touched.append(locked[account_id])
+    Account.objects.bulk_update(touched, ["balance", "last_booked_at"], batch_size=500)
     return entries

@@ -12,6 +12,7 @@ from payments.views import (
 )
 from payments.views_clock import SandboxClockView
 from payments.views_fx import FxQuoteView
+from payments.views_statements import BalanceView, LimitsView, StatementView
 
 ACCOUNT = "customers/<str:customerId>/accounts/<str:accountId>"
 
@@ -21,6 +22,9 @@ urlpatterns = [
     path(f"{ACCOUNT}/payment-requests", PaymentRequestListView.as_view()),
     path(f"{ACCOUNT}/transactions", TransactionListView.as_view()),
     path(f"{ACCOUNT}/scheduled-payments", ScheduledPaymentListView.as_view()),
+    path(f"{ACCOUNT}/statements", StatementView.as_view()),
+    path(f"{ACCOUNT}/balances", BalanceView.as_view()),
+    path(f"{ACCOUNT}/limits", LimitsView.as_view()),
     path(f"{ACCOUNT}/scheduled-payments/<str:scheduleId>", ScheduledPaymentView.as_view()),
     path("sandbox/payment-requests/<str:requestId>/settle", SandboxSettleView.as_view()),
     path("sandbox/payment-requests/<str:requestId>/fail", SandboxFailView.as_view()),

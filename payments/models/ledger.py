@@ -4,6 +4,7 @@ import uuid
 
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from bankapi.models import MONEY, Account, TenantOwned
 
@@ -58,7 +59,16 @@ class LedgerTransaction(TenantOwned):
 
 class LedgerPosting(models.Model):
     """One leg of a transaction. `amount` is the signed change to its holder's
-    balance: negative debits the holder, positive credits it."""
+    balance: negative debits the holder, positive credits it.
+
+    `created_at` is when the posting was booked. A customer account's postings
+    are made one after the other under the account's row lock, at booking times
+    that never go backwards (`Account.last_booked_at`), so in the order
+    (created_at, id) each one's `balance_after` is the previous one's plus its
+    `amount`: the balance at any moment is one index lookup, and a statement is
+    one range read (`manage.py check_ledger` verifies the chain).
+    `balance_after` is null on system accounts, whose balances are never stored.
+    """
 
     id = models.BigAutoField(primary_key=True)
     transaction = models.ForeignKey(LedgerTransaction, on_delete=models.PROTECT, related_name="postings")
@@ -70,7 +80,9 @@ class LedgerPosting(models.Model):
     )
     currency = models.CharField(max_length=3)
     amount = models.DecimalField(**MONEY)
-    created_at = models.DateTimeField(auto_now_add=True)
+    balance_after = models.DecimalField(**MONEY, null=True, blank=True)
+    # Set by the ledger (see `Account.last_booked_at`).
+    created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         constraints = [
@@ -83,4 +95,6 @@ class LedgerPosting(models.Model):
             ),
             models.CheckConstraint(condition=~Q(amount=0), name="posting_amount_not_zero"),
         ]
-        indexes = [models.Index(fields=["account", "created_at"])]
+        indexes = [
+            models.Index(fields=["account", "created_at", "id"], name="posting_account_booked_idx"),
+        ]

@@ -59,7 +59,14 @@ class PaymentRequest(TenantOwned):
     fx_quote = models.OneToOneField(
         FxQuote, null=True, blank=True, on_delete=models.PROTECT, related_name="payment_request"
     )
-    acceptance = models.OneToOneField(LedgerTransaction, on_delete=models.PROTECT, related_name="+")
+    acceptance = models.OneToOneField(
+        LedgerTransaction, on_delete=models.PROTECT, related_name="accepted_request"
+    )
+    # The movement that gave the acceptance back (a payment that failed after
+    # acceptance): it names the request on the account's statement.
+    reversal = models.OneToOneField(
+        LedgerTransaction, null=True, blank=True, on_delete=models.PROTECT, related_name="reversed_request"
+    )
     failure_reason = models.CharField(max_length=200, blank=True)
     settled_at = models.DateTimeField(null=True, blank=True)
 

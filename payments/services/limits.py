@@ -8,7 +8,8 @@ count payments accepted in bulk.
 """
 
 from collections.abc import Iterable
-from datetime import UTC, date
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
 from django.db.models import F
@@ -28,13 +29,20 @@ def daily_outbound_used(account: Account, day: date) -> Decimal:
     return account.outbound_total if account.outbound_day == day else ZERO
 
 
+def daily_outbound_remaining(program: Program, account: Account, day: date) -> Decimal:
+    """How much more `account` may send on `day`: a payment debiting more than
+    this is refused (LIMIT_EXCEEDED), one debiting at most this fits. Negative
+    when the program's limit was lowered below what was already sent."""
+    return program.daily_outbound_limit - daily_outbound_used(account, day)
+
+
 def daily_outbound_check(*, program: Program, account: Account, debit: Decimal, day: date) -> None:
     """Raise LIMIT_EXCEEDED if `debit` does not fit under the account's daily
     outbound limit of `day`. `account` is the row read under its lock, in the
     transaction that refuses the payment (nothing is counted here)."""
     limit = program.daily_outbound_limit
     spent = daily_outbound_used(account, day)
-    if spent + debit > limit:
+    if debit > daily_outbound_remaining(program, account, day):
         raise ApiError(
             ErrorCode.LIMIT_EXCEEDED,
             f"The payment would exceed the account's daily outbound limit of {limit:.2f} "
@@ -74,3 +82,32 @@ def daily_outbound_add(locked: dict, totals: dict, day: date) -> None:
         account.outbound_day = day
         changed.append(account)
     Account.objects.bulk_update(changed, ["outbound_day", "outbound_total"], batch_size=500)
+
+
+@dataclass(frozen=True)
+class AccountLimits:
+    """What an account may still pay, as payment acceptance counts it: the
+    per-payment maximum and the daily outbound limit of the UTC day `day`
+    (debits, fees excluded), which starts again at `resets_at`."""
+
+    currency: str
+    per_payment_max: Decimal
+    daily_limit: Decimal
+    daily_used: Decimal
+    daily_remaining: Decimal
+    resets_at: datetime
+
+
+def account_limits(*, program: Program, account: Account, now: datetime) -> AccountLimits:
+    """The account's limits at `now`, from the counts payment acceptance keeps
+    and checks (`daily_outbound_check`, `Outbound`): a payment debiting at most
+    the smaller of `per_payment_max` and `daily_remaining` passes both limits."""
+    day = now.astimezone(UTC).date()
+    return AccountLimits(
+        currency=account.currency,
+        per_payment_max=program.per_payment_limit,
+        daily_limit=program.daily_outbound_limit,
+        daily_used=daily_outbound_used(account, day),
+        daily_remaining=max(daily_outbound_remaining(program, account, day), ZERO),
+        resets_at=datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC),
+    )

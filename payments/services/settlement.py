@@ -105,12 +105,16 @@ def payment_fail(request: PaymentRequest, reason: str) -> PaymentRequest:
                 for posting in postings
             ],
         )
+        update_fields = ["status", "failure_reason", "updated_at"]
         if reversal is not None:
             # Under the account's lock, taken by the reversal.
             daily_outbound_give_back(locked)
+            # Names the request on the account's statement, beside its acceptance.
+            locked.reversal = reversal
+            update_fields.append("reversal")
         locked.status = PaymentRequest.Status.FAILED
         locked.failure_reason = reason[:200]
-        locked.save(update_fields=["status", "failure_reason", "updated_at"])
+        locked.save(update_fields=update_fields)
         payment_request_event(locked, EventType.PAYMENT_REQUEST_FAILED)
         return locked
 

@@ -107,6 +107,16 @@ UNSTATABLE: dict[str, dict[int, dict[str, str]]] = {
             "answer at the time, not the URL's shape"
         },
     },
+    "GET /v1/customers/{customerId}/accounts/{accountId}/statements": {
+        400: {
+            "from": "must be on or before to, at most 365 days before it: a schema cannot compare two "
+            "parameters",
+            "to": "must be today or earlier: it depends on the day of the request",
+        },
+    },
+    "GET /v1/customers/{customerId}/accounts/{accountId}/balances": {
+        400: {"asOf": "must not be in the future: it depends on the moment of the request"},
+    },
     "POST /v1/sandbox/scheduled-payments/run": {
         400: {"date": "at most 366 days after today: it depends on the day of the request"},
     },

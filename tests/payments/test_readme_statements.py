@@ -1,0 +1,55 @@
+"""The README's statements section works after its walk-through, as written."""
+
+import csv
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+from decimal import Decimal
+
+import pytest
+import xmlschema
+
+from bankapi.models import Account
+from payments.statement_formats import CAMT053_XSD, CSV_HEADER
+from tests.kernel.test_readme import README, walkthrough_script
+
+SECTION = "## Statements, balances and limits: reconciling an account"
+
+
+def statements_script() -> str:
+    section = README.read_text().split(SECTION, 1)[1].split("\n## ", 1)[0]
+    return "\n".join(re.findall(r"```bash\n(.*?)```", section, re.S))
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the README uses curl")
+def test_readme_reconciles_the_walkthroughs_account(transactional_db, live_server, sandbox, tmp_path):
+    (tmp_path / "var").mkdir()
+    (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
+    script = (walkthrough_script() + "\n" + statements_script()).replace(
+        "http://127.0.0.1:8000", live_server.url
+    )
+    script = script.replace(".venv/bin/python", sys.executable)
+
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=150
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    statement, balance, limits = (
+        json.loads(block)["data"] for block in re.findall(r"^\{\n.*?^\}$", result.stdout, re.S | re.M)[-3:]
+    )
+    account = Account.objects.get(id=sandbox["customer"]["accountId"])
+    # The walk-through's payment of 25.00, accepted today.
+    assert ("DBIT", "25.00", "Invoice 42") in [
+        (e["creditDebit"], e["amount"], e["reference"]) for e in statement["entries"]
+    ]
+    assert Decimal(statement["closingBalance"]) == account.balance
+    assert balance["balance"] == statement["openingBalance"]
+    assert Decimal(limits["daily"]["used"]) >= Decimal("25.00")
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "statement.csv").read_text(), newline="")))
+    assert [row["entryId"] for row in rows] == [e["entryId"] for e in statement["entries"]]
+    assert list(rows[0]) == list(CSV_HEADER)
+    xmlschema.XMLSchema(str(CAMT053_XSD)).validate(str(tmp_path / "statement.xml"))
