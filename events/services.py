@@ -25,6 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from bankapi.errors import ApiError, validation_error
+from bankapi.metrics import WEBHOOK_DELIVERIES
 from bankapi.rows import insert_rows
 from events import signing
 from events.models import Delivery, DeliveryAttempt, Event, EventType, WebhookEndpoint
@@ -395,6 +396,7 @@ def deliveries_drain(endpoint_id: uuid.UUID | str, resource_key: str) -> DrainRe
         started = time.monotonic()
         outcome = _post(endpoint, delivery.event, now)
         _record(endpoint, delivery, outcome, int((time.monotonic() - started) * 1000))
+        WEBHOOK_DELIVERIES.labels(outcome="delivered" if outcome.delivered else "failed").inc()
         if not outcome.delivered:
             retry_at = delivery.next_attempt_at if delivery.state == Delivery.State.PENDING else None
             return DrainResult(delivered, retry_at)
