@@ -81,10 +81,20 @@ def _luhn_valid(digits: str) -> bool:
     return total % 10 == 0
 
 
+# Names whose value is a secret, as suffixes (`totp_code`, `X-Amz-Signature`,
+# `refresh_token`); a sort code is a bank's public routing number, not a code.
 _SENSITIVE_NAME = (
     r"[\w-]*(?:password|passwd|token|secret|signature|authorization|cookie|cvv|cvc|"
-    r"pin|pan|otp|totp|code|credential|private[_-]?key)"
+    r"pin|pan|otp|credential|private[_-]?key|(?<![sS]ort)(?<![sS]ort_)code)"
 )
+
+
+def _redacted_value(found: re.Match[str]) -> str:
+    value = found.group(0)[len(found.group("name")) :]
+    quote = value[0] if value[:1] in ("'", '"') else ""
+    return f"{found.group('name')}{quote}[REDACTED]{quote}"
+
+
 _REDACTIONS: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     # JSON web tokens (access and id tokens), whatever surrounds them.
     (re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), "[REDACTED]"),
@@ -95,9 +105,9 @@ _REDACTIONS: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] 
     (
         re.compile(
             rf"(?i)(?P<name>[\"']?(?<![\w-]){_SENSITIVE_NAME}[\"']?\s*(?:=|:)\s*)"
-            r"(?P<quote>[\"']?)(?P<value>[^\"'&\s,;}\]]+)"
+            r"(?:\"[^\"]*\"|'[^']*'|[^\"'&\s,;}\]]+)"
         ),
-        r"\g<name>\g<quote>[REDACTED]",
+        _redacted_value,
     ),
     # Card numbers: 13 to 19 digits passing the Luhn check, alone or grouped.
     (
