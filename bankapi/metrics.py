@@ -15,6 +15,7 @@ only when scraped.
 """
 
 import hmac
+import logging
 import os
 import re
 import time
@@ -22,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from django.conf import settings
+from django.db import DatabaseError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
@@ -47,6 +49,8 @@ from rest_framework.views import APIView
 
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.schema import error_responses
+
+logger = logging.getLogger(__name__)
 
 # `_created` timestamps double every counter's series for no alert anyone sets.
 disable_created_metrics()  # type: ignore[no-untyped-call]
@@ -144,7 +148,14 @@ def scrape_gauge_register(name: str, documentation: str, compute: Callable[[], f
 class _ScrapeGauges(Collector):
     def collect(self) -> Iterator[GaugeMetricFamily]:
         for name, (documentation, compute) in sorted(_scrape_gauges.items()):
-            yield GaugeMetricFamily(name, documentation, value=compute())
+            try:
+                value = compute()
+            except DatabaseError:
+                # The counters still answer while the database is down; the
+                # gauge is absent from this scrape (alert on `absent()` if need be).
+                logger.warning("Metric %s not computed: the database did not answer", name, exc_info=True)
+                continue
+            yield GaugeMetricFamily(name, documentation, value=value)
 
     def describe(self) -> list:
         return []

@@ -6,9 +6,11 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from django.db import OperationalError
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
+from bankapi import metrics
 from bankapi.models import Account
 from events.models import Event, EventType
 from events.services import endpoint_create, event_record
@@ -254,3 +256,19 @@ def test_a_deployment_needs_the_metrics_token(api, db, settings, token, sent, st
         assert response.json()["success"] is False
         assert response.json()["code"] == {401: "UNAUTHORIZED", 404: "RESOURCE_NOT_FOUND"}[status]
         assert b"bankapi_" not in response.content
+
+
+def test_the_counters_still_answer_when_the_database_does_not(api, db, monkeypatch):
+    def database_down() -> float:
+        raise OperationalError("connection refused")
+
+    monkeypatch.setitem(
+        metrics._scrape_gauges,
+        "bankapi_outbox_oldest_pending_seconds",
+        ("Age of the oldest undelivered event.", database_down),
+    )
+
+    samples = scrape(api)
+
+    assert ("bankapi_outbox_oldest_pending_seconds", ()) not in samples
+    assert ("bankapi_payments_total", (("outcome", "accepted"),)) in samples
