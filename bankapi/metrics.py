@@ -246,11 +246,27 @@ def mark_process_dead(pid: int) -> None:
 
 
 def multiprocess_directory_reset(**_: Any) -> None:
-    """Empty the directory when the service starts: files of an earlier run
-    would otherwise be summed into this one's counts."""
+    """When the service starts: drop the files of processes that are gone (an
+    earlier run), whose counts would otherwise be summed into this run's. Files of
+    live processes stay: a Celery worker started before gunicorn keeps counting."""
     directory = multiprocess_directory()
-    if directory:
-        os.makedirs(directory, exist_ok=True)
-        for name in os.listdir(directory):
-            if name.endswith(".db"):
-                os.remove(os.path.join(directory, name))
+    if not directory:
+        return
+    os.makedirs(directory, exist_ok=True)
+    for name in os.listdir(directory):
+        found = _DB_FILE.match(name)
+        if found and not _alive(int(found.group(1))):
+            os.remove(os.path.join(directory, name))
+
+
+_DB_FILE = re.compile(r"^\w+?_(\d+)\.db$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

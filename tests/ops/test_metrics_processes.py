@@ -14,12 +14,18 @@ from urllib.parse import urlencode, urlsplit
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import requires_postgres
+from bankapi.models import Account
+from events.models import EventType
+from events.services import endpoint_create
+from tests.conftest import requires_postgres, requires_redis
 from tests.payments.conftest import payments_url
-from tests.proof.processes import Gunicorn, free_port, server_environment
+from tests.proof.processes import CeleryWorker, Gunicorn, free_port, server_environment
 from tests.support.auth import access_header
+from tests.support.receiver import start_receiver
 
 PAYMENTS_ROUTE = "/v1/customers/{customerId}/accounts/{accountId}/payments"
+# A process id above any kernel's pid_max: a process that is gone.
+GONE = 999_999_999
 
 
 def call(port: int, method: str, path: str, body: dict | None = None, headers: dict | None = None):
@@ -58,7 +64,7 @@ def test_counts_are_exact_across_four_gunicorn_workers(transactional_db, sandbox
     directory = tmp_path / "prometheus"
     directory.mkdir()
     # Left by an earlier run of the service: must not be summed into this one.
-    (directory / "counter_1.db").write_bytes(b"left over from an earlier run")
+    (directory / f"counter_{GONE}.db").write_bytes(b"left over from an earlier run")
     # No broker: each worker runs its tasks in-process, as one host would.
     env = server_environment(PROMETHEUS_MULTIPROC_DIR=str(directory), REDIS_URL="")
     web = Gunicorn(env, 4, tmp_path / "gunicorn.log")
@@ -129,7 +135,7 @@ def test_counts_are_exact_across_four_gunicorn_workers(transactional_db, sandbox
             if name.startswith("counter_")
         }
         assert len(writers & set(web.workers())) >= 2, "the requests should have reached several workers"
-        assert 1 not in writers
+        assert GONE not in writers
     finally:
         web.stop()
 
@@ -219,3 +225,58 @@ def test_a_real_prometheus_scrapes_the_payments_made(live_server, sandbox, prome
     assert [float(sample["value"][1]) for sample in up] == [1.0]
     routes = _prometheus_query(prometheus, 'count by (route) (bankapi_http_requests_total{method="POST"})')
     assert PAYMENTS_ROUTE in {sample["metric"]["route"] for sample in routes}
+
+
+@requires_redis
+def test_a_celery_workers_counts_reach_the_web_processes_scrape(transactional_db, sandbox, tmp_path):
+    receiver, server = start_receiver()
+    customer = sandbox["customer"]
+    account = Account.objects.get(id=customer["accountId"])
+    endpoint_create(
+        program_id=account.program_id,
+        sandbox=True,
+        url=receiver.url,
+        event_types=[EventType.PAYMENT_REQUEST_ACCEPTED],
+    )
+    directory = tmp_path / "prometheus"
+    env = server_environment(PROMETHEUS_MULTIPROC_DIR=str(directory))
+    # The worker starts first: gunicorn's start must not drop a live process's counts.
+    worker = CeleryWorker(env, tmp_path / "celery.log")
+    web = Gunicorn({**env, "CELERY_TASK_DEFAULT_QUEUE": worker.queue}, 2, tmp_path / "gunicorn.log")
+    try:
+        headers = {
+            "Authorization": access_header(customer["email"], sandbox["consumerProgramId"])[
+                "HTTP_AUTHORIZATION"
+            ]
+        }
+        before = scrape(web.port)
+        for amount in ("1.00", "2.00", "3.00"):
+            body = {"amount": amount, "reference": "Delivered", "beneficiaryId": customer["beneficiaryId"]}
+            assert (
+                call(
+                    web.port,
+                    "POST",
+                    payments_url(customer["customerId"], customer["accountId"]),
+                    body,
+                    headers,
+                )[0]
+                == 200
+            )
+
+        # The worker delivers the three events and counts them; the web scrape sums its file.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            delivered = rise(
+                before, scrape(web.port), "bankapi_webhook_deliveries_total", outcome="delivered"
+            )
+            if delivered >= 3:
+                break
+            time.sleep(0.5)
+        assert delivered == 3
+        assert len(receiver.accepted()) == 3
+        assert (directory / f"counter_{worker.process.pid}.db").exists()
+    finally:
+        web.stop()
+        worker.stop()
+        server.shutdown()
+        server.server_close()
