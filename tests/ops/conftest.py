@@ -33,7 +33,10 @@ def console():
         if any(isinstance(found, RedactFilter) for found in handler.filters)
     )
     written = io.StringIO()
-    previous_stream, previous_formatter = handler.setStream(written), handler.formatter
+    # Swapped, not set with setStream(): that flushes the stream it replaces,
+    # which may be an output pytest has closed since logging was configured.
+    previous_stream, previous_formatter = handler.stream, handler.formatter
+    handler.stream = written
     levels = {name: logging.getLogger(name).level for name in ("", "django", "django.db.backends")}
     for name in levels:
         logging.getLogger(name).setLevel(logging.DEBUG)
@@ -42,5 +45,5 @@ def console():
     connection.force_debug_cursor = False
     for name, level in levels.items():
         logging.getLogger(name).setLevel(level)
-    handler.setStream(previous_stream)
+    handler.stream = previous_stream
     handler.setFormatter(previous_formatter)
