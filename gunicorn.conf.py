@@ -5,12 +5,12 @@ from typing import Any
 
 
 def on_starting(server: Any) -> None:
-    from bankapi.metrics import multiprocess_directory_reset
+    from bankapi.metrics_files import multiprocess_directory_reset
 
     multiprocess_directory_reset()
 
 
 def child_exit(server: Any, worker: Any) -> None:
-    from bankapi.metrics import mark_process_dead
+    from bankapi.metrics_files import mark_process_dead
 
     mark_process_dead(worker.pid)

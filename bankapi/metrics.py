@@ -16,11 +16,9 @@ only when scraped.
 
 import hmac
 import logging
-import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError
@@ -48,6 +46,7 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from bankapi.errors import ApiError, ErrorCode
+from bankapi.metrics_files import multiprocess_directory
 from bankapi.schema import error_responses
 
 logger = logging.getLogger(__name__)
@@ -161,10 +160,6 @@ class _ScrapeGauges(Collector):
         return []
 
 
-def multiprocess_directory() -> str | None:
-    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
-
-
 def metrics_text() -> bytes:
     """Every series, in Prometheus' text format."""
     if multiprocess_directory():
@@ -236,37 +231,3 @@ class MetricsView(APIView):
                 headers={"WWW-Authenticate": 'Bearer realm="metrics"'},
             )
         return HttpResponse(metrics_text(), content_type=CONTENT_TYPE_PLAIN_0_0_4)
-
-
-def mark_process_dead(pid: int) -> None:
-    """For the gunicorn master when a worker exits: its live gauges go away (its
-    counts stay, summed into every later scrape)."""
-    if multiprocess_directory():
-        multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
-
-
-def multiprocess_directory_reset(**_: Any) -> None:
-    """When the service starts: drop the files of processes that are gone (an
-    earlier run), whose counts would otherwise be summed into this run's. Files of
-    live processes stay: a Celery worker started before gunicorn keeps counting."""
-    directory = multiprocess_directory()
-    if not directory:
-        return
-    os.makedirs(directory, exist_ok=True)
-    for name in os.listdir(directory):
-        found = _DB_FILE.match(name)
-        if found and not _alive(int(found.group(1))):
-            os.remove(os.path.join(directory, name))
-
-
-_DB_FILE = re.compile(r"^\w+?_(\d+)\.db$")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
