@@ -192,7 +192,7 @@ class TextLineFormatter(logging.Formatter):
 
 
 def logging_settings(*, json_lines: bool, level: str) -> dict[str, Any]:
-    """Django's LOGGING: one handler on stdout, with context and redaction filters."""
+    """Django's LOGGING: one console handler, with context and redaction filters."""
     return {
         "version": 1,
         "disable_existing_loggers": False,
@@ -207,7 +207,10 @@ def logging_settings(*, json_lines: bool, level: str) -> dict[str, Any]:
         "handlers": {
             "console": {
                 "class": "logging.StreamHandler",
-                "stream": "ext://sys.stdout",
+                # JSON lines on stdout, where a container's log shipper reads;
+                # readable lines on stderr, so that a command's own output on
+                # stdout (`bootstrap_sandbox --json > var/sandbox.json`) stays clean.
+                "stream": "ext://sys.stdout" if json_lines else "ext://sys.stderr",
                 "filters": ["context", "redact"],
                 "formatter": "json" if json_lines else "text",
             }

@@ -365,8 +365,8 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
-# Logs go to stdout: JSON lines in a deployment (for a log shipper), readable
-# lines on the embedded default; LOG_FORMAT=json|text chooses either way.
+# Logs: JSON lines on stdout in a deployment (for a log shipper), readable lines
+# on stderr on the embedded default; LOG_FORMAT=json|text chooses either way.
 LOG_FORMAT = env_str("LOG_FORMAT", "json" if PRODUCTION else "text")
 if LOG_FORMAT not in ("json", "text"):
     raise ImproperlyConfigured(f"LOG_FORMAT must be json or text, got {LOG_FORMAT!r}")

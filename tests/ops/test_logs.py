@@ -166,6 +166,7 @@ def test_a_deployment_logs_json_lines_on_stdout(tmp_path):
 
 
 def test_the_embedded_default_logs_readable_lines_and_log_format_overrides(tmp_path):
+    """Readable lines go to stderr; JSON lines to stdout."""
     embedded = _log_a_line({"BANKAPI_VAR_DIR": str(tmp_path / "var")})
     deployment_as_text = _log_a_line({**production_variables(tmp_path), "LOG_FORMAT": "text"})
     embedded_as_json = _log_a_line({"BANKAPI_VAR_DIR": str(tmp_path / "var"), "LOG_FORMAT": "json"})
@@ -173,6 +174,8 @@ def test_the_embedded_default_logs_readable_lines_and_log_format_overrides(tmp_p
 
     for readable in (embedded, deployment_as_text):
         assert readable.returncode == 0, readable.stderr
-        assert re.search(r"WARNING bankapi\.check \[-\] hello operator$", readable.stdout.strip())
+        # On stderr: a command's own output on stdout stays clean.
+        assert re.search(r"WARNING bankapi\.check \[-\] hello operator$", readable.stderr.strip())
+        assert "hello operator" not in readable.stdout
     assert json.loads(embedded_as_json.stdout.strip().splitlines()[-1])["message"] == "hello operator"
     assert unknown.returncode != 0 and "LOG_FORMAT must be json or text" in unknown.stderr
