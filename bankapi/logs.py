@@ -15,8 +15,7 @@ writes it.
 import contextvars
 import logging
 import re
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
@@ -48,16 +47,15 @@ def log_context_bind(**values: object) -> None:
     _context.set(MappingProxyType({**_context.get(), **bound}))
 
 
-@contextmanager
-def log_context_scope(values: dict[str, str]) -> Iterator[None]:
-    """A fresh context holding `values` for the duration of a request or task."""
-    token = _context.set(
-        MappingProxyType({name: str(value) for name, value in values.items() if name in CONTEXT_FIELDS})
-    )
-    try:
-        yield
-    finally:
-        _context.reset(token)
+def log_context_start(*, request_id: str) -> None:
+    """A fresh context for a request, replacing the previous request's.
+
+    Not undone when the middleware returns: Django writes some lines of the
+    request after the middleware (the warning for a 4xx or 5xx answer, the
+    development server's request line), and they carry the id too. The next
+    request in this thread starts its own.
+    """
+    _context.set(MappingProxyType({"request_id": request_id}))
 
 
 class ContextFilter(logging.Filter):

@@ -11,7 +11,7 @@ from django.http.response import HttpResponseBase
 
 from bankapi.errors import ErrorCode
 from bankapi.handlers import json_error
-from bankapi.logs import log_context_scope
+from bankapi.logs import log_context_start
 
 _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
@@ -30,8 +30,8 @@ class RequestIdMiddleware:
         sent = request.headers.get("X-Request-Id", "")
         request_id = sent if _SAFE_REQUEST_ID.match(sent) else str(uuid.uuid4())
         request.request_id = request_id  # type: ignore[attr-defined]  # read by the error handler
-        with log_context_scope({"request_id": request_id}):
-            response = self.get_response(request)
+        log_context_start(request_id=request_id)
+        response = self.get_response(request)
         response["X-Request-Id"] = request_id
         return response
 

@@ -48,11 +48,18 @@ def test_every_line_of_a_request_carries_its_id_and_the_callers_tenant(api, sand
         "customer_id": sandbox["customer"]["customerId"],
         "user_id": str(user_id),
     }
-    # A made-up id is replaced by one of ours, and that one is logged.
-    console.stream.truncate(0)
-    console.stream.seek(0)
-    made = api.get("/healthz", HTTP_X_REQUEST_ID="bad id\n")["X-Request-Id"]
+
+
+def test_the_warning_django_writes_after_a_refused_request_carries_its_id(api, sandbox, console):
+    console.as_json()
+
+    response = api.get("/v1/no/such/route", HTTP_X_REQUEST_ID="bad id\n")
+
+    assert response.status_code == 404
+    made = response["X-Request-Id"]
     assert made != "bad id\n"
+    warnings = [json.loads(line) for line in console.lines()]
+    assert [(line["logger"], line["request_id"]) for line in warnings] == [("django.request", made)]
 
 
 def test_a_task_run_in_process_logs_the_request_that_queued_it(
