@@ -3,6 +3,7 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 
 from authn.tokens import UserLoader, decode_token, user_for_claims
 from bankapi.errors import ApiError, ErrorCode
+from bankapi.logs import log_context_bind
 
 
 class BearerAuthentication(BaseAuthentication):
@@ -28,7 +29,9 @@ class BearerAuthentication(BaseAuthentication):
         except UnicodeDecodeError as exc:
             raise ApiError(ErrorCode.UNAUTHORIZED, "Invalid or expired token") from exc
         claims = decode_token(token)
-        return user_for_claims(claims, self.load_user), claims
+        user = user_for_claims(claims, self.load_user)
+        log_context_bind(user_id=user.id, program_id=claims.get("program"), customer_id=user.customer_id)
+        return user, claims
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="bankapi"'

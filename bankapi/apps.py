@@ -2,6 +2,8 @@ from django.apps import AppConfig
 from django.contrib.admin import apps as admin_apps
 from django.db.models.signals import post_migrate
 
+from bankapi.tracing import tracing_configured, tracing_start
+
 
 class BankapiConfig(AppConfig):
     name = "bankapi"
@@ -11,6 +13,8 @@ class BankapiConfig(AppConfig):
         from bankapi.backoffice import groups_sync_after_migrate
 
         post_migrate.connect(groups_sync_after_migrate, dispatch_uid="bankapi.backoffice.groups")
+        if tracing_configured():
+            tracing_start()
 
 
 class BankAdminConfig(admin_apps.AdminConfig):

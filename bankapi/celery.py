@@ -1,9 +1,29 @@
+import logging.config
 import os
+from typing import Any
 
-from celery import Celery
+from celery import Celery, signals
+
+from bankapi import logs
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bankapi.settings")
 
 app = Celery("bankapi")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# A task logs the request id (and tenant ids) of the request that queued it.
+signals.before_task_publish.connect(logs.task_context_publish, weak=False)
+signals.task_prerun.connect(logs.task_context_enter, weak=False)
+signals.task_postrun.connect(logs.task_context_exit, weak=False)
+
+
+def _logging_from_django_settings(**kwargs: Any) -> None:
+    """Workers log as the web processes do (format, filters, redaction), instead
+    of Celery replacing the root logger's handlers with its own."""
+    from django.conf import settings
+
+    logging.config.dictConfig(settings.LOGGING)
+
+
+signals.setup_logging.connect(_logging_from_django_settings, weak=False)

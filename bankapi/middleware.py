@@ -11,6 +11,7 @@ from django.http.response import HttpResponseBase
 
 from bankapi.errors import ErrorCode
 from bankapi.handlers import json_error
+from bankapi.logs import log_context_start
 
 _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
@@ -19,6 +20,7 @@ class RequestIdMiddleware:
     """Give every request an id, echoed as `X-Request-Id` on every response.
 
     A caller's own id is kept when it is safe to log; otherwise a new one is made.
+    Every log line written while the request runs carries it (`bankapi.logs`).
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
@@ -28,6 +30,7 @@ class RequestIdMiddleware:
         sent = request.headers.get("X-Request-Id", "")
         request_id = sent if _SAFE_REQUEST_ID.match(sent) else str(uuid.uuid4())
         request.request_id = request_id  # type: ignore[attr-defined]  # read by the error handler
+        log_context_start(request_id=request_id)
         response = self.get_response(request)
         response["X-Request-Id"] = request_id
         return response

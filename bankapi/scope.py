@@ -13,6 +13,7 @@ from django.db.models import Model, QuerySet
 from rest_framework.request import Request
 
 from bankapi.errors import ApiError, ErrorCode, not_found, validation_error
+from bankapi.logs import log_context_bind
 from bankapi.models import Account, Customer, Program
 from bankapi.roles import Role
 
@@ -71,6 +72,7 @@ def scope_from_request(request: Request) -> Scope:
         if program is None:
             raise not_found("Program")
         program_id = program.id
+        log_context_bind(program_id=program_id)
     else:
         program_id = uuid.UUID(claims["program"])
         # The token's program is the user's (checked when the token was verified).

@@ -29,6 +29,7 @@ from bankapi.env import (
     env_str,
     require_deployment_settings,
 )
+from bankapi.logs import logging_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("BANKAPI_VAR_DIR", str(BASE_DIR / "var")))
@@ -108,6 +109,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "bankapi.metrics.HttpMetricsMiddleware",
     "bankapi.middleware.RequestIdMiddleware",
     "bankapi.middleware.BodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -367,13 +369,21 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-}
+# Logs: JSON lines on stdout in a deployment (for a log shipper), readable lines
+# on stderr on the embedded default; LOG_FORMAT=json|text chooses either way.
+LOG_FORMAT = env_str("LOG_FORMAT", "json" if PRODUCTION else "text")
+if LOG_FORMAT not in ("json", "text"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be json or text, got {LOG_FORMAT!r}")
+LOGGING = logging_settings(json_lines=LOG_FORMAT == "json", level=env_str("LOG_LEVEL", "INFO"))
+
+# GET /metrics (Prometheus): open on a development run; in a deployment it takes
+# `Authorization: Bearer <METRICS_TOKEN>` and answers 404 while none is set.
+METRICS_TOKEN = env_str("METRICS_TOKEN")
+METRICS_REQUIRE_TOKEN = PRODUCTION
+# Several processes (gunicorn and Celery workers) count into files there, summed
+# at scrape; prometheus_client reads the variable itself.
+if env_str("PROMETHEUS_MULTIPROC_DIR"):
+    Path(env_required("PROMETHEUS_MULTIPROC_DIR")).mkdir(parents=True, exist_ok=True)
 
 if PRODUCTION:
     # Behind a TLS-terminating proxy that sets X-Forwarded-Proto.

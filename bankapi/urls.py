@@ -3,6 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularSwaggerView
 
 from authn.views_service import JwksView
+from bankapi.metrics import MetricsView
 from bankapi.openapi import OpenApiJsonView
 from bankapi.views import CapabilitiesView, HealthView, ReadyView
 
@@ -15,6 +16,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", HealthView.as_view()),
     path("readyz", ReadyView.as_view()),
+    path("metrics", MetricsView.as_view()),
     path(".well-known/jwks.json", JwksView.as_view()),
     path("v1/openapi.json", OpenApiJsonView.as_view(), name="openapi"),
     path("v1/docs", SpectacularSwaggerView.as_view(url_name="openapi"), name="docs"),

@@ -5,3 +5,13 @@ class EventsConfig(AppConfig):
     name = "events"
     verbose_name = "Events and webhooks"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from bankapi.metrics import scrape_gauge_register
+        from events.selectors import outbox_oldest_pending_seconds
+
+        scrape_gauge_register(
+            "bankapi_outbox_oldest_pending_seconds",
+            "Age in seconds of the oldest event not yet delivered to an enabled webhook endpoint (0: none).",
+            outbox_oldest_pending_seconds,
+        )

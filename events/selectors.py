@@ -2,12 +2,13 @@
 
 from datetime import datetime
 
-from django.db.models import QuerySet
+from django.db.models import Min, QuerySet
+from django.utils import timezone
 
 from bankapi.errors import not_found
 from bankapi.roles import Role
 from bankapi.scope import Scope, get_or_not_found, parse_uuid
-from events.models import Event, WebhookEndpoint
+from events.models import Delivery, Event, WebhookEndpoint
 
 
 def events_of(
@@ -41,3 +42,17 @@ def endpoints_of(scope: Scope) -> QuerySet[WebhookEndpoint]:
 
 def endpoint_of(scope: Scope, endpoint_id: str) -> WebhookEndpoint:
     return get_or_not_found(endpoints_of(scope), endpoint_id, "Webhook endpoint")
+
+
+def outbox_oldest_pending_seconds() -> float:
+    """How long the oldest event still waiting to go out has waited: one not yet
+    fanned out to its endpoints, or a delivery not yet made to an enabled endpoint
+    (a disabled endpoint's deliveries wait for an operator, not for us). 0 when
+    nothing waits. Across every program: an operator's figure, not a caller's."""
+    now = timezone.now()
+    unfanned = Event.objects.filter(fanned_out=False).order_by("id").values_list("created_at", flat=True)[:1]
+    undelivered = Delivery.objects.filter(state=Delivery.State.PENDING, endpoint__enabled=True).aggregate(
+        oldest=Min("created_at")
+    )["oldest"]
+    waiting = [moment for moment in (*unfanned, undelivered) if moment is not None]
+    return max((now - min(waiting)).total_seconds(), 0.0) if waiting else 0.0

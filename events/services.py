@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from bankapi import outbound
 from bankapi.errors import ApiError
+from bankapi.metrics import WEBHOOK_DELIVERIES
 from bankapi.rows import insert_rows
 from events import signing
 from events.models import Delivery, DeliveryAttempt, Event, EventType, WebhookEndpoint
@@ -360,6 +361,7 @@ def deliveries_drain(endpoint_id: uuid.UUID | str, resource_key: str) -> DrainRe
         started = time.monotonic()
         outcome = _post(endpoint, delivery.event, now)
         _record(endpoint, delivery, outcome, int((time.monotonic() - started) * 1000))
+        WEBHOOK_DELIVERIES.labels(outcome="delivered" if outcome.delivered else "failed").inc()
         if not outcome.delivered:
             retry_at = delivery.next_attempt_at if delivery.state == Delivery.State.PENDING else None
             return DrainResult(delivered, retry_at)

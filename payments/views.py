@@ -5,16 +5,19 @@ import uuid
 from collections.abc import Callable
 
 from django.core.exceptions import RequestDataTooBig
+from django.db import transaction
 from django.http import HttpResponse
 from django.http.request import RawPostDataException
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 
 from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
+from bankapi.errors import ApiError
 from bankapi.idempotency import HEADER, OwnerKind, idempotency_key_resolve
+from bankapi.metrics import PAYMENTS
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
 from bankapi.scope import parse_uuid
-from payments.models import Beneficiary
+from payments.models import Beneficiary, PaymentRequest
 from payments.plain_inputs import payment_body_plain
 from payments.selectors import (
     payment_requests_of,
@@ -38,7 +41,12 @@ from payments.serializers import (
     payment_created_data,
 )
 from payments.services import create, transfers
-from payments.services.create import payment_fingerprint, payment_instruction_build, payment_submit
+from payments.services.create import (
+    PaymentSubmission,
+    payment_fingerprint,
+    payment_instruction_build,
+    payment_submit,
+)
 from payments.services.schedules import schedule_cancel
 from payments.services.settlement import payment_fail, payment_settle
 from payments.services.transfers import (
@@ -114,6 +122,16 @@ class AccountCreateView(AccountScopedView):
 _BENEFICIARY_HINT = re.compile(rb'"beneficiaryId"\s*:\s*"([0-9a-fA-F-]{36})"')
 
 
+def _counted(submission: PaymentSubmission) -> PaymentSubmission:
+    """Counts a payment made now (not a schedule for a later day), once it is
+    committed: a replay of its answer does not run this again."""
+    made = submission.payment_request
+    if made is not None:
+        outcome = "held" if made.status == PaymentRequest.Status.PENDING_TM else "accepted"
+        transaction.on_commit(lambda: PAYMENTS.labels(outcome=outcome).inc())
+    return submission
+
+
 class PaymentCreateView(AccountCreateView):
     customer_row = Beneficiary
     idempotency_operation = create.OPERATION
@@ -161,6 +179,14 @@ class PaymentCreateView(AccountCreateView):
         },
     )
     def post(self, request, customerId: str, accountId: str) -> HttpResponse:
+        try:
+            return self.create()
+        except ApiError as error:
+            if error.status == 422:
+                PAYMENTS.labels(outcome="refused").inc()
+            raise
+
+    def create(self) -> HttpResponse:
         body = self.validated_body(PaymentCreateSerializer, plain=payment_body_plain)
         key = self.idempotency_key(body)
         crypto_quote = body.get("cryptoQuote")
@@ -185,11 +211,13 @@ class PaymentCreateView(AccountCreateView):
                 quote_id=crypto_quote["quoteId"] if crypto_quote else None,
                 beneficiary_read=read_with_caller,
             ),
-            work=lambda instruction: payment_submit(
-                account=self.account,
-                instruction=instruction,
-                scheduled_date=body.get("scheduledDate"),
-                frequency=body.get("frequency", "NEVER"),
+            work=lambda instruction: _counted(
+                payment_submit(
+                    account=self.account,
+                    instruction=instruction,
+                    scheduled_date=body.get("scheduledDate"),
+                    frequency=body.get("frequency", "NEVER"),
+                )
             ),
             serializer=payment_created_data,
         )

@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from authn.models import User
 from bankapi.errors import ApiError
+from bankapi.metrics import BATCH_ITEMS
 from bankapi.models import Program
 from batches.actors import Actor
 from batches.events import batch_event
@@ -80,8 +81,23 @@ def batch_create(
         (_item(batch, item, now) for item in checked),
         batch_size=1000,
     )
+    _count_outcomes(failed=len(checked) - valid)
     transaction.on_commit(lambda: process_batch.delay(str(batch.id)))
     return batch
+
+
+def _count_outcomes(*, success: int = 0, failed: int = 0) -> None:
+    """Counts items reaching an outcome, once the transaction that set it commits.
+    Each item is counted when it is created failed, refused funding, paid or
+    refused payment; an item retried later counts again with its new outcome."""
+
+    def count() -> None:
+        if success:
+            BATCH_ITEMS.labels(outcome="success").inc(success)
+        if failed:
+            BATCH_ITEMS.labels(outcome="failed").inc(failed)
+
+    transaction.on_commit(count)
 
 
 def _item(batch: Batch, checked: CheckedItem, now: datetime) -> BatchItem:
@@ -159,9 +175,10 @@ def batch_fund(batch_id: str) -> None:
             )
             for account_id, refusal in outcome.items():
                 if refusal is not None:
-                    unfunded.filter(account_id=account_id).update(
+                    refused_count = unfunded.filter(account_id=account_id).update(
                         status=ItemStatus.FAILED, error=refusal, updated_at=timezone.now()
                     )
+                    _count_outcomes(failed=refused_count)
 
 
 def _funding_settled(batch: Batch) -> None:
@@ -236,6 +253,7 @@ def batch_process_chunk(batch_id: str, *, chunk_size: int) -> bool:
             BatchItem.objects.filter(id__in=item_ids).update(
                 status=ItemStatus.FAILED, error=error, updated_at=now
             )
+        _count_outcomes(success=len(paid), failed=sum(len(item_ids) for item_ids in refused.values()))
         Batch.objects.filter(id=batch.id).update(updated_at=now)
     return True
 

@@ -57,6 +57,7 @@ from tests.support.auth import access_header, user_by_email
 PUBLIC = {
     "healthz": "liveness probe",
     "readyz": "readiness probe",
+    "metrics": "Prometheus scrape: open in development; a deployment takes METRICS_TOKEN, not a user token",
     ".well-known/jwks.json": "public keys that verify our tokens",
     "v1/openapi.json": "the API description",
     "v1/docs": "Swagger UI over the API description",

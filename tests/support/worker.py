@@ -28,7 +28,8 @@ class Workers:
         self.env = env
         self.processes: list[subprocess.Popen] = []
 
-    def start(self) -> subprocess.Popen:
+    def start(self, output=None) -> subprocess.Popen:
+        """A worker; its stdout and stderr go to `output` (a file) when given."""
         env = {
             **os.environ,
             "DATABASE_URL": database_url(),
@@ -39,7 +40,13 @@ class Workers:
         command = [sys.executable, "-m", "celery", "-A", "bankapi", "worker", "--pool=solo"]
         command += ["--loglevel=WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"]
         command += ["-Q", self.queue, "-n", f"{uuid.uuid4().hex}@%h"]
-        worker = subprocess.Popen(command, cwd=settings.BASE_DIR, env=env)
+        worker = subprocess.Popen(
+            command,
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT if output else None,
+        )
         self.processes.append(worker)
         return worker
 

@@ -1,0 +1,233 @@
+"""Prometheus metrics, served at `GET /metrics` in Prometheus' text format.
+
+Every series the service exports is declared here, so the list an operator
+alerts on is in one place (docs/operations.md explains each). Domain apps count
+through these objects; the kernel names no domain.
+
+Processes: with `PROMETHEUS_MULTIPROC_DIR` set, every process (each gunicorn
+worker, each Celery worker) writes its counts to files in that directory and a
+scrape sums them, so any worker answers for all. Without it (the embedded
+default: one process, tasks in-process) the counts live in memory.
+
+Counting costs no SQL: values are kept in memory or in memory-mapped files. Only
+the gauges computed at scrape (`scrape_gauge_register`) read the database, and
+only when scraped.
+"""
+
+import hmac
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator
+
+from django.conf import settings
+from django.db import DatabaseError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from prometheus_client import (
+    # The classic text format, which every Prometheus version reads.
+    CONTENT_TYPE_PLAIN_0_0_4,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+    multiprocess,
+)
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import BaseParser
+from rest_framework.permissions import AllowAny
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from bankapi.errors import ApiError, ErrorCode
+from bankapi.metrics_files import multiprocess_directory
+from bankapi.schema import error_responses
+
+logger = logging.getLogger(__name__)
+
+# `_created` timestamps double every counter's series for no alert anyone sets.
+disable_created_metrics()  # type: ignore[no-untyped-call]
+
+# In-process values are registered here (not in prometheus_client's default
+# registry, which would add process and runtime series nobody asked for).
+_REGISTRY = CollectorRegistry(auto_describe=True)
+
+HTTP_REQUESTS = Counter(
+    "bankapi_http_requests",
+    "HTTP requests answered, by method, route pattern and numeric status.",
+    ["method", "route", "status"],
+    registry=_REGISTRY,
+)
+HTTP_REQUEST_DURATION = Histogram(
+    "bankapi_http_request_duration_seconds",
+    "Time from a request's arrival in the application to its answer, by method and route pattern.",
+    ["method", "route"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+    registry=_REGISTRY,
+)
+PAYMENTS = Counter(
+    "bankapi_payments",
+    "Payment creations through the API: accepted, held for compliance review, or refused (answered 422).",
+    ["outcome"],
+    registry=_REGISTRY,
+)
+BATCH_ITEMS = Counter(
+    "bankapi_batch_items",
+    "Batch items by final outcome: success (paid) or failed.",
+    ["outcome"],
+    registry=_REGISTRY,
+)
+WEBHOOK_DELIVERIES = Counter(
+    "bankapi_webhook_deliveries",
+    "Webhook delivery attempts: delivered (a 2xx answer) or failed (anything else, a timeout included).",
+    ["outcome"],
+    registry=_REGISTRY,
+)
+# Every outcome is exported from the start (at 0), so that a rate over it exists
+# before the first event of its kind.
+for _counter, _outcomes in (
+    (PAYMENTS, ("accepted", "held", "refused")),
+    (BATCH_ITEMS, ("success", "failed")),
+    (WEBHOOK_DELIVERIES, ("delivered", "failed")),
+):
+    for _outcome in _outcomes:
+        _counter.labels(outcome=_outcome)
+
+UNMATCHED_ROUTE = "unmatched"
+_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+_PATH_PARAMETER = re.compile(r"<(?:[^>:]+:)?([^>]+)>")
+_REGEX_GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
+
+
+def route_label(request: HttpRequest) -> str:
+    """The URL pattern that answered, `/v1/customers/{customerId}/accounts`: never
+    a raw path, so the label's values are as few as the routes."""
+    match = getattr(request, "resolver_match", None)
+    if match is None or not match.route:
+        return UNMATCHED_ROUTE
+    route = _PATH_PARAMETER.sub(lambda found: "{" + found.group(1) + "}", match.route)
+    route = _REGEX_GROUP.sub(lambda found: "{" + found.group(1) + "}", route)
+    return "/" + route.replace("^", "").replace("$", "")
+
+
+class HttpMetricsMiddleware:
+    """Counts and times every answer. First in the middleware list, so the time
+    covers the whole application and every answer is counted, refusals included."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        started = time.perf_counter()
+        response = self.get_response(request)
+        method = request.method if request.method in _METHODS else "other"
+        route = route_label(request)
+        HTTP_REQUESTS.labels(method=method, route=route, status=str(response.status_code)).inc()
+        HTTP_REQUEST_DURATION.labels(method=method, route=route).observe(time.perf_counter() - started)
+        return response
+
+
+_scrape_gauges: dict[str, tuple[str, Callable[[], float]]] = {}
+
+
+def scrape_gauge_register(name: str, documentation: str, compute: Callable[[], float]) -> None:
+    """A gauge whose value `compute` reads when scraped (from the database, say):
+    right whichever process answers, and costing nothing between scrapes."""
+    if name in _scrape_gauges and _scrape_gauges[name][1] is not compute:
+        raise ValueError(f"A scrape gauge named {name} is registered already")
+    _scrape_gauges[name] = (documentation, compute)
+
+
+class _ScrapeGauges(Collector):
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        for name, (documentation, compute) in sorted(_scrape_gauges.items()):
+            try:
+                value = compute()
+            except DatabaseError:
+                # The counters still answer while the database is down; the
+                # gauge is absent from this scrape (alert on `absent()` if need be).
+                logger.warning("Metric %s not computed: the database did not answer", name, exc_info=True)
+                continue
+            yield GaugeMetricFamily(name, documentation, value=value)
+
+    def describe(self) -> list:
+        return []
+
+
+def metrics_text() -> bytes:
+    """Every series, in Prometheus' text format."""
+    if multiprocess_directory():
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        body = generate_latest(registry)
+    else:
+        body = generate_latest(_REGISTRY)
+    gauges = CollectorRegistry()
+    gauges.register(_ScrapeGauges())
+    return body + generate_latest(gauges)
+
+
+def _scrape_allowed(request: HttpRequest) -> bool:
+    """Open on a development run; in a deployment only with the metrics bearer,
+    and not at all (404, as if the route did not exist) while none is set."""
+    if not settings.METRICS_REQUIRE_TOKEN:
+        return True
+    token = settings.METRICS_TOKEN
+    if not token:
+        raise Http404
+    sent = request.headers.get("Authorization", "")
+    return hmac.compare_digest(sent.encode(), f"Bearer {token}".encode())
+
+
+class _AnyAccept(BaseContentNegotiation):
+    """Scrapers send various Accept headers: the text format (or a JSON error) is
+    answered whatever they say, never 406."""
+
+    def select_parser(self, request: Request, parsers: Iterable[BaseParser]) -> BaseParser | None:
+        return next(iter(parsers), None)
+
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
+        return renderer, renderer.media_type
+
+
+class MetricsView(APIView):
+    # Not a user's token: the scrape bearer is METRICS_TOKEN, checked below.
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    content_negotiation_class = _AnyAccept
+
+    @extend_schema(
+        tags=["service"],
+        summary="Prometheus metrics",
+        description=(
+            "Counters and histograms of requests, payments, batch items and webhook "
+            "deliveries, and the age of the oldest undelivered event, in Prometheus' "
+            "text format. In a deployment it takes `Authorization: Bearer <METRICS_TOKEN>` "
+            "(the operator's scrape token, not a user's token) and answers 404 while no "
+            "METRICS_TOKEN is configured."
+        ),
+        auth=[],
+        responses={
+            (200, CONTENT_TYPE_PLAIN_0_0_4): OpenApiResponse(OpenApiTypes.STR, description="The metrics."),
+            **error_responses(
+                401, 404, s401="UNAUTHORIZED: not the metrics bearer.", s404="No METRICS_TOKEN is configured."
+            ),
+        },
+    )
+    def get(self, request: Request) -> HttpResponse:
+        if not _scrape_allowed(request):
+            raise ApiError(
+                ErrorCode.UNAUTHORIZED,
+                "Send the metrics token as 'Authorization: Bearer <token>'.",
+                headers={"WWW-Authenticate": 'Bearer realm="metrics"'},
+            )
+        return HttpResponse(metrics_text(), content_type=CONTENT_TYPE_PLAIN_0_0_4)
