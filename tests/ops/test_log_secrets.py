@@ -12,7 +12,8 @@ from cards.models import Card
 from tests.authn.helpers import auth_post, challenge_of, login, tokens_of
 from tests.batches.conftest import URL as BATCHES
 from tests.batches.conftest import payment
-from tests.onboarding.test_presign import PDF, local, local_storage, presign_url  # noqa: F401 - a fixture
+from tests.onboarding.conftest import local_storage  # noqa: F401 - a fixture
+from tests.onboarding.test_presign import PDF, local, presign_url
 from tests.payments.conftest import payments_url
 from tests.support.auth import access_header, id_header
 from tests.support.receiver import start_receiver
