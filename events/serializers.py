@@ -3,7 +3,13 @@
 from rest_framework import serializers
 
 from bankapi.schema import HTTP_URL_PATTERN
-from bankapi.serializers import InputSerializer, StrictCharField, StrictChoiceField, StrictListField
+from bankapi.serializers import (
+    InputSerializer,
+    StrictCharField,
+    StrictChoiceField,
+    StrictListField,
+    WholeMatchValidator,
+)
 from events.models import EventType
 
 
@@ -34,6 +40,9 @@ class WebhookEndpointCreateSerializer(InputSerializer):
         max_length=2000,
         help_text="Where events are POSTed. https only in production, where loopback and private "
         "addresses are refused; the sandbox also takes http.",
+        # The service checks the URL itself; whitespace or a control character
+        # anywhere (a trailing newline included) is refused here already.
+        validators=[WholeMatchValidator(r"^[^\s\x00-\x1f\x7f]+$", "Must be a URL, without spaces.")],
         openapi={"format": "uri", "pattern": HTTP_URL_PATTERN},
     )
     eventTypes = StrictListField(

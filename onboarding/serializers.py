@@ -13,11 +13,13 @@ from rest_framework import serializers
 from bankapi.schema import HTTP_URL_PATTERN
 from bankapi.serializers import (
     InputSerializer,
+    RegexField,
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
     StrictIntegerField,
     StrictListField,
+    WholeMatchValidator,
 )
 from onboarding.kyc import DOCUMENT_TYPES, FIELD_TYPES
 from onboarding.models import Application, Ubo, VerificationStep
@@ -82,7 +84,7 @@ class AcceptedDocumentSerializer(serializers.Serializer):
     id = serializers.CharField()
     name = serializers.CharField()
     location = serializers.CharField(help_text="Path of this service serving the document (id_token bearer).")
-    hash = serializers.RegexField(r"^sha256:[0-9a-f]{64}$")
+    hash = RegexField(r"^sha256:[0-9a-f]{64}$")
     version = serializers.CharField()
     required = serializers.BooleanField()  # type: ignore[assignment]  # drf-stubs: a field named like a Field attribute
     applicableTo = serializers.ListField(child=serializers.ChoiceField(choices=["consumer", "business"]))
@@ -159,7 +161,7 @@ class KycSchemaSerializer(serializers.Serializer):
 class LegalDocSerializer(serializers.Serializer):
     id = serializers.CharField()
     version = serializers.CharField()
-    hash = serializers.RegexField(r"^sha256:[0-9a-f]{64}$", help_text="sha256 of the document's content.")
+    hash = RegexField(r"^sha256:[0-9a-f]{64}$", help_text="sha256 of the document's content.")
     name = serializers.CharField()
     location = serializers.CharField(help_text="Path of this service serving the document (id_token bearer).")
     required = serializers.BooleanField()  # type: ignore[assignment]  # drf-stubs: a field named like a Field attribute
@@ -231,7 +233,9 @@ class UboActionSerializer(InputSerializer):
 
 class UboLinkResultSerializer(serializers.Serializer):
     uboId = serializers.UUIDField()
-    link = serializers.URLField(help_text="Signed, expiring link to the hosted verification flow.")
+    link = serializers.URLField(
+        trim_whitespace=False, help_text="Signed, expiring link to the hosted verification flow."
+    )
 
 
 class UboStatusResultSerializer(serializers.Serializer):
@@ -315,12 +319,17 @@ class PresignSerializer(InputSerializer):
         max_length=40,
         help_text="Upload: a documentType of the KYC schema for the collection (the program's schema "
         "names which of these each collection takes).",
+        validators=[
+            WholeMatchValidator(
+                "^(" + "|".join(DOCUMENT_TYPES) + ")$", f"Must be one of {', '.join(DOCUMENT_TYPES)}."
+            )
+        ],
         openapi={"enum": list(DOCUMENT_TYPES)},
     )
     contentType = StrictCharField(
         required=False,
         max_length=255,
-        openapi={"pattern": MIME_PATTERN},
+        validators=[WholeMatchValidator(MIME_PATTERN, "Must be a MIME type such as application/pdf.")],
         help_text="Upload: the MIME type the file will be PUT with (default application/octet-stream).",
     )
     applicationId = StrictCharField(
@@ -338,14 +347,9 @@ class PresignSerializer(InputSerializer):
         help_text="Validity of the URL in seconds: default 900, values above 3600 are clamped to 3600.",
     )
 
-    def validate_contentType(self, value: str) -> str:
-        if not MIME_TYPE.fullmatch(value):
-            raise serializers.ValidationError("Must be a MIME type such as application/pdf.")
-        return value
-
 
 class PresignUploadSerializer(serializers.Serializer):
-    uploadUrl = serializers.URLField()
+    uploadUrl = serializers.URLField(trim_whitespace=False)
     bucket = serializers.CharField(help_text="The S3 bucket, or `local` on the embedded storage.")
     key = serializers.CharField()
     method = serializers.ChoiceField(choices=["PUT"])
@@ -354,7 +358,7 @@ class PresignUploadSerializer(serializers.Serializer):
 
 
 class PresignDownloadSerializer(serializers.Serializer):
-    downloadUrl = serializers.URLField()
+    downloadUrl = serializers.URLField(trim_whitespace=False)
     bucket = serializers.CharField()
     key = serializers.CharField()
     method = serializers.ChoiceField(choices=["GET"])
