@@ -2,7 +2,6 @@
 
 import re
 
-from django.core.validators import RegexValidator
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 from rest_framework.settings import api_settings
@@ -16,6 +15,7 @@ from bankapi.serializers import (
     StrictCharField,
     StrictChoiceField,
     StrictListField,
+    WholeMatchValidator,
     unknown_fields,
 )
 
@@ -36,9 +36,8 @@ class SixDigitCodeField(StrictCharField):
     default_error_messages = {**StrictCharField.default_error_messages, "digits": "Must be a 6-digit string."}
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
         # Checked in to_internal_value; listed so the OpenAPI document shows the pattern.
-        self.validators.append(RegexValidator(r"^[0-9]{6}$"))
+        super().__init__(validators=[WholeMatchValidator(r"^[0-9]{6}$")], **kwargs)
 
     def to_internal_value(self, data) -> str:
         value = super().to_internal_value(data)
@@ -162,7 +161,7 @@ class PinConfirmationSerializer(serializers.Serializer):
     pin = StrictCharField(
         max_length=6,
         min_length=4,
-        validators=[RegexValidator(r"^[0-9]{4,6}$", "Must be 4 to 6 digits.")],
+        validators=[WholeMatchValidator(r"^[0-9]{4,6}$", "Must be 4 to 6 digits.")],
         help_text="The user's step-up PIN. Only on programs that offer PIN confirmation.",
     )
 

@@ -1,68 +1,98 @@
 """Bank account identifiers: UK sort code + account number, IBAN + BIC.
 
 Shared by saved beneficiaries, inline payees, batch items and international
-transfers, so every route validates an account the same way.
+transfers, so every route validates an account the same way. The IBAN and BIC
+rules themselves are in `bankapi.codes`.
 """
 
 import re
-import string
+from collections.abc import Callable
+from typing import Any
 
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
-from bankapi.serializers import StrictCharField, StrictChoiceField
+from bankapi.codes import BIC_PATTERN, IBAN_PATTERN, bic_problem, iban_problem, normalise_bic, normalise_iban
+from bankapi.serializers import StrictCharField, StrictChoiceField, WholeMatchValidator
 
 # ASCII digits only, matched whole (`fullmatch`): `\d` would admit other scripts'
 # digits and `$` a trailing newline.
 SORT_CODE = re.compile(r"[0-9]{6}")
 ACCOUNT_NUMBER = re.compile(r"[0-9]{8}")
-IBAN_SHAPE = re.compile(r"[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}")
-BIC_SHAPE = re.compile(r"[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?")
-# The same shapes for the OpenAPI document, as sent (before normalising): an IBAN
-# may carry spaces or tabs and lower case, a sort code hyphens, a BIC lower case.
-# The IBAN's mod-97 check digits cannot be written as a pattern.
-IBAN_PATTERN = r"^[ \t]*([A-Za-z][ \t]*){2}([0-9][ \t]*){2}([A-Za-z0-9][ \t]*){11,30}$"
+# The same shapes for the OpenAPI document, as sent (before normalising): a sort
+# code may carry hyphens.
 SORT_CODE_PATTERN = r"^-*([0-9]-*){6}$"
 ACCOUNT_NUMBER_PATTERN = r"^[0-9]{8}$"
-BIC_PATTERN = r"^[A-Za-z]{6}[A-Za-z0-9]{2}([A-Za-z0-9]{3})?$"
+IBAN_HELP = "Spaces allowed; the country's length and account format, and right check digits (mod-97)."
+BIC_HELP = (
+    "8 or 11 characters with a real country; where the IBAN's country has a bank registry, "
+    "one of the BICs it lists for the IBAN's bank."
+)
 
 
-def normalise_iban(value: str) -> str:
-    return re.sub(r"[ \t]+", "", value).upper()
+def _refuse(problem: Callable[[str], str | None]) -> Callable[[str], None]:
+    """A field validator from a `bankapi.codes` rule, with the rule's own reason."""
+
+    def validate(value: str) -> None:
+        reason = problem(value)
+        if reason:
+            raise serializers.ValidationError(reason)
+
+    return validate
 
 
-def iban_is_valid(value: str) -> bool:
-    """ISO 13616 mod-97 check on a normalised IBAN."""
-    iban = normalise_iban(value)
-    if not IBAN_SHAPE.fullmatch(iban):
-        return False
-    rearranged = iban[4:] + iban[:4]
-    digits = "".join(str(string.ascii_uppercase.index(ch) + 10) if ch.isalpha() else ch for ch in rearranged)
-    return int(digits) % 97 == 1
+def _sort_code_field(help_text: str, **kwargs: Any) -> StrictCharField:
+    return StrictCharField(
+        help_text=help_text,
+        validators=[WholeMatchValidator(SORT_CODE_PATTERN, "Must be 6 digits.")],
+        openapi={"example": "040004"},
+        **kwargs,
+    )
+
+
+def _account_number_field(help_text: str, **kwargs: Any) -> StrictCharField:
+    return StrictCharField(
+        help_text=help_text,
+        validators=[WholeMatchValidator(ACCOUNT_NUMBER_PATTERN, "Must be 8 digits.")],
+        openapi={"example": "12345678"},
+        **kwargs,
+    )
+
+
+def _iban_field(help_text: str, **kwargs: Any) -> StrictCharField:
+    return StrictCharField(
+        max_length=42,
+        help_text=help_text,
+        validators=[_refuse(iban_problem)],
+        openapi={"pattern": IBAN_PATTERN, "example": "GB82WEST12345698765432"},
+        **kwargs,
+    )
+
+
+def _bic_field(help_text: str, **kwargs: Any) -> StrictCharField:
+    # Alone here; against the IBAN's bank registry in AccountObjectSerializer.validate.
+    return StrictCharField(
+        help_text=help_text,
+        validators=[_refuse(bic_problem)],
+        openapi={"pattern": BIC_PATTERN, "example": "NWBKGB2L"},
+        **kwargs,
+    )
 
 
 class UkAccountSerializer(serializers.Serializer):
     """A UK account: sort code and account number."""
 
     type = StrictChoiceField(choices=["uk"])
-    sortCode = StrictCharField(
-        help_text="6 digits (hyphens allowed).", openapi={"pattern": SORT_CODE_PATTERN, "example": "040004"}
-    )
-    accountNumber = StrictCharField(
-        help_text="8 digits.", openapi={"pattern": ACCOUNT_NUMBER_PATTERN, "example": "12345678"}
-    )
+    sortCode = _sort_code_field("6 digits (hyphens allowed).")
+    accountNumber = _account_number_field("8 digits.")
 
 
 class IbanAccountSerializer(serializers.Serializer):
     """An account by IBAN, with an optional BIC."""
 
     type = StrictChoiceField(choices=["iban"])
-    iban = StrictCharField(
-        max_length=42,
-        help_text="Spaces allowed; its check digits must be right (mod-97).",
-        openapi={"pattern": IBAN_PATTERN, "example": "GB82WEST12345698765432"},
-    )
-    bic = StrictCharField(required=False, help_text="8 or 11 characters.", openapi={"pattern": BIC_PATTERN})
+    iban = _iban_field(IBAN_HELP)
+    bic = _bic_field(BIC_HELP, required=False)
 
 
 # The document states the two shapes (which keys each type requires and takes);
@@ -78,27 +108,10 @@ class AccountObjectSerializer(serializers.Serializer):
     """`{type: uk, sortCode, accountNumber}` or `{type: iban, iban, bic?}`."""
 
     type = StrictChoiceField(choices=["uk", "iban"])
-    sortCode = StrictCharField(
-        required=False,
-        help_text="6 digits (hyphens allowed); with type uk.",
-        openapi={"pattern": SORT_CODE_PATTERN, "example": "040004"},
-    )
-    accountNumber = StrictCharField(
-        required=False,
-        help_text="8 digits; with type uk.",
-        openapi={"pattern": ACCOUNT_NUMBER_PATTERN, "example": "12345678"},
-    )
-    iban = StrictCharField(
-        required=False,
-        max_length=42,
-        help_text="With type iban; spaces allowed; its check digits must be right (mod-97).",
-        openapi={"pattern": IBAN_PATTERN, "example": "GB82WEST12345698765432"},
-    )
-    bic = StrictCharField(
-        required=False,
-        help_text="Optional, with type iban: 8 or 11 characters.",
-        openapi={"pattern": BIC_PATTERN},
-    )
+    sortCode = _sort_code_field("6 digits (hyphens allowed); with type uk.", required=False)
+    accountNumber = _account_number_field("8 digits; with type uk.", required=False)
+    iban = _iban_field(f"With type iban. {IBAN_HELP}", required=False)
+    bic = _bic_field(f"Optional, with type iban: {BIC_HELP}", required=False)
 
     def validate(self, data: dict) -> dict:
         errors: dict[str, str] = {}
@@ -114,20 +127,20 @@ class AccountObjectSerializer(serializers.Serializer):
             if errors:
                 raise serializers.ValidationError(errors)
             return {"type": "uk", "sortCode": sort_code, "accountNumber": data["accountNumber"]}
-        iban = normalise_iban(data.get("iban", ""))
-        if not iban_is_valid(iban):
-            errors["iban"] = "Must be a valid IBAN."
-        bic = data.get("bic", "").upper()
-        if bic and not BIC_SHAPE.fullmatch(bic):
-            errors["bic"] = "Must be a valid BIC (8 or 11 characters)."
+        iban_error = iban_problem(data.get("iban", ""))
+        if iban_error:
+            errors["iban"] = iban_error
+        bic_error = bic_problem(data["bic"], data.get("iban", "")) if "bic" in data else None
+        if bic_error:
+            errors["bic"] = bic_error
         for name in ("sortCode", "accountNumber"):
             if name in data:
                 errors[name] = "Not used with type iban."
         if errors:
             raise serializers.ValidationError(errors)
-        out = {"type": "iban", "iban": iban}
-        if bic:
-            out["bic"] = bic
+        out = {"type": "iban", "iban": normalise_iban(data["iban"])}
+        if "bic" in data:
+            out["bic"] = normalise_bic(data["bic"])
         return out
 
 

@@ -28,7 +28,7 @@ class RequestIdMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         sent = request.headers.get("X-Request-Id", "")
-        request_id = sent if _SAFE_REQUEST_ID.match(sent) else str(uuid.uuid4())
+        request_id = sent if _SAFE_REQUEST_ID.fullmatch(sent) else str(uuid.uuid4())
         request.request_id = request_id  # type: ignore[attr-defined]  # read by the error handler
         log_context_start(request_id=request_id)
         response = self.get_response(request)

@@ -8,8 +8,18 @@ import uuid
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
+
+from bankapi.codes import (
+    CURRENCY_CHOICES,
+    SUPPORTED_CURRENCIES,
+    bic_problem,
+    iban_problem,
+    normalise_bic,
+    normalise_iban,
+)
 
 
 class DecimalDigits(TypedDict):
@@ -21,6 +31,23 @@ class DecimalDigits(TypedDict):
 
 MONEY: DecimalDigits = {"max_digits": 18, "decimal_places": 2}
 ZERO = Decimal("0.00")
+
+
+def currency_field(**kwargs: Any) -> "models.CharField[str, str]":
+    """A currency column: an ISO 4217 code with 2 minor units (`bankapi.codes`).
+
+    Pair it with `currency_constraint` so the database refuses what a form would.
+    """
+    return models.CharField(max_length=3, choices=CURRENCY_CHOICES, **kwargs)
+
+
+def currency_constraint(*fields: str, name: str) -> models.CheckConstraint:
+    condition = models.Q()
+    for field in fields:
+        condition &= models.Q(**{f"{field}__in": SUPPORTED_CURRENCIES})
+    return models.CheckConstraint(
+        condition=condition, name=name, violation_error_message="Not a supported ISO 4217 currency."
+    )
 
 
 if TYPE_CHECKING:
@@ -153,7 +180,7 @@ class Account(TenantOwned):
     program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="accounts")
     customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="accounts")
     name = models.CharField(max_length=120, blank=True)
-    currency = models.CharField(max_length=3)
+    currency = currency_field()
     balance = models.DecimalField(**MONEY, default=ZERO)
     reference_min = models.PositiveSmallIntegerField(default=1)
     reference_max = models.PositiveSmallIntegerField(default=140)
@@ -199,6 +226,7 @@ class Account(TenantOwned):
             models.CheckConstraint(
                 condition=models.Q(outbound_total__gte=0), name="account_outbound_total_non_negative"
             ),
+            currency_constraint("currency", name="account_currency_supported"),
         ]
 
     def __str__(self) -> str:
@@ -212,6 +240,18 @@ class Account(TenantOwned):
                 if not field.primary_key and field.name not in self.LEDGER_FIELDS
             ]
         super().save(*args, **kwargs)
+
+    def clean(self) -> None:
+        errors: dict[str, str | None] = {}
+        if self.iban:
+            errors["iban"] = iban_problem(self.iban)
+            self.iban = normalise_iban(self.iban)
+        if self.bic:
+            errors["bic"] = bic_problem(self.bic, self.iban or None)
+            self.bic = normalise_bic(self.bic)
+        errors = {name: problem for name, problem in errors.items() if problem}
+        if errors:
+            raise ValidationError(errors)
 
     @property
     def reference_pattern(self) -> str:

@@ -4,11 +4,59 @@ JSON types are checked strictly: DRF would otherwise turn `123` into `"123"` or
 `"yes"` into `True`, and a bank API should tell the caller its body is wrong.
 """
 
+import re
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
 from rest_framework import serializers
+
+
+class WholeMatchValidator(RegexValidator):
+    """Django's RegexValidator, matched against the whole text (`fullmatch`).
+
+    RegexValidator uses `re.search`, and `$` also matches before a final newline,
+    so `^[A-Za-z]+$` takes "John\n". The pattern stays written `^...$`, which is
+    what the OpenAPI document (ECMA-262, where `$` is the end) states.
+    """
+
+    regex: re.Pattern[str]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.inverse_match:
+            raise TypeError("WholeMatchValidator states what the text is; it takes no inverse_match.")
+
+    def __call__(self, value: Any) -> None:
+        if not self.regex.fullmatch(str(value)):
+            raise ValidationError(self.message, code=self.code, params={"value": value})
+
+
+def _states_a_pattern(field: serializers.CharField) -> bool:
+    openapi = getattr(field, "openapi", None) or {}
+    return (
+        "pattern" in openapi
+        or "enum" in openapi
+        or any(isinstance(v, RegexValidator) for v in field.validators)
+    )
+
+
+def _check_as_sent(field: serializers.CharField, trim_whitespace: object) -> None:
+    """Text checked against a pattern is checked as sent, never trimmed: a value
+    with a newline or spaces around it is refused rather than quietly changed."""
+    if not _states_a_pattern(field):
+        return
+    if trim_whitespace is True:
+        raise TypeError(f"{type(field).__name__} states a pattern: its text is checked as sent, not trimmed.")
+    if any(
+        isinstance(v, RegexValidator) and not isinstance(v, WholeMatchValidator) for v in field.validators
+    ):
+        raise TypeError(
+            f"{type(field).__name__}: use WholeMatchValidator, RegexValidator lets a newline through."
+        )
+    field.trim_whitespace = False
 
 
 class StrictCharField(serializers.CharField):
@@ -16,7 +64,8 @@ class StrictCharField(serializers.CharField):
 
     `openapi` adds keywords to the field's schema in the OpenAPI document (e.g. a
     `pattern` or `format`) for rules the serializer checks in code, so a client
-    generated from the document knows them too.
+    generated from the document knows them too. A field stating a pattern (there
+    or with a `WholeMatchValidator`) checks its text as sent: it is not trimmed.
     """
 
     default_error_messages = {"invalid": "Must be a string."}
@@ -26,6 +75,7 @@ class StrictCharField(serializers.CharField):
         super().__init__(**kwargs)
         if openapi is not None:
             self.openapi = {**(self.openapi or {}), **openapi}
+        _check_as_sent(self, kwargs.get("trim_whitespace"))
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
@@ -34,12 +84,18 @@ class StrictCharField(serializers.CharField):
 
 
 class RegexField(serializers.RegexField):
-    """DRF's RegexField, with `openapi` keywords as StrictCharField takes them (a
-    narrower `pattern` or a `format` for what the serializer checks in code)."""
+    """DRF's RegexField, matching the whole text as sent (see WholeMatchValidator),
+    with `openapi` keywords as StrictCharField takes them (a narrower `pattern` or
+    a `format` for what the serializer checks in code)."""
 
     def __init__(self, regex: Any, *, openapi: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(regex, **kwargs)
+        self.validators = [
+            WholeMatchValidator(v.regex, message=v.message) if type(v) is RegexValidator else v
+            for v in self.validators
+        ]
         self.openapi = openapi
+        _check_as_sent(self, kwargs.get("trim_whitespace"))
 
 
 class StrictBooleanField(serializers.BooleanField):

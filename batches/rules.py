@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from bankapi.banking import ACCOUNT_NUMBER, BIC_SHAPE, SORT_CODE, iban_is_valid, normalise_iban
+from bankapi.banking import ACCOUNT_NUMBER, SORT_CODE
+from bankapi.codes import bic_problem, iban_problem, normalise_bic, normalise_iban
 from bankapi.models import Account
 
 MAX_PAYMENTS = 10_000
@@ -151,16 +152,17 @@ def _account(value: Any, path: str, reasons: list[str]) -> dict | None:
                 reasons.append(f"{path}.{name}: not used with type uk.")
         normalised = {"type": "uk", "sortCode": sort_code, "accountNumber": value.get("accountNumber", "")}
     else:
-        iban = normalise_iban(value.get("iban", ""))
-        if not iban_is_valid(iban):
-            reasons.append(f"{path}.iban: must be a valid IBAN (mod-97).")
-        bic = value.get("bic", "").upper()
-        if bic and not BIC_SHAPE.fullmatch(bic):
-            reasons.append(f"{path}.bic: must be a valid BIC (8 or 11 characters).")
+        iban, bic = value.get("iban", ""), value.get("bic", "")
+        iban_error = iban_problem(iban)
+        if iban_error:
+            reasons.append(f"{path}.iban: {iban_error}")
+        bic_error = bic_problem(bic, iban) if bic else None
+        if bic_error:
+            reasons.append(f"{path}.bic: {bic_error}")
         for name in ("sortCode", "accountNumber"):
             if name in value:
                 reasons.append(f"{path}.{name}: not used with type iban.")
-        normalised = {"type": "iban", "iban": iban, "bic": bic or None}
+        normalised = {"type": "iban", "iban": normalise_iban(iban), "bic": normalise_bic(bic) or None}
     return normalised if len(reasons) == before else None
 
 

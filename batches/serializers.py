@@ -16,7 +16,13 @@ from authn.serializers import (
 from authn.services import stepup
 from bankapi.banking import AccountObjectSerializer, PayeeSerializer
 from bankapi.schema import TEXT_PATTERN
-from bankapi.serializers import InputSerializer, StrictCharField, StrictChoiceField, unknown_fields
+from bankapi.serializers import (
+    InputSerializer,
+    RegexField,
+    StrictCharField,
+    StrictChoiceField,
+    unknown_fields,
+)
 from batches.rules import MAX_PAYMENTS, payments_shape_errors
 
 UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -52,8 +58,9 @@ class BatchPaymentSerializer(serializers.Serializer):
     reference = serializers.CharField(
         help_text="Within the payer account's reference rules (min, max, charset in GET /v1/capabilities)."
     )
-    amount = serializers.RegexField(
-        r"^\d+(\.\d{1,2})?$", help_text="Decimal string above 0, at most 2 decimals, in the payer's currency."
+    amount = RegexField(
+        r"^[0-9]+(\.[0-9]{1,2})?$",
+        help_text="Decimal string above 0, at most 2 decimals, in the payer's currency.",
     )
 
 

@@ -4,14 +4,14 @@ import re
 from datetime import date
 
 import pycountry
-from django.core.validators import EmailValidator, RegexValidator
+from django.core.validators import EmailValidator
 from django.utils import timezone
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
 from authn.serializers import ConfirmationSerializer
 from bankapi.models import Program
-from bankapi.serializers import InputSerializer, StrictCharField, StrictChoiceField
+from bankapi.serializers import InputSerializer, StrictCharField, StrictChoiceField, WholeMatchValidator
 from cards.models import Card
 
 # Embossed on the card: first + last name, as sent, at most this many characters.
@@ -30,7 +30,7 @@ class NameField(StrictCharField):
             max_length=EMBOSSED_NAME_MAX,
             trim_whitespace=False,
             validators=[
-                RegexValidator(
+                WholeMatchValidator(
                     NAME_PATTERN,
                     "English letters only; single spaces, hyphens or apostrophes may separate letters.",
                 )
@@ -59,7 +59,7 @@ class PastDateField(StrictCharField):
     }
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(max_length=10, validators=[RegexValidator(DATE_PATTERN)], **kwargs)
+        super().__init__(max_length=10, validators=[WholeMatchValidator(DATE_PATTERN)], **kwargs)
 
     # drf-stubs pin a CharField's internal value to str; this one parses the text further.
     def to_internal_value(self, data) -> date:  # type: ignore[override]
@@ -89,7 +89,7 @@ class CountryField(StrictChoiceField):
 def _address_text(**kwargs) -> StrictCharField:
     return StrictCharField(
         max_length=100,
-        validators=[RegexValidator(PRINTABLE_PATTERN, "Must not contain control characters.")],
+        validators=[WholeMatchValidator(PRINTABLE_PATTERN, "Must not contain control characters.")],
         **kwargs,
     )
 
@@ -101,7 +101,9 @@ class CardholderAddressSerializer(serializers.Serializer):
     state = _address_text(required=False, allow_blank=True)
     postalCode = StrictCharField(
         max_length=16,
-        validators=[RegexValidator(POSTAL_CODE_PATTERN, "Letters and digits, with inner spaces or hyphens.")],
+        validators=[
+            WholeMatchValidator(POSTAL_CODE_PATTERN, "Letters and digits, with inner spaces or hyphens.")
+        ],
         help_text="Letters and digits, with inner spaces or hyphens, e.g. SW1A 1AA.",
     )
     country = CountryField(help_text="ISO 3166-1 alpha-2, upper case, e.g. GB.")

@@ -3,7 +3,13 @@
 from rest_framework import serializers
 
 from bankapi.schema import HTTP_URL_PATTERN
-from bankapi.serializers import InputSerializer, StrictCharField, StrictChoiceField, StrictListField
+from bankapi.serializers import (
+    InputSerializer,
+    StrictCharField,
+    StrictChoiceField,
+    StrictListField,
+    WholeMatchValidator,
+)
 from events.models import EventType
 
 
@@ -40,6 +46,9 @@ class WebhookEndpointCreateSerializer(InputSerializer):
         "hosts not written as four decimal numbers. A deployed service takes https only; a "
         "development run also takes http and loopback receivers (127.0.0.0/8, ::1, localhost). "
         "Refused: 400 VALIDATION_ERROR naming `url`.",
+        # The service checks the URL itself; whitespace or a control character
+        # anywhere (a trailing newline included) is refused here already.
+        validators=[WholeMatchValidator(r"^[^\s\x00-\x1f\x7f]+$", "Must be a URL, without spaces.")],
         openapi={"format": "uri", "pattern": HTTP_URL_PATTERN},
     )
     eventTypes = StrictListField(

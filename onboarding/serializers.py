@@ -11,11 +11,13 @@ from rest_framework import serializers
 from bankapi.schema import HTTP_URL_PATTERN
 from bankapi.serializers import (
     InputSerializer,
+    RegexField,
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
     StrictIntegerField,
     StrictListField,
+    WholeMatchValidator,
 )
 from onboarding.document_formats import DOCUMENT_CONTENT_TYPES
 from onboarding.kyc import DOCUMENT_TYPES, FIELD_TYPES
@@ -79,7 +81,7 @@ class AcceptedDocumentSerializer(serializers.Serializer):
     id = serializers.CharField()
     name = serializers.CharField()
     location = serializers.CharField(help_text="Path of this service serving the document (id_token bearer).")
-    hash = serializers.RegexField(r"^sha256:[0-9a-f]{64}$")
+    hash = RegexField(r"^sha256:[0-9a-f]{64}$")
     version = serializers.CharField()
     required = serializers.BooleanField()  # type: ignore[assignment]  # drf-stubs: a field named like a Field attribute
     applicableTo = serializers.ListField(child=serializers.ChoiceField(choices=["consumer", "business"]))
@@ -156,7 +158,7 @@ class KycSchemaSerializer(serializers.Serializer):
 class LegalDocSerializer(serializers.Serializer):
     id = serializers.CharField()
     version = serializers.CharField()
-    hash = serializers.RegexField(r"^sha256:[0-9a-f]{64}$", help_text="sha256 of the document's content.")
+    hash = RegexField(r"^sha256:[0-9a-f]{64}$", help_text="sha256 of the document's content.")
     name = serializers.CharField()
     location = serializers.CharField(help_text="Path of this service serving the document (id_token bearer).")
     required = serializers.BooleanField()  # type: ignore[assignment]  # drf-stubs: a field named like a Field attribute
@@ -228,7 +230,9 @@ class UboActionSerializer(InputSerializer):
 
 class UboLinkResultSerializer(serializers.Serializer):
     uboId = serializers.UUIDField()
-    link = serializers.URLField(help_text="Signed, expiring link to the hosted verification flow.")
+    link = serializers.URLField(
+        trim_whitespace=False, help_text="Signed, expiring link to the hosted verification flow."
+    )
 
 
 class UboStatusResultSerializer(serializers.Serializer):
@@ -312,6 +316,11 @@ class PresignSerializer(InputSerializer):
         max_length=40,
         help_text="Upload: a documentType of the KYC schema for the collection (the program's schema "
         "names which of these each collection takes).",
+        validators=[
+            WholeMatchValidator(
+                "^(" + "|".join(DOCUMENT_TYPES) + ")$", f"Must be one of {', '.join(DOCUMENT_TYPES)}."
+            )
+        ],
         openapi={"enum": list(DOCUMENT_TYPES)},
     )
     contentType = StrictChoiceField(
@@ -337,7 +346,7 @@ class PresignSerializer(InputSerializer):
 
 
 class PresignUploadSerializer(serializers.Serializer):
-    uploadUrl = serializers.URLField()
+    uploadUrl = serializers.URLField(trim_whitespace=False)
     bucket = serializers.CharField(help_text="The S3 bucket, or `local` on the embedded storage.")
     key = serializers.CharField()
     method = serializers.ChoiceField(choices=["PUT"])
@@ -346,7 +355,7 @@ class PresignUploadSerializer(serializers.Serializer):
 
 
 class PresignDownloadSerializer(serializers.Serializer):
-    downloadUrl = serializers.URLField()
+    downloadUrl = serializers.URLField(trim_whitespace=False)
     bucket = serializers.CharField()
     key = serializers.CharField()
     method = serializers.ChoiceField(choices=["GET"])

@@ -23,7 +23,6 @@ CALENDAR_DAY = (
 CALENDAR_DAY_PATTERN = f"^{CALENDAR_DAY}$"
 # An AMOUNT above zero and below 10^16, for the OpenAPI document (leading zeros allowed).
 POSITIVE_AMOUNT_PATTERN = r"^(0*[1-9][0-9]{0,15}(\.[0-9]{1,2})?|0+\.(0[1-9]|[1-9][0-9]?))$"
-CURRENCY = re.compile(r"\A[A-Z]{3}\Z")
 ISO_DATE = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 # RFC 3339-style: date, `T` (or a space), hh:mm[:ss[.fraction]], then optionally
 # `Z` or an offset of at most 23:59 (+hh, +hhmm or +hh:mm).

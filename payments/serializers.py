@@ -7,7 +7,8 @@ from typing import Any
 
 from rest_framework import serializers
 
-from bankapi.banking import IBAN_PATTERN, PayeeSerializer, iban_is_valid, normalise_iban
+from bankapi.banking import IBAN_HELP, PayeeSerializer
+from bankapi.codes import IBAN_PATTERN, SUPPORTED_CURRENCIES, currency_problem, iban_problem, normalise_iban
 from bankapi.serializers import (
     ConstantField,
     InputSerializer,
@@ -21,7 +22,6 @@ from bankapi.serializers import (
 from payments.formats import (
     AMOUNT,
     CALENDAR_DAY,
-    CURRENCY,
     ISO_DATE,
     ISO_DATE_TIME,
     POSITIVE_AMOUNT_PATTERN,
@@ -75,13 +75,15 @@ class AmountField(ExactCharField):
 
 
 class CurrencyField(ExactCharField):
-    default_error_messages = {"code": "Must be an ISO 4217 code of 3 capital letters."}
-    openapi = {"pattern": "^[A-Z]{3}$", "example": "GBP"}
+    """An ISO 4217 code with 2 minor units (`bankapi.codes.currency_problem`)."""
+
+    openapi = {"enum": list(SUPPORTED_CURRENCIES), "example": "GBP"}
 
     def to_internal_value(self, data) -> str:
         text = super().to_internal_value(data)
-        if not CURRENCY.fullmatch(text):
-            self.fail("code")
+        problem = currency_problem(text)
+        if problem:
+            raise serializers.ValidationError(problem)
         return text
 
 
@@ -139,14 +141,14 @@ class UtcDayField(ExactCharField):
             self.fail("range")
 
 
-class IbanField(StrictCharField):
-    default_error_messages = {"iban": "Must be a valid IBAN."}
+class IbanField(ExactCharField):
     openapi = {"pattern": IBAN_PATTERN, "example": "GB82WEST12345698765432"}
 
     def to_internal_value(self, data) -> str:
         text = super().to_internal_value(data)
-        if not iban_is_valid(text):
-            self.fail("iban")
+        problem = iban_problem(text)
+        if problem:
+            raise serializers.ValidationError(problem)
         return normalise_iban(text)
 
 
@@ -174,7 +176,10 @@ class PaymentCreateSerializer(InputSerializer):
     )
 
     amount = AmountField(help_text='Decimal string, at most 2 decimal places, above zero: "10.50".')
-    currency = CurrencyField(required=False, help_text="ISO 4217; defaults to the account currency.")
+    currency = CurrencyField(
+        required=False,
+        help_text="ISO 4217, with 2 decimal places; defaults to, and must be, the account currency.",
+    )
     reference = StrictCharField(max_length=140, trim_whitespace=False, help_text=REFERENCE_HELP)
     purpose = StrictCharField(required=False, min_length=1, max_length=140, help_text="Purpose code.")
     beneficiaryId = StrictCharField(
@@ -206,7 +211,9 @@ class PaymentCreateSerializer(InputSerializer):
     idempotencyKey = UuidStringField(required=False, help_text="UUID; the Idempotency-Key header wins.")
     virtualIban = IbanField(
         required=False,
-        help_text="Source virtual IBAN; for a domestic GBP payment (UK payee) it must start with GB.",
+        help_text=(
+            f"Source virtual IBAN; for a domestic GBP payment (UK payee) it must start with GB. {IBAN_HELP}"
+        ),
     )
     feeWaived = StrictBooleanField(required=False, default=False, help_text="Send with the fee waived.")
 

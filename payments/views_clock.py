@@ -9,15 +9,17 @@ from bankapi.responses import ok
 from bankapi.roles import Role
 from bankapi.schema import envelope, error_responses
 from bankapi.scope import access_customer
-from bankapi.serializers import InputSerializer, StrictCharField
+from bankapi.serializers import InputSerializer, StrictCharField, WholeMatchValidator
 from payments.formats import CALENDAR_DAY_PATTERN, iso_date_parse
 from payments.services.schedules import sandbox_clock_run
+
+DATE_MESSAGE = "date must be a real calendar date written YYYY-MM-DD."
 
 
 class SandboxClockSerializer(InputSerializer):
     date = StrictCharField(
         help_text="YYYY-MM-DD, at most 366 days after today (UTC).",
-        openapi={"pattern": CALENDAR_DAY_PATTERN},
+        validators=[WholeMatchValidator(CALENDAR_DAY_PATTERN, DATE_MESSAGE)],
     )
 
 
@@ -57,7 +59,7 @@ class SandboxClockView(ScopedAPIView):
         try:
             up_to = iso_date_parse(body.validated_data["date"])
         except ValueError:
-            raise validation_error("date", "date must be a real calendar date written YYYY-MM-DD.")
+            raise validation_error("date", DATE_MESSAGE)
         customer = access_customer(self.scope, str(self.scope.customer_id))
         summary = sandbox_clock_run(customer=customer, up_to=up_to)
         return ok(

@@ -17,7 +17,6 @@ from bankapi.serializers import RegexField, StrictChoiceField
 from payments.formats import (
     AMOUNT,
     CALENDAR_DAY_PATTERN,
-    CURRENCY,
     ISO_DATE,
     POSITIVE_AMOUNT_PATTERN,
     iso_date_parse,
@@ -25,23 +24,15 @@ from payments.formats import (
 from payments.fx import fx_quote_create
 from payments.fx.services import MONEY_CEILING
 from payments.models import FxQuote
-
-CURRENCY_MESSAGE = "Must be an ISO 4217 code: three capital letters."
-
-
-def _currency_field(help_text: str) -> serializers.RegexField:
-    return serializers.RegexField(
-        CURRENCY,
-        trim_whitespace=False,
-        help_text=help_text,
-        error_messages={"invalid": CURRENCY_MESSAGE},
-    )
+from payments.serializers import CurrencyField
 
 
 class FxQuoteQuerySerializer(serializers.Serializer):
-    currencyOne = _currency_field("The currency the customer sells (ISO 4217).")
-    currencyTwo = _currency_field("The currency the customer buys (ISO 4217); differs from currencyOne.")
-    amountCurrency = _currency_field("The side `amount` is in: currencyOne or currencyTwo.")
+    currencyOne = CurrencyField(help_text="The currency the customer sells (ISO 4217, 2 decimal places).")
+    currencyTwo = CurrencyField(
+        help_text="The currency the customer buys (ISO 4217, 2 decimal places); differs from currencyOne."
+    )
+    amountCurrency = CurrencyField(help_text="The side `amount` is in: currencyOne or currencyTwo.")
     amount = RegexField(
         AMOUNT,
         openapi={"pattern": POSITIVE_AMOUNT_PATTERN},

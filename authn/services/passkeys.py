@@ -58,7 +58,7 @@ def b64url_decode(text: str) -> bytes:
     if not isinstance(text, str):
         raise ValueError("Must be base64url")
     stripped = text.rstrip("=")
-    if not _BASE64URL.match(stripped) or len(stripped) % 4 == 1:
+    if not _BASE64URL.fullmatch(stripped) or len(stripped) % 4 == 1:
         raise ValueError("Must be base64url")
     try:
         return base64.urlsafe_b64decode(stripped + "=" * (-len(stripped) % 4))

@@ -5,7 +5,8 @@ import uuid
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from bankapi.banking import ACCOUNT_NUMBER, BIC_SHAPE, SORT_CODE, iban_is_valid, normalise_iban
+from bankapi.banking import ACCOUNT_NUMBER, SORT_CODE
+from bankapi.codes import bic_problem, iban_problem, normalise_bic, normalise_iban
 from bankapi.models import Customer, TenantOwned
 
 
@@ -62,12 +63,13 @@ class Beneficiary(TenantOwned):
             if self.iban or self.bic:
                 errors["iban"] = "IBAN and BIC are not used with a UK account."
         elif self.account_kind == self.AccountKind.IBAN:
-            self.iban = normalise_iban(self.iban)
-            self.bic = self.bic.upper()
-            if not iban_is_valid(self.iban):
-                errors["iban"] = "Must be a valid IBAN (mod-97)."
-            if self.bic and not BIC_SHAPE.fullmatch(self.bic):
-                errors["bic"] = "Must be a valid BIC (8 or 11 characters)."
+            iban_error = iban_problem(self.iban)
+            bic_error = bic_problem(self.bic, self.iban) if self.bic else None
+            self.iban, self.bic = normalise_iban(self.iban), normalise_bic(self.bic)
+            if iban_error:
+                errors["iban"] = iban_error
+            if bic_error:
+                errors["bic"] = bic_error
             if self.sort_code or self.account_number:
                 errors["sort_code"] = "Sort code and account number are not used with an IBAN account."
         if errors:

@@ -10,30 +10,17 @@ directions can never disagree.
 import uuid
 from decimal import Decimal
 
-from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Greatest, Least
 from django.utils import timezone
 
-from bankapi.models import MONEY, Account, DecimalDigits, TenantOwned
-from payments.formats import CURRENCY
+from bankapi.models import MONEY, Account, DecimalDigits, TenantOwned, currency_constraint, currency_field
 
-# `\A...\Z` means the same in Python (validators, SQLite's REGEXP) and in
-# PostgreSQL; `$` would let "GBP\n" through Python's re and SQLite, which does not
-# enforce max_length.
-CURRENCY_PATTERN = CURRENCY.pattern
 # A rate is the price of one unit of a currency in another, to 8 decimal places.
 RATE: DecimalDigits = {"max_digits": 20, "decimal_places": 8}
 MAX_SPREAD_BPS = 9999
-
-
-def _currency_field(**kwargs) -> models.CharField:
-    return models.CharField(
-        max_length=3,
-        validators=[RegexValidator(CURRENCY_PATTERN, "An ISO 4217 code: three capital letters.")],
-        **kwargs,
-    )
 
 
 class FxRate(models.Model):
@@ -44,8 +31,8 @@ class FxRate(models.Model):
     """
 
     id = models.BigAutoField(primary_key=True)
-    base_currency = _currency_field()
-    quote_currency = _currency_field()
+    base_currency = currency_field()
+    quote_currency = currency_field()
     mid_rate = models.DecimalField(
         max_digits=18, decimal_places=8, validators=[MinValueValidator(Decimal("0.00000001"))]
     )
@@ -70,11 +57,7 @@ class FxRate(models.Model):
             models.CheckConstraint(
                 condition=~Q(base_currency=F("quote_currency")), name="fx_rate_two_currencies"
             ),
-            models.CheckConstraint(
-                condition=Q(base_currency__regex=CURRENCY_PATTERN)
-                & Q(quote_currency__regex=CURRENCY_PATTERN),
-                name="fx_rate_currency_codes",
-            ),
+            currency_constraint("base_currency", "quote_currency", name="fx_rate_currency_codes"),
             models.CheckConstraint(condition=Q(mid_rate__gt=0), name="fx_rate_mid_positive"),
             # A spread of 100% or more would quote a rate of zero or below.
             models.CheckConstraint(

@@ -10,13 +10,14 @@ import uuid
 from collections.abc import Callable
 from datetime import date, timedelta
 from decimal import Decimal
-from itertools import product
+from itertools import combinations, product
 from string import ascii_uppercase
 
 from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from authn.models import PasskeyCredential, User
+from bankapi.codes import SUPPORTED_CURRENCIES
 from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Program
 from cards.models import Card, Cardholder
 from cards.numbers import sandbox_cvv, sandbox_pan
@@ -194,8 +195,11 @@ def _schedules(sandbox):
 
 @maker("payments.fxrate")
 def _fx_rates(sandbox):
+    # Pairs of real currencies (the table takes no other) that the sandbox's rates do not use.
+    pairs = [pair for pair in combinations(SUPPORTED_CURRENCIES, 2) if not set(pair) <= {"GBP", "EUR", "USD"}]
     FxRate.objects.bulk_create(
-        FxRate(base_currency="GBP", quote_currency=code, mid_rate=Decimal("1.1")) for code in codes(ROWS)
+        FxRate(base_currency=base, quote_currency=quote, mid_rate=Decimal("1.1"))
+        for base, quote in pairs[:ROWS]
     )
 
 

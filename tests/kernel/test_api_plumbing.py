@@ -78,6 +78,9 @@ def test_every_response_carries_a_request_id(api, db):
     # An id that is not safe to log is replaced, not echoed.
     replaced = api.get("/healthz", HTTP_X_REQUEST_ID="bad id\n")["X-Request-Id"]
     assert replaced != "bad id\n" and is_new_request_id(replaced)
+    # A safe id followed by a newline is not safe: `$` alone matched before it.
+    ends_in_newline = api.get("/healthz", HTTP_X_REQUEST_ID="abc-123\n")["X-Request-Id"]
+    assert is_new_request_id(ends_in_newline)
     assert is_new_request_id(api.get("/v1/no-such-route")["X-Request-Id"])
 
 

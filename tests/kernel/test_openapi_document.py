@@ -88,7 +88,8 @@ def test_the_input_rules_the_service_enforces_are_in_the_document():
     payment = schema_of("PaymentCreateRequest")["properties"]
     assert re.search(payment["amount"]["pattern"], "10.50")
     assert not any(re.search(payment["amount"]["pattern"], bad) for bad in ("0.00", "1.234", "1e3", "-1"))
-    assert payment["currency"]["pattern"] == "^[A-Z]{3}$"
+    currencies = schema_of(payment["currency"]["allOf"][0]["$ref"].rsplit("/", 1)[-1])["enum"]
+    assert "GBP" in currencies and not {"JPY", "KWD", "XAU"} & set(currencies)
     assert payment["idempotencyKey"]["format"] == "uuid"
     assert schema_of("CryptoQuoteRequest")["properties"]["quoteId"]["format"] == "uuid"
     assert schema_of("Verify2faInputRequest")["properties"]["totp_code"]["pattern"] == "^[0-9]{6}$"
@@ -127,6 +128,30 @@ def test_the_input_rules_the_service_enforces_are_in_the_document():
     parameters = {p["name"]: p for p in listing["get"]["parameters"]}
     assert parameters["limit"]["schema"]["minimum"] == 1
     assert "pattern" in parameters["nextToken"]["schema"]
+
+
+def test_the_iban_and_bic_patterns_state_each_countrys_length_format_and_country():
+    iban = schema_of("IbanAccountRequest")["properties"]["iban"]["pattern"]
+    bic = schema_of("IbanAccountRequest")["properties"]["bic"]["pattern"]
+
+    assert all(
+        re.search(iban, good)
+        for good in ("GB82WEST12345698765432", "de89 3704 0044 0532 0130 00", "NO9386011117947")
+    )
+    # Wrong length, letters in a German account, no such country, a line break.
+    assert not any(
+        re.search(iban, bad)
+        for bad in (
+            "DE5137040044053201300",
+            "DE2537040044ABCDEFGH00",
+            "XX4610000000000001",
+            "GB88WEST1234569876543",
+            "NO37860111179470",
+            "GB82WEST1234\n5698765432",
+        )
+    )
+    assert re.search(bic, "DEUTDEFF") and re.search(bic, "cobadeffxxx")
+    assert not any(re.search(bic, bad) for bad in ("DEUTXXFF", "DEUTDEF", "DEUTDEFF5"))
 
 
 def test_request_bodies_stay_typed_in_generated_clients():

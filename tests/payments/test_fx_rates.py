@@ -60,7 +60,7 @@ def test_the_database_refuses_a_rate_that_could_misprice(sandbox, base, quote, m
         )
 
 
-@pytest.mark.parametrize(("base", "quote"), [("GBP\n", "JPY"), ("GBP", "JPY\n")])
+@pytest.mark.parametrize(("base", "quote"), [("GBP\n", "CHF"), ("GBP", "CHF\n")])
 def test_the_database_refuses_a_currency_code_with_a_trailing_newline(sandbox, base, quote):
     # PostgreSQL's varchar(3) stops it first; SQLite enforces no length, only the
     # check constraint, which Django runs through Python's re.search there.

@@ -58,8 +58,12 @@ ACCEPTED = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]
 # A batch's items are checked one by one against the caller's accounts (payer,
 # currency, reference rules); initiate refuses a batch none of whose items passes.
 BATCH_ITEMS_REASON = "each payment's payer must be an account the caller may pay from, and its rules"
-# The pattern states an IBAN's shape; its mod-97 check digits no pattern can state.
+# The pattern states each country's IBAN length and account format; its mod-97
+# check digits no pattern can state.
 IBAN_REASON = "an IBAN's mod-97 check digits"
+# The pattern states a BIC's shape and country; whether it is the bank the IBAN's
+# country registry lists for the IBAN's bank code compares two values against data.
+BIC_REASON = "a BIC must be the bank its IBAN's national bank registry lists for the IBAN's bank code"
 DOCUMENT_KEY_REASON = "documentKey is declared only to say that sending it is refused"
 CARDHOLDERS_REASON = "cardholders are a capability of the program, not of the request"
 UNSTATABLE: dict[str, dict[int, dict[str, str]]] = {
@@ -90,12 +94,14 @@ UNSTATABLE: dict[str, dict[int, dict[str, str]]] = {
             "currency": "must be the account's own currency",
             "virtualIban": IBAN_REASON,
             "payee.account.iban": IBAN_REASON,
+            "payee.account.bic": BIC_REASON,
         },
     },
     "POST /v1/customers/{customerId}/accounts/{accountId}/international-transfers": {
         400: {
             "reference": "its length and characters are the account's rules (GET /v1/capabilities)",
             "payee.account.iban": IBAN_REASON,
+            "payee.account.bic": BIC_REASON,
         },
     },
     "POST /v1/customers/{customerId}/documents/presign": {
