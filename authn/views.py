@@ -36,6 +36,11 @@ S401_CREDENTIALS = (
     "invalid, expired, spent or wrong-kind session_token. `retryable` is true while the same "
     "session_token (or, on login, another password) may be tried again."
 )
+S429_BUSY = (
+    "Password checks are deliberately slow and only a few run at once per server: when none "
+    "frees within a short wait, 429 with `Retry-After` at once. That attempt is not counted "
+    "anywhere; try again."
+)
 S429_SECOND_FACTOR = (
     "Wrong codes also count per user, across sessions (TOTP codes here and in step-up confirmations, "
     "e-mailed codes at verify-email): five wrong codes within 15 minutes lock the user's codes for "
@@ -96,7 +101,7 @@ class LoginView(AuthView):
             "needed by change-password, which takes the temporary password itself.\n\n"
             "Wrong e-mail and wrong password answer the same 401. Five failures within 15 minutes "
             "lock the (program, e-mail) for 15 minutes: 429 with `Retry-After`, even for the right "
-            "password."
+            "password.\n\n" + S429_BUSY
         ),
         parameters=PROGRAM_PARAMETERS,
         request=io.LoginInputSerializer,
@@ -155,7 +160,7 @@ class ChangePasswordView(OptionalBearerView):
             "or PASSKEY_REQUIRED, whose completion answers the tokens. Otherwise the order is "
             "login's.\n\n"
             "No bearer is needed (a user with a temporary password has no tokens); one sent must be "
-            "a valid access token of the same user."
+            "a valid access token of the same user.\n\n" + S429_BUSY
         ),
         parameters=PROGRAM_PARAMETERS,
         request=io.ChangePasswordInputSerializer,
