@@ -82,7 +82,7 @@ TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 # Password and PIN hashes (Argon2, costly on purpose) checked at once per process;
 # a sign-in that finds every slot taken for this long answers 429 instead of
 # queueing, so a flood of sign-ins cannot take the CPU from the other routes.
-PASSWORD_CHECKS_IN_FLIGHT = env_int("PASSWORD_CHECKS_IN_FLIGHT", 2)
+PASSWORD_CHECKS_IN_FLIGHT = env_int("PASSWORD_CHECKS_IN_FLIGHT", 1)
 PASSWORD_CHECK_WAIT_SECONDS = env_float("PASSWORD_CHECK_WAIT_SECONDS", 0.5)
 # Requests per window on every API route: per access or id token, and per client
 # address for requests without a bearer. Counted in Redis when REDIS_URL is set
@@ -186,7 +186,7 @@ AUTHENTICATION_BACKENDS = ["authn.backends.StaffEmailBackend"]
 # E-mail is unique per program, not globally; the staff backend above resolves it.
 SILENCED_SYSTEM_CHECKS = ["auth.W004"]
 PASSWORD_HASHERS = [
-    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "authn.hashers.Argon2PasswordHasher",
     "django.contrib.auth.hashers.PBKDF2PasswordHasher",
 ]
 AUTH_PASSWORD_VALIDATORS = [

@@ -7,8 +7,9 @@ hashing, and payments and every other route wait for the CPU behind it.
 
 Each check takes one of `PASSWORD_CHECKS_IN_FLIGHT` slots of its process. A
 request that cannot get one within `PASSWORD_CHECK_WAIT_SECONDS` answers 429
-TOO_MANY_REQUESTS with `Retry-After` instead of queueing: the flood is shed
-cheaply and other routes keep the rest of the CPU.
+TOO_MANY_REQUESTS with `Retry-After` instead of queueing, and so does one that
+finds as many requests already waiting as there are slots: the flood is shed
+cheaply, and other routes keep the rest of the CPU and the server's threads.
 
 Every Argon2 hash on a request path runs inside `password_check_slot()`: sign-in
 and change-password (`authn.services.login.credentials_check`, the dummy hash of
@@ -52,6 +53,25 @@ def _slots(size: int) -> threading.BoundedSemaphore:
 
 _held = threading.local()
 
+# Requests of this process waiting for a slot. At most as many wait as there are
+# slots; any more are refused at once: a waiting request holds a server thread,
+# and under a flood a queue of them would take every thread from other routes.
+_waiting = 0
+_waiting_lock = threading.Lock()
+
+
+def _wait_for(slots: threading.BoundedSemaphore, size: int) -> bool:
+    global _waiting
+    with _waiting_lock:
+        if _waiting >= size:
+            return False
+        _waiting += 1
+    try:
+        return slots.acquire(timeout=settings.PASSWORD_CHECK_WAIT_SECONDS)
+    finally:
+        with _waiting_lock:
+            _waiting -= 1
+
 
 @contextmanager
 def password_check_slot() -> Iterator[None]:
@@ -63,8 +83,9 @@ def password_check_slot() -> Iterator[None]:
         finally:
             _held.depth -= 1
         return
-    slots = _slots(settings.PASSWORD_CHECKS_IN_FLIGHT)
-    if not slots.acquire(timeout=settings.PASSWORD_CHECK_WAIT_SECONDS):
+    size = settings.PASSWORD_CHECKS_IN_FLIGHT
+    slots = _slots(size)
+    if not slots.acquire(blocking=False) and not _wait_for(slots, size):
         raise PasswordChecksBusy()
     _held.depth = 1
     try:

@@ -8,12 +8,14 @@ thread, as concurrent requests of the same server process would hold them.
 """
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
 
 from authn.models import LoginThrottle
+from authn.services import password_checks
 from authn.services.password_checks import PasswordChecksBusy, password_check_slot
 from bankapi.models import Program
 from tests.authn.helpers import assert_error, auth_post, challenge_of, user
@@ -174,3 +176,26 @@ def test_a_thread_holding_a_slot_enters_again_without_taking_a_second_one(settin
     after = another_thread_gets_a_slot()
 
     assert (inside, still_held, after) == (False, False, True)
+
+
+def test_no_more_sign_ins_wait_for_a_slot_than_there_are_slots(api, sandbox, settings):
+    """Waiting holds a server thread: a flood must not queue up and take them all."""
+    settings.PASSWORD_CHECKS_IN_FLIGHT = 1
+    settings.PASSWORD_CHECK_WAIT_SECONDS = 30
+    waiter_got_a_slot: list[bool] = []
+
+    def wait_for_a_slot() -> None:
+        waiter_got_a_slot.append(another_thread_gets_a_slot())
+
+    with slots_taken(1):
+        waiter = threading.Thread(target=wait_for_a_slot)
+        waiter.start()
+        while password_checks._waiting < 1:
+            time.sleep(0.01)
+        # Refused at once: had it waited too, it would have outlasted the waiter's
+        # 30 seconds, and the waiter would have found no slot either.
+        refused_at_once = login(api, sandbox["spareUser"])
+    waiter.join()
+
+    assert_busy(refused_at_once)
+    assert waiter_got_a_slot == [True]
