@@ -7,11 +7,13 @@ drives payments from client threads, each on an account of its own, for
 `--duration` seconds per mode:
 
 - quiet: payments only;
-- flood: payments while flooder threads send failed sign-ins (unknown e-mails,
-  each from an address of its own through X-Forwarded-For with
-  TRUSTED_PROXY_COUNT=1), so that no lockout, client throttle or address budget
-  stops them: only the bound on password checks in flight
-  (`PASSWORD_CHECKS_IN_FLIGHT`, `PASSWORD_CHECK_WAIT_SECONDS`) can;
+- flood: payments while flooder threads send `--flood-rate` failed sign-ins a
+  second in all, open loop (each keeps its pace whatever the answers, with one
+  request in flight), for unknown e-mails, each from an address of its own
+  through X-Forwarded-For with TRUSTED_PROXY_COUNT=1, so that no lockout,
+  client throttle or address budget stops them: only the bound on password
+  checks in flight (`PASSWORD_CHECKS_IN_FLIGHT`, `PASSWORD_CHECK_WAIT_SECONDS`,
+  taken from the environment like every setting) can;
 - flood, unbounded: the same with the bound lifted (PASSWORD_CHECKS_IN_FLIGHT as
   large as the server's threads), as before it existed.
 
