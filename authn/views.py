@@ -20,8 +20,7 @@ from authn.models import User
 from authn.services.challenges import program_resolve, user_in_program
 from authn.services.login import email_verify, password_change, password_login
 from authn.services.passkeys import passkey_registration_complete, passkey_registration_start, passkey_sign_in
-from authn.services.password_checks import password_check_slot
-from authn.services.throttle import client_throttle
+from authn.services.throttle import client_address, client_throttle
 from authn.services.totp import totp_setup_confirm, totp_setup_start, totp_sign_in
 from authn.tokens import ACCESS, ID, tokens_refresh, tokens_revoke_all
 from bankapi.errors import ApiError, ErrorCode, validation_error
@@ -113,12 +112,12 @@ class LoginView(AuthView):
     )
     def post(self, request):
         body = _parse(io.LoginInputSerializer, request)
-        # The check slot before the client's count: a sign-in refused for want of
-        # one costs no database write, so a flood of them stays cheap.
-        with password_check_slot(), client_throttle(request):
-            challenge = password_login(
-                program=_program_raw(request), email=body["email"], password=body["password"]
-            )
+        challenge = password_login(
+            program=_program_raw(request),
+            email=body["email"],
+            password=body["password"],
+            client=client_address(request),
+        )
         return ok(challenge)
 
 

@@ -28,6 +28,7 @@ from authn.services.challenges import (
 from authn.services.passkeys import passkey_assertion_options
 from authn.services.password_checks import password_check_slot
 from authn.services.throttle import (
+    client_throttle_address,
     second_factor_attempt,
     second_factor_clear,
     throttle_attempt,
@@ -114,9 +115,17 @@ def challenge_next(user: User) -> dict:
     return response
 
 
-def password_login(*, program: str | None, email: str, password: str) -> dict:
-    """POST login: check the password, answer the next challenge (never tokens)."""
-    return challenge_next(credentials_check(program=program, email=email, password=password))
+def password_login(*, program: str | None, email: str, password: str, client: str) -> dict:
+    """POST login: check the password, answer the next challenge (never tokens).
+
+    `client` is the caller's address, for the per-client throttle. The check
+    slot is taken before the client's attempt is counted, so a sign-in refused
+    for want of one costs no database write and a flood of them stays cheap; it
+    is given back before the challenge is made (that may send an e-mail).
+    """
+    with password_check_slot(), client_throttle_address(client):
+        user = credentials_check(program=program, email=email, password=password)
+    return challenge_next(user)
 
 
 def password_change(

@@ -209,7 +209,15 @@ def _client_forgive(address: str, window_started_before: datetime) -> None:
 
 @contextmanager
 def client_throttle(request: HttpRequest) -> Iterator[None]:
-    """Count a sign-in step of this client as a failure unless it succeeds.
+    """Count a sign-in step of this request's client as a failure unless it succeeds
+    (see `client_throttle_address`)."""
+    with client_throttle_address(client_address(request)):
+        yield
+
+
+@contextmanager
+def client_throttle_address(address: str) -> Iterator[None]:
+    """Count a sign-in step of the client at `address` as a failure unless it succeeds.
 
     Failures are refused credentials (401) and refusals of a locked user (429):
     a client hammering a locked account keeps counting. Bad input (400), a
@@ -217,7 +225,6 @@ def client_throttle(request: HttpRequest) -> Iterator[None]:
     tried) and successes are forgiven. Use outside `transaction.atomic`, around
     the service.
     """
-    address = client_address(request)
     now = timezone.now()
     _client_attempt(address, now)
     try:
