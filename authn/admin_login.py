@@ -8,6 +8,7 @@ from django.contrib.auth import authenticate
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from authn.services.password_checks import PasswordChecksBusy, password_check_slot
 from authn.services.staff import staff_totp_enrol
 from authn.services.throttle import throttle_attempt, throttle_clear
 from authn.services.totp import totp_verify
@@ -21,7 +22,8 @@ class StaffLoginForm(AdminAuthenticationForm):
     """E-mail and password, then (when required) a TOTP code.
 
     Password attempts count towards the same lockout as API sign-ins (5 failures
-    in 15 minutes lock the e-mail), counted before the password is checked. A
+    in 15 minutes lock the e-mail), counted before the password is checked. When
+    no password-check slot frees in time, the page answers 429 and nothing counts. A
     staff member without an authenticator gets one on first sign-in: after a
     right password the page shows a new secret, and the next sign-in with a code
     of it enrols it.
@@ -37,6 +39,8 @@ class StaffLoginForm(AdminAuthenticationForm):
     def __init__(self, request=None, *args, **kwargs):
         super().__init__(request, *args, **kwargs)
         self.enrolment: dict | None = None
+        # Set when every password-check slot stayed taken: the page answers 429 (`BankAdminSite.login`).
+        self.retry_after: str | None = None
         if not settings.ADMIN_REQUIRE_TOTP:
             del self.fields["otp_code"]
 
@@ -46,10 +50,15 @@ class StaffLoginForm(AdminAuthenticationForm):
         if not email or password is None:
             return self.cleaned_data
         try:
-            throttle_attempt(None, email, timezone.now())
+            # The slot first: a sign-in refused for want of one was never tried and must not count.
+            with password_check_slot():
+                throttle_attempt(None, email, timezone.now())
+                self.user_cache = authenticate(self.request, username=email, password=password)
+        except PasswordChecksBusy as error:
+            self.retry_after = error.headers["Retry-After"]
+            raise ValidationError(error.message, code="busy")
         except ApiError as error:
             raise ValidationError(error.message, code="locked")
-        self.user_cache = authenticate(self.request, username=email, password=password)
         if self.user_cache is None:
             raise self.get_invalid_login_error()
         self.confirm_login_allowed(self.user_cache)

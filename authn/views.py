@@ -20,7 +20,7 @@ from authn.models import User
 from authn.services.challenges import program_resolve, user_in_program
 from authn.services.login import email_verify, password_change, password_login
 from authn.services.passkeys import passkey_registration_complete, passkey_registration_start, passkey_sign_in
-from authn.services.throttle import client_throttle
+from authn.services.throttle import client_address, client_throttle
 from authn.services.totp import totp_setup_confirm, totp_setup_start, totp_sign_in
 from authn.tokens import ACCESS, ID, tokens_refresh, tokens_revoke_all
 from bankapi.errors import ApiError, ErrorCode, validation_error
@@ -35,6 +35,11 @@ S401_CREDENTIALS = (
     "INVALID_CREDENTIALS: wrong credentials or code, a wrong, unknown or malformed program id, or an "
     "invalid, expired, spent or wrong-kind session_token. `retryable` is true while the same "
     "session_token (or, on login, another password) may be tried again."
+)
+S429_BUSY = (
+    "Password checks are deliberately slow and only a few run at once per server: when none "
+    "frees within a short wait, 429 with `Retry-After` at once. That attempt is not counted "
+    "anywhere; try again."
 )
 S429_SECOND_FACTOR = (
     "Wrong codes also count per user, across sessions (TOTP codes here and in step-up confirmations, "
@@ -96,7 +101,7 @@ class LoginView(AuthView):
             "needed by change-password, which takes the temporary password itself.\n\n"
             "Wrong e-mail and wrong password answer the same 401. Five failures within 15 minutes "
             "lock the (program, e-mail) for 15 minutes: 429 with `Retry-After`, even for the right "
-            "password."
+            "password.\n\n" + S429_BUSY
         ),
         parameters=PROGRAM_PARAMETERS,
         request=io.LoginInputSerializer,
@@ -107,10 +112,12 @@ class LoginView(AuthView):
     )
     def post(self, request):
         body = _parse(io.LoginInputSerializer, request)
-        with client_throttle(request):
-            challenge = password_login(
-                program=_program_raw(request), email=body["email"], password=body["password"]
-            )
+        challenge = password_login(
+            program=_program_raw(request),
+            email=body["email"],
+            password=body["password"],
+            client=client_address(request),
+        )
         return ok(challenge)
 
 
@@ -155,7 +162,7 @@ class ChangePasswordView(OptionalBearerView):
             "or PASSKEY_REQUIRED, whose completion answers the tokens. Otherwise the order is "
             "login's.\n\n"
             "No bearer is needed (a user with a temporary password has no tokens); one sent must be "
-            "a valid access token of the same user."
+            "a valid access token of the same user.\n\n" + S429_BUSY
         ),
         parameters=PROGRAM_PARAMETERS,
         request=io.ChangePasswordInputSerializer,

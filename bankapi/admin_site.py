@@ -21,6 +21,16 @@ class BankAdminSite(admin.AdminSite):
     def login_form(self):  # type: ignore[override]  # read from settings when asked
         return import_string(settings.ADMIN_LOGIN_FORM)
 
+    def login(self, request, extra_context=None):
+        response = super().login(request, extra_context)
+        # The form says so when every password-check slot stayed taken: 429, like the API.
+        form = (getattr(response, "context_data", None) or {}).get("form")
+        retry_after = getattr(form, "retry_after", None)
+        if retry_after is not None:
+            response.status_code = 429
+            response["Retry-After"] = retry_after
+        return response
+
     def index(self, request, extra_context=None):
         context = {
             "dashboard_counters": dashboard_counters(),

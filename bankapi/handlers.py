@@ -53,7 +53,11 @@ def _from_drf(exc: drf_exceptions.APIException) -> ApiError:
     if isinstance(exc, drf_exceptions.NotAcceptable):
         return ApiError(ErrorCode.VALIDATION_ERROR, "Responses are only available as JSON")
     if isinstance(exc, drf_exceptions.Throttled):
-        return too_many_requests("Too many requests", getattr(exc, "wait", None) or 1)
+        # The request budget of a token or client address (authn.throttling).
+        return too_many_requests(
+            "Request budget spent; retry after the Retry-After header's seconds",
+            getattr(exc, "wait", None) or 1,
+        )
     return ApiError(ErrorCode.INTERNAL_SERVER_ERROR, "Internal server error")
 
 

@@ -251,3 +251,41 @@ def document_payload_limit(
             )
             responses.setdefault("411", {"content": error, "description": _DESCRIPTIONS[411]})
     return result
+
+
+def document_request_budget(
+    result: dict[str, Any], generator: object, request: object, public: bool
+) -> dict[str, Any]:
+    """Postprocessing hook: every route has a request budget (429 with Retry-After).
+
+    A route that documents 429 for its own reasons (sign-in lockouts) keeps its
+    text, with the budget added to it.
+    """
+    from django.conf import settings
+
+    budget = (
+        f"The request budget is spent: {settings.REQUEST_BUDGET_PER_TOKEN} requests per access or "
+        f"id token, or {settings.REQUEST_BUDGET_PER_ADDRESS} per client address for requests "
+        f"without a bearer, in each window of {settings.REQUEST_BUDGET_WINDOW_SECONDS} seconds."
+    )
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    retry_after = {
+        "Retry-After": {
+            "schema": {"type": "integer", "minimum": 1},
+            "description": "Seconds to wait before trying again.",
+        }
+    }
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            own = responses.get("429")
+            if own is None:
+                responses["429"] = {
+                    "content": error,
+                    "headers": retry_after,
+                    "description": f"TOO_MANY_REQUESTS: {budget} Retry after `Retry-After` seconds.",
+                }
+            else:
+                own.setdefault("headers", {}).update(retry_after)
+                own["description"] = f"{own.get('description', '')} Also: {budget}".strip()
+    return result

@@ -80,6 +80,27 @@ AUTH_CLIENT_WINDOW_SECONDS = env_int("AUTH_CLIENT_WINDOW_SECONDS", 15 * 60)
 # How many proxies of ours append to X-Forwarded-For; 0 (default): the client is
 # the TCP peer and X-Forwarded-For is ignored.
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+# Password and PIN hashes (Argon2, costly on purpose) checked at once per process;
+# a sign-in that finds every slot taken for this long answers 429 instead of
+# queueing, so a flood of sign-ins cannot take the CPU from the other routes.
+PASSWORD_CHECKS_IN_FLIGHT = env_int("PASSWORD_CHECKS_IN_FLIGHT", 1)
+PASSWORD_CHECK_WAIT_SECONDS = env_float("PASSWORD_CHECK_WAIT_SECONDS", 0.5)
+# Requests per window on every API route: per access or id token, and per client
+# address for requests without a bearer. Counted in Redis when REDIS_URL is set
+# (shared by every process), in each process's memory otherwise.
+REQUEST_BUDGET_PER_TOKEN = env_int("REQUEST_BUDGET_PER_TOKEN", 1200)
+REQUEST_BUDGET_PER_ADDRESS = env_int("REQUEST_BUDGET_PER_ADDRESS", 300)
+REQUEST_BUDGET_WINDOW_SECONDS = env_int("REQUEST_BUDGET_WINDOW_SECONDS", 60)
+for _name in (
+    "PASSWORD_CHECKS_IN_FLIGHT",
+    "REQUEST_BUDGET_PER_TOKEN",
+    "REQUEST_BUDGET_PER_ADDRESS",
+    "REQUEST_BUDGET_WINDOW_SECONDS",
+):
+    if globals()[_name] < 1:
+        raise ImproperlyConfigured(f"{_name} must be at least 1, got {globals()[_name]}")
+if PASSWORD_CHECK_WAIT_SECONDS < 0:
+    raise ImproperlyConfigured("PASSWORD_CHECK_WAIT_SECONDS must not be negative")
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list(
@@ -167,7 +188,7 @@ AUTHENTICATION_BACKENDS = ["authn.backends.StaffEmailBackend"]
 # E-mail is unique per program, not globally; the staff backend above resolves it.
 SILENCED_SYSTEM_CHECKS = ["auth.W004"]
 PASSWORD_HASHERS = [
-    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "authn.hashers.Argon2PasswordHasher",
     "django.contrib.auth.hashers.PBKDF2PasswordHasher",
 ]
 AUTH_PASSWORD_VALIDATORS = [
@@ -322,6 +343,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["bankapi.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "bankapi.handlers.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["authn.throttling.RequestBudgetThrottle"],
     "DEFAULT_SCHEMA_CLASS": "bankapi.schema.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     "COERCE_DECIMAL_TO_STRING": True,
@@ -366,6 +388,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "bankapi.schema.document_payload_limit",
+        "bankapi.schema.document_request_budget",
     ],
 }
 

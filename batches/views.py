@@ -159,7 +159,8 @@ POST_RESPONSES = {
         s409="INVALID_STATE: the draft is still being verified; IDEMPOTENCY_KEY_IN_PROGRESS.",
         s422="DRAFT_EXPIRED; NOT_SUPPORTED: a confirmation method the program does not offer, or a "
         "passkey challenge for a user without a passkey.",
-        s429="TOO_MANY_REQUESTS: the user's second factor is locked after wrong codes or PINs.",
+        s429="TOO_MANY_REQUESTS: the user's second factor is locked after wrong codes or PINs; or a PIN "
+        "came while too many password and PIN checks were under way (not counted: try again).",
     ),
 }
 

@@ -118,7 +118,8 @@ class CardSecureDetailsView(AccountScopedView):
             "code is accepted once), or `{method: pin, pin}` on programs offering PIN "
             "confirmation. Five wrong codes or PINs within 15 minutes (here, in other "
             "confirmations or at sign-in) lock the user's codes for 15 minutes: 429 with "
-            "`Retry-After`. A failed passkey assertion is refused and not counted. The answer "
+            "`Retry-After`; so does a PIN while too many password and PIN checks are under way "
+            "(not counted: try again). A failed passkey assertion is refused and not counted. The answer "
             "is sent with `Cache-Control: no-store`."
         ),
         request=io.CardSecureInputSerializer,

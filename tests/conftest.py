@@ -34,6 +34,11 @@ def pytest_report_header(config):
 def pytest_configure(config):
     settings.PASSWORD_HASHERS = ["tests.support.hashers.FastArgon2PasswordHasher"]
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    # The whole suite comes from one address (127.0.0.1) and reuses tokens far
+    # faster than any client: the request budgets are tested with their own
+    # settings (tests/authn/test_request_budget.py), not spent by every test.
+    settings.REQUEST_BUDGET_PER_TOKEN = 10**9
+    settings.REQUEST_BUDGET_PER_ADDRESS = 10**9
 
 
 @pytest.fixture(autouse=True)

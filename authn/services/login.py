@@ -26,7 +26,9 @@ from authn.services.challenges import (
     program_resolve,
 )
 from authn.services.passkeys import passkey_assertion_options
+from authn.services.password_checks import password_check_slot
 from authn.services.throttle import (
+    client_throttle_address,
     second_factor_attempt,
     second_factor_clear,
     throttle_attempt,
@@ -48,25 +50,27 @@ def credentials_check(*, program: str | None, email: str, password: str, tempora
     Unknown program, unknown e-mail, inactive user and wrong password answer the
     same body after the same work (one password hash), and count towards the
     lockout alike. The attempt is counted before the hash (see `throttle_attempt`),
-    so parallel guesses cannot outrun the lockout. `temporary` accepts only a
-    temporary password an admin issued.
+    so parallel guesses cannot outrun the lockout, and only once a password-check
+    slot is held: a sign-in refused for want of a slot (429) was never tried, so
+    it must not count. `temporary` accepts only a temporary password an admin issued.
     """
     email = email.strip().lower()
-    try:
-        program_id = program_resolve(program)
-    except CredentialRejected:
-        User().set_password(password)
-        raise _bad_credentials() from None
-    now = timezone.now()
-    throttle_attempt(program_id, email, now)
-    # program_id None: a management user, who belongs to no program (IS NULL).
-    user = User.objects.filter(program_id=program_id, email=email).first()  # type: ignore[misc]
-    if user is None:
-        User().set_password(password)
-        valid = False
-    else:
-        valid = user.check_password(password) and user.is_active
-        valid = valid and (user.must_change_password or not temporary)
+    with password_check_slot():
+        try:
+            program_id = program_resolve(program)
+        except CredentialRejected:
+            User().set_password(password)
+            raise _bad_credentials() from None
+        now = timezone.now()
+        throttle_attempt(program_id, email, now)
+        # program_id None: a management user, who belongs to no program (IS NULL).
+        user = User.objects.filter(program_id=program_id, email=email).first()  # type: ignore[misc]
+        if user is None:
+            User().set_password(password)
+            valid = False
+        else:
+            valid = user.check_password(password) and user.is_active
+            valid = valid and (user.must_change_password or not temporary)
     if not valid or user is None:
         raise _bad_credentials()
     throttle_clear(program_id, email)
@@ -111,9 +115,17 @@ def challenge_next(user: User) -> dict:
     return response
 
 
-def password_login(*, program: str | None, email: str, password: str) -> dict:
-    """POST login: check the password, answer the next challenge (never tokens)."""
-    return challenge_next(credentials_check(program=program, email=email, password=password))
+def password_login(*, program: str | None, email: str, password: str, client: str) -> dict:
+    """POST login: check the password, answer the next challenge (never tokens).
+
+    `client` is the caller's address, for the per-client throttle. The check
+    slot is taken before the client's attempt is counted, so a sign-in refused
+    for want of one costs no database write and a flood of them stays cheap; it
+    is given back before the challenge is made (that may send an e-mail).
+    """
+    with password_check_slot(), client_throttle_address(client):
+        user = credentials_check(program=program, email=email, password=password)
+    return challenge_next(user)
 
 
 def password_change(
@@ -129,23 +141,25 @@ def password_change(
     Every earlier token and unused sign-in session of the user is revoked: a
     password reset ends old sessions.
     """
-    user = credentials_check(program=program, email=email, password=temporary_password, temporary=True)
-    if bearer_user is not None and bearer_user.id != user.id:
-        raise ApiError(ErrorCode.UNAUTHORIZED, "The bearer token belongs to another user")
-    reasons = []
-    if new_password == temporary_password:
-        reasons.append("The new password must differ from the temporary password.")
-    try:
-        validate_password(new_password, user)
-    except ValidationError as exc:
-        reasons.extend(exc.messages)
-    if reasons:
-        raise ApiError(
-            ErrorCode.VALIDATION_ERROR,
-            "The new password is not acceptable",
-            errors=[{"field": "new_password", "message": reason} for reason in reasons],
-        )
-    user.set_password(new_password)
+    # One slot for both hashes: the temporary password's check and the new one's.
+    with password_check_slot():
+        user = credentials_check(program=program, email=email, password=temporary_password, temporary=True)
+        if bearer_user is not None and bearer_user.id != user.id:
+            raise ApiError(ErrorCode.UNAUTHORIZED, "The bearer token belongs to another user")
+        reasons = []
+        if new_password == temporary_password:
+            reasons.append("The new password must differ from the temporary password.")
+        try:
+            validate_password(new_password, user)
+        except ValidationError as exc:
+            reasons.extend(exc.messages)
+        if reasons:
+            raise ApiError(
+                ErrorCode.VALIDATION_ERROR,
+                "The new password is not acceptable",
+                errors=[{"field": "new_password", "message": reason} for reason in reasons],
+            )
+        user.set_password(new_password)
     user.must_change_password = False
     user.save(update_fields=["password", "must_change_password"])
     # Revoke first: it also expires every open session, which must not include

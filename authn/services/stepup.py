@@ -33,6 +33,7 @@ from authn.services.challenges import (
     challenge_refusal,
 )
 from authn.services.passkeys import passkey_assertion_options, passkey_assertion_verify
+from authn.services.password_checks import password_check_slot
 from authn.services.throttle import second_factor_attempt, second_factor_clear
 from authn.services.totp import totp_verify
 from bankapi.errors import ApiError, ErrorCode, validation_error
@@ -59,7 +60,10 @@ def step_up_pin_set(*, user: User, pin: str) -> None:
 
 
 def step_up_pin_matches(user: User, pin: str) -> bool:
-    """Whether `pin` is the user's PIN (no lockout counting: for bootstrap reruns)."""
+    """Whether `pin` is the user's PIN (no lockout counting: for bootstrap reruns).
+
+    An Argon2 check: on a request path, hold a `password_check_slot()` around it.
+    """
     return bool(user.step_up_pin) and check_password(pin, user.step_up_pin)
 
 
@@ -100,8 +104,11 @@ def _confirm_totp(user: User, code: str) -> None:
 def _confirm_pin(user: User, pin: str) -> None:
     if not user.step_up_pin:
         raise ApiError(ErrorCode.NOT_SUPPORTED, "The user has no step-up PIN")
-    second_factor_attempt(user)
-    if not step_up_pin_matches(user, pin):
+    # The slot first: a PIN refused for want of one (429) was never tried and must not count.
+    with password_check_slot():
+        second_factor_attempt(user)
+        matches = step_up_pin_matches(user, pin)
+    if not matches:
         raise CredentialRejected("Invalid PIN")
     second_factor_clear(user)
 

@@ -40,6 +40,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from authn.models import LoginThrottle, User
+from authn.services.password_checks import PasswordChecksBusy
 from bankapi.errors import ApiError, too_many_requests
 
 Factor = LoginThrottle.Factor
@@ -208,19 +209,28 @@ def _client_forgive(address: str, window_started_before: datetime) -> None:
 
 @contextmanager
 def client_throttle(request: HttpRequest) -> Iterator[None]:
-    """Count a sign-in step of this client as a failure unless it succeeds.
+    """Count a sign-in step of this request's client as a failure unless it succeeds
+    (see `client_throttle_address`)."""
+    with client_throttle_address(client_address(request)):
+        yield
+
+
+@contextmanager
+def client_throttle_address(address: str) -> Iterator[None]:
+    """Count a sign-in step of the client at `address` as a failure unless it succeeds.
 
     Failures are refused credentials (401) and refusals of a locked user (429):
-    a client hammering a locked account keeps counting. Bad input (400) and
-    successes are forgiven. Use outside `transaction.atomic`, around the service.
+    a client hammering a locked account keeps counting. Bad input (400), a
+    sign-in that found no password-check slot free (its password was never
+    tried) and successes are forgiven. Use outside `transaction.atomic`, around
+    the service.
     """
-    address = client_address(request)
     now = timezone.now()
     _client_attempt(address, now)
     try:
         yield
     except ApiError as error:
-        if error.status not in (401, 429):
+        if error.status not in (401, 429) or isinstance(error, PasswordChecksBusy):
             _client_forgive(address, now)
         raise
     except BaseException:

@@ -75,7 +75,7 @@ def request(port: int, method: str, path: str, body: dict | None = None, headers
 
 
 class Gunicorn:
-    def __init__(self, env: dict[str, str], workers: int, log: Path):
+    def __init__(self, env: dict[str, str], workers: int, log: Path, threads: int = 1):
         self.port = free_port()
         self.log = log.open("ab")
         self.process = subprocess.Popen(  # noqa: S603
@@ -83,6 +83,8 @@ class Gunicorn:
                 sys.executable, "-m", "gunicorn", "bankapi.wsgi:application",
                 "--bind", f"127.0.0.1:{self.port}",
                 "--workers", str(workers),
+                # More than one: gunicorn's threaded worker (gthread).
+                "--threads", str(threads),
                 "--timeout", "30",
                 "--graceful-timeout", "2",
                 # Workers fork from a master that has loaded the app: a killed one is

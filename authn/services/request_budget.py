@@ -1,0 +1,88 @@
+"""Request budgets: how many requests one key (an access or id token, or a client
+address) may make per window.
+
+Fixed windows of `REQUEST_BUDGET_WINDOW_SECONDS`, aligned on the clock and the
+same for every key: a client may spend up to twice its budget across a window
+boundary, which is fine for a budget meant to stop floods, not to meter.
+
+Where the count lives:
+
+- With `REDIS_URL`, in Redis, so every process and host of a deployment shares
+  it: INCR and EXPIRE of the window's key in one MULTI pipeline, one round trip
+  per request, atomic (no read-then-write race between processes). If Redis
+  cannot be reached the request is served and a warning logged: the budget is a
+  guard against floods, and refusing every request while Redis is down would be
+  the outage it exists to prevent (readiness reports Redis meanwhile).
+- Without it (the embedded default), in this process's memory: a dict under a
+  lock, emptied when the window turns. No round trip at all.
+"""
+
+import logging
+import threading
+import time
+from functools import cache
+
+import redis
+from django.conf import settings
+
+logger = logging.getLogger("authn.request_budget")
+
+_KEY_PREFIX = "bankapi:request-budget"
+
+
+class _LocalCounts:
+    """The counts of the current window in this process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._window = -1
+        self._counts: dict[str, int] = {}
+
+    def add_one(self, key: str, window: int) -> int:
+        with self._lock:
+            if window != self._window:
+                # A new window starts empty: earlier windows' counts are never read again.
+                self._window, self._counts = window, {}
+            count = self._counts.get(key, 0) + 1
+            self._counts[key] = count
+            return count
+
+
+_local = _LocalCounts()
+
+
+@cache
+def _redis_client(url: str) -> redis.Redis:
+    # One client (and connection pool) per process; redis-py makes a new pool
+    # after a fork, so gunicorn workers forked from a preloaded master are safe.
+    return redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
+
+
+def _redis_add_one(url: str, key: str, window: int, window_seconds: int) -> int:
+    redis_key = f"{_KEY_PREFIX}:{window}:{key}"
+    pipeline = _redis_client(url).pipeline(transaction=True)
+    pipeline.incr(redis_key)
+    # The key names its window, so it only has to outlive it.
+    pipeline.expire(redis_key, window_seconds + 1)
+    count, _ = pipeline.execute()
+    return int(count)
+
+
+def budget_spend(key: str, limit: int, now: float | None = None) -> float | None:
+    """Count one request of `key`: None while the window's count is within `limit`,
+    else the seconds until the window ends (the request is over budget)."""
+    window_seconds: int = settings.REQUEST_BUDGET_WINDOW_SECONDS
+    now = time.time() if now is None else now
+    window = int(now // window_seconds)
+    url: str | None = settings.REDIS_URL
+    if url:
+        try:
+            count = _redis_add_one(url, key, window, window_seconds)
+        except redis.RedisError:
+            logger.warning("Request budget not counted: Redis unavailable", exc_info=True)
+            return None
+    else:
+        count = _local.add_one(key, window)
+    if count <= limit:
+        return None
+    return (window + 1) * window_seconds - now

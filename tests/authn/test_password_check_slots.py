@@ -1,0 +1,201 @@
+"""Only a bounded number of password and PIN checks run at once per process.
+
+Argon2 is slow on purpose. A sign-in that cannot get a check slot within
+PASSWORD_CHECK_WAIT_SECONDS answers 429 TOO_MANY_REQUESTS with Retry-After
+instead of queueing behind a flood, and that refusal counts in no lockout or
+client throttle: the password was never tried. Slots are held here by another
+thread, as concurrent requests of the same server process would hold them.
+"""
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from authn.models import LoginThrottle
+from authn.services import password_checks
+from authn.services.password_checks import PasswordChecksBusy, password_check_slot
+from bankapi.models import Program
+from tests.authn.helpers import assert_error, auth_post, challenge_of, user
+from tests.authn.test_change_password import NEW_PASSWORD, change
+from tests.authn.test_stepup import confirm, refused, second_factor_failures
+from tests.backoffice.conftest import STAFF_PASSWORD, staff_user
+
+
+@contextmanager
+def slots_taken(count: int) -> Iterator[None]:
+    """`count` password-check slots held by other threads until the block ends."""
+    taken, release = threading.Barrier(count + 1), threading.Event()
+
+    def hold() -> None:
+        with password_check_slot():
+            taken.wait()
+            release.wait()
+
+    holders = [threading.Thread(target=hold) for _ in range(count)]
+    for holder in holders:
+        holder.start()
+    taken.wait()
+    try:
+        yield
+    finally:
+        release.set()
+        for holder in holders:
+            holder.join()
+
+
+@pytest.fixture(autouse=True)
+def _short_wait(settings):
+    settings.PASSWORD_CHECKS_IN_FLIGHT = 2
+    settings.PASSWORD_CHECK_WAIT_SECONDS = 0.05
+
+
+def login(api, person: dict, password: str | None = None, address: str = "192.0.2.10"):
+    body = {"email": person["email"], "password": password or person["password"]}
+    return auth_post(api, "login", body, program=person["programId"], REMOTE_ADDR=address)
+
+
+def assert_busy(response) -> None:
+    body = assert_error(response, 429, "TOO_MANY_REQUESTS")
+    assert body["retryable"] is True
+    assert response["Retry-After"] == "1"
+
+
+def test_with_every_slot_held_a_login_answers_429_and_once_released_it_works(api, sandbox):
+    spare = sandbox["spareUser"]
+
+    with slots_taken(2):
+        busy = login(api, spare)
+    after = login(api, spare)
+
+    assert_busy(busy)
+    challenge_of(after, "SOFTWARE_TOKEN_MFA")
+
+
+def test_one_slot_held_of_two_leaves_room_for_a_sign_in(api, sandbox):
+    with slots_taken(1):
+        response = login(api, sandbox["spareUser"])
+
+    challenge_of(response, "SOFTWARE_TOKEN_MFA")
+
+
+def test_the_number_of_slots_is_a_setting(api, sandbox, settings):
+    settings.PASSWORD_CHECKS_IN_FLIGHT = 1
+
+    with slots_taken(1):
+        response = login(api, sandbox["spareUser"])
+
+    assert_busy(response)
+
+
+def test_refusals_for_want_of_a_slot_count_in_no_lockout_or_client_throttle(api, sandbox, settings):
+    settings.AUTH_CLIENT_MAX_FAILURES = 3
+    spare = sandbox["spareUser"]
+
+    with slots_taken(2):
+        statuses = [login(api, spare, "a wrong password 42").status_code for _ in range(8)]
+
+    # Eight wrong passwords tried would have locked the e-mail (5) and the client (3).
+    assert statuses == [429] * 8
+    assert not LoginThrottle.objects.filter(email=spare["email"]).exists()
+    assert not LoginThrottle.objects.filter(factor=LoginThrottle.Factor.CLIENT, failures__gt=0).exists()
+    challenge_of(login(api, spare), "SOFTWARE_TOKEN_MFA")
+
+
+def test_change_password_waits_for_a_slot_too(api, sandbox):
+    new_user = sandbox["newUser"]
+    email, program = new_user["email"], new_user["programId"]
+
+    with slots_taken(2):
+        busy = change(api, email, new_user["temporaryPassword"], NEW_PASSWORD, program)
+    unchanged = user(email, program)
+    after = change(api, email, new_user["temporaryPassword"], NEW_PASSWORD, program)
+
+    assert_busy(busy)
+    assert unchanged.must_change_password and unchanged.check_password(new_user["temporaryPassword"])
+    challenge_of(after, "SECURITY_SETUP_REQUIRED")
+
+
+def test_a_step_up_pin_waits_for_a_slot_and_is_not_counted(sandbox):
+    person = sandbox["business"]
+    program = Program.objects.get(id=sandbox["businessProgramId"])
+    holder = user(person["email"], str(program.id))
+    wrong_pin = "0000" if person["pin"] != "0000" else "1111"
+
+    with slots_taken(2):
+        busy = refused(
+            "TOO_MANY_REQUESTS", 429, confirm, holder, program, {"method": "pin", "pin": wrong_pin}
+        )
+
+    assert busy.headers == {"Retry-After": "1"}
+    assert second_factor_failures(holder) == 0
+    confirm(holder, program, {"method": "pin", "pin": person["pin"]})
+
+
+def test_the_admin_sign_in_answers_429_while_every_slot_is_held(client, db, settings):
+    settings.ADMIN_REQUIRE_TOTP = False
+    staff = staff_user("support")
+    form = {"username": staff.email, "password": STAFF_PASSWORD, "next": "/admin/"}
+
+    with slots_taken(2):
+        busy = client.post("/admin/login/", form)
+    after = client.post("/admin/login/", form)
+
+    assert busy.status_code == 429 and busy["Retry-After"] == "1"
+    assert "try again shortly" in busy.content.decode()
+    assert not LoginThrottle.objects.filter(email=staff.email).exists()
+    assert after.status_code == 302 and after["Location"] == "/admin/"
+
+
+def another_thread_gets_a_slot() -> bool:
+    got: list[bool] = []
+
+    def try_one() -> None:
+        try:
+            with password_check_slot():
+                got.append(True)
+        except PasswordChecksBusy:
+            got.append(False)
+
+    thread = threading.Thread(target=try_one)
+    thread.start()
+    thread.join()
+    return got == [True]
+
+
+def test_a_thread_holding_a_slot_enters_again_without_taking_a_second_one(settings):
+    settings.PASSWORD_CHECKS_IN_FLIGHT = 1
+
+    with password_check_slot():
+        # With one slot, a second acquisition would wait for itself and answer 429.
+        with password_check_slot():
+            inside = another_thread_gets_a_slot()
+        still_held = another_thread_gets_a_slot()
+    after = another_thread_gets_a_slot()
+
+    assert (inside, still_held, after) == (False, False, True)
+
+
+def test_no_more_sign_ins_wait_for_a_slot_than_there_are_slots(api, sandbox, settings):
+    """Waiting holds a server thread: a flood must not queue up and take them all."""
+    settings.PASSWORD_CHECKS_IN_FLIGHT = 1
+    settings.PASSWORD_CHECK_WAIT_SECONDS = 30
+    waiter_got_a_slot: list[bool] = []
+
+    def wait_for_a_slot() -> None:
+        waiter_got_a_slot.append(another_thread_gets_a_slot())
+
+    with slots_taken(1):
+        waiter = threading.Thread(target=wait_for_a_slot)
+        waiter.start()
+        while password_checks._waiting < 1:
+            time.sleep(0.01)
+        # Refused at once: had it waited too, it would have outlasted the waiter's
+        # 30 seconds, and the waiter would have found no slot either.
+        refused_at_once = login(api, sandbox["spareUser"])
+    waiter.join()
+
+    assert_busy(refused_at_once)
+    assert waiter_got_a_slot == [True]

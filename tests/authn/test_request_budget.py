@@ -1,0 +1,193 @@
+"""Every route has a request budget per window: per access or id token, and per
+client address for requests without a bearer. Over budget: 429
+TOO_MANY_REQUESTS with Retry-After (the seconds until the window ends), in the
+error envelope. Counted in Redis when REDIS_URL is set, shared by every process;
+in each process's memory otherwise.
+
+Addresses and tokens are new in every test, so that counts another test (or an
+earlier run, on Redis) left in the same window do not meet them.
+"""
+
+import logging
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import time_machine
+
+from bankapi import settings as configured
+from tests.authn.helpers import assert_error, auth_post, challenge_of
+from tests.conftest import requires_redis
+from tests.proof.processes import Gunicorn, free_port, request, server_environment
+from tests.support.auth import access_header, tokens_for
+
+# A window starts on every whole minute (windows of 60 seconds are aligned on the clock).
+WINDOW_START = datetime(2031, 3, 3, 9, 30, tzinfo=UTC)
+
+
+def new_address() -> str:
+    return f"2001:db8::{uuid.uuid4().hex[:4]}:{uuid.uuid4().hex[:4]}"
+
+
+def capabilities(api, auth: dict, address: str = "192.0.2.1"):
+    return api.get("/v1/capabilities", REMOTE_ADDR=address, **auth)
+
+
+def health(api, address: str, **headers):
+    return api.get("/healthz", REMOTE_ADDR=address, **headers)
+
+
+def assert_over_budget(response, retry_after: int) -> None:
+    body = assert_error(response, 429, "TOO_MANY_REQUESTS")
+    assert body["retryable"] is True
+    assert response["Retry-After"] == str(retry_after)
+
+
+@pytest.fixture
+def customer(sandbox) -> tuple[str, str]:
+    return sandbox["customer"]["email"], sandbox["consumerProgramId"]
+
+
+def test_over_the_token_budget_429_with_retry_after_and_another_token_is_unaffected(api, customer, settings):
+    settings.REQUEST_BUDGET_PER_TOKEN = 3
+    with time_machine.travel(WINDOW_START + timedelta(seconds=15), tick=False):
+        spent, other = access_header(*customer), access_header(*customer)
+
+        within = [capabilities(api, spent).status_code for _ in range(3)]
+        over = capabilities(api, spent)
+        unaffected = capabilities(api, other)
+
+    assert within == [200, 200, 200]
+    assert_over_budget(over, retry_after=45)
+    assert unaffected.status_code == 200
+    with time_machine.travel(WINDOW_START + timedelta(seconds=60), tick=False):
+        assert capabilities(api, spent).status_code == 200, "a new window, a new budget"
+
+
+def test_an_id_token_has_a_budget_of_its_own(api, customer, settings):
+    settings.REQUEST_BUDGET_PER_TOKEN = 1
+    email, program = customer
+    tokens = tokens_for(email, program)
+
+    first = api.get("/v1/kyc/schema", HTTP_AUTHORIZATION=f"Bearer {tokens.id_token}")
+    second = api.get("/v1/kyc/schema", HTTP_AUTHORIZATION=f"Bearer {tokens.id_token}")
+    access = capabilities(api, {"HTTP_AUTHORIZATION": f"Bearer {tokens.access_token}"})
+
+    assert first.status_code == 200
+    assert_error(second, 429, "TOO_MANY_REQUESTS")
+    assert access.status_code == 200
+
+
+def test_over_the_address_budget_a_bearerless_route_answers_429_and_another_address_is_unaffected(
+    api, sandbox, settings
+):
+    settings.REQUEST_BUDGET_PER_ADDRESS = 2
+    spare, address = sandbox["spareUser"], new_address()
+    body = {"email": spare["email"], "password": spare["password"]}
+
+    def sign_in(from_address: str):
+        return auth_post(api, "login", body, program=spare["programId"], REMOTE_ADDR=from_address)
+
+    with time_machine.travel(WINDOW_START + timedelta(seconds=50), tick=False):
+        within = [sign_in(address) for _ in range(2)]
+        over = sign_in(address)
+        elsewhere = sign_in(new_address())
+
+    for response in within:
+        challenge_of(response, "SOFTWARE_TOKEN_MFA")
+    assert_over_budget(over, retry_after=10)
+    challenge_of(elsewhere, "SOFTWARE_TOKEN_MFA")
+
+
+def test_behind_trusted_proxies_the_budget_is_the_forwarded_clients(api, db, settings):
+    settings.REQUEST_BUDGET_PER_ADDRESS = 1
+    settings.TRUSTED_PROXY_COUNT = 1
+    proxy, first, second = new_address(), new_address(), new_address()
+
+    answers = [
+        health(api, proxy, HTTP_X_FORWARDED_FOR=first).status_code,
+        health(api, proxy, HTTP_X_FORWARDED_FOR=second).status_code,
+        # What a client puts left of the proxy's entry is not trusted.
+        health(api, proxy, HTTP_X_FORWARDED_FOR=f"{new_address()}, {first}").status_code,
+    ]
+
+    assert answers == [200, 200, 429]
+
+
+def test_a_request_with_a_bearer_spends_its_tokens_budget_not_its_addresss(api, customer, settings):
+    settings.REQUEST_BUDGET_PER_ADDRESS = 1
+    settings.REQUEST_BUDGET_PER_TOKEN = 10
+    address, auth = new_address(), access_header(*customer)
+
+    with_bearer = [capabilities(api, auth, address).status_code for _ in range(3)]
+    without = [health(api, address).status_code for _ in range(2)]
+
+    assert with_bearer == [200, 200, 200]
+    assert without == [200, 429]
+
+
+def test_the_default_budgets_let_hundreds_of_requests_a_minute_through(api, db, settings):
+    assert (configured.REQUEST_BUDGET_PER_TOKEN, configured.REQUEST_BUDGET_PER_ADDRESS) == (1200, 300)
+    assert configured.REQUEST_BUDGET_WINDOW_SECONDS == 60
+    settings.REQUEST_BUDGET_PER_ADDRESS = configured.REQUEST_BUDGET_PER_ADDRESS
+    address = new_address()
+
+    with time_machine.travel(WINDOW_START, tick=False):
+        answers = [health(api, address).status_code for _ in range(300)]
+        over = health(api, address)
+
+    assert answers == [200] * 300
+    assert_over_budget(over, retry_after=60)
+
+
+def test_while_redis_cannot_be_reached_requests_are_served_and_a_warning_logged(api, db, settings, caplog):
+    settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"
+    settings.REQUEST_BUDGET_PER_ADDRESS = 1
+    address = new_address()
+
+    with caplog.at_level(logging.WARNING, logger="authn.request_budget"):
+        answers = [health(api, address).status_code for _ in range(3)]
+
+    assert answers == [200, 200, 200]
+    assert "Redis unavailable" in caplog.text
+
+
+def test_every_route_documents_the_budgets_429_with_retry_after(api, db):
+    document = api.get("/v1/openapi.json").json()
+
+    operations = [
+        (path, method, operation)
+        for path, methods in document["paths"].items()
+        for method, operation in methods.items()
+    ]
+    assert operations
+    for path, method, operation in operations:
+        answer = operation["responses"].get("429")
+        assert answer, f"{method.upper()} {path} does not document 429"
+        assert "request budget" in answer["description"], f"{method.upper()} {path}"
+        assert answer["headers"]["Retry-After"]["schema"]["type"] == "integer"
+        assert answer["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
+
+
+@requires_redis
+def test_with_redis_one_tokens_budget_holds_across_two_server_processes(transactional_db, sandbox, tmp_path):
+    env = server_environment(REQUEST_BUDGET_PER_TOKEN="4")
+    token = tokens_for(sandbox["customer"]["email"], sandbox["consumerProgramId"]).access_token
+    other = tokens_for(sandbox["customer"]["email"], sandbox["consumerProgramId"]).access_token
+    servers = [Gunicorn(env, 1, tmp_path / f"gunicorn-{index}.log") for index in range(2)]
+    try:
+        first, second = (server.port for server in servers)
+
+        def get(port: int, bearer: str) -> int:
+            return request(port, "GET", "/v1/capabilities", headers={"Authorization": f"Bearer {bearer}"})[0]
+
+        within = [get(first, token), get(second, token), get(first, token), get(second, token)]
+        over = [get(first, token), get(second, token)]
+        unaffected = [get(first, other), get(second, other)]
+    finally:
+        for server in servers:
+            server.stop()
+
+    assert within == [200, 200, 200, 200]
+    assert over == [429, 429], "each process alone has counted only two"
+    assert unaffected == [200, 200]
