@@ -34,19 +34,23 @@ class RequestIdMiddleware:
 
 
 def _takes_json(view_func: Callable[..., Any]) -> bool:
+    """Whether every parser of the route reads JSON or XML (documents the API parses)."""
     view_class = getattr(view_func, "cls", None)
     parsers = getattr(view_class, "parser_classes", None) or []
-    return bool(parsers) and all("json" in getattr(parser, "media_type", "") for parser in parsers)
+    return bool(parsers) and all(
+        "json" in getattr(parser, "media_type", "") or "xml" in getattr(parser, "media_type", "")
+        for parser in parsers
+    )
 
 
 class JsonBodyLimitMiddleware:
-    """Refuse an oversized body of a JSON route at the door: 413 PAYLOAD_TOO_LARGE.
+    """Refuse an oversized body of a JSON (or XML) route at the door: 413 PAYLOAD_TOO_LARGE.
 
     Django would raise `RequestDataTooBig` only when the view reads the body, and
     the API's error handler would turn it into a 500. Here the limit
     (`DATA_UPLOAD_MAX_MEMORY_SIZE`) is applied before any parsing, signed in or not,
-    to every route whose parsers are all JSON (a route with its own upload rules,
-    such as a document PUT, declares other parsers and keeps them).
+    to every route whose parsers are all JSON or XML (a route with its own upload
+    rules, such as a document PUT, declares other parsers and keeps them).
 
     A chunked body comes without Content-Length, and Django would read it as
     empty. When the server has decoded it (`wsgi.input_terminated`, as gunicorn

@@ -167,6 +167,7 @@ _DESCRIPTIONS = {
     404: "RESOURCE_NOT_FOUND: no such object for this caller (another tenant's included).",
     405: "METHOD_NOT_ALLOWED.",
     409: "Conflict with the object's current state.",
+    415: "UNSUPPORTED_MEDIA_TYPE: the body's Content-Type is not one the route takes.",
     422: "The request was understood but cannot be carried out.",
     429: "TOO_MANY_REQUESTS: retry after the `Retry-After` header's seconds.",
 }
