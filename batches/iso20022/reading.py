@@ -67,13 +67,9 @@ def pain001_read(body: bytes) -> Pain001:
     except etree.XMLSyntaxError as exc:  # pragma: no cover - the scan parsed the same bytes
         raise _refused("body", f"Not well-formed XML: {exc}") from exc
     _validate(message_name, root)
-    namespace = {"p": namespace_of(message_name)}
-    initiation = root.find("p:CstmrCdtTrfInitn", namespace)
-    if initiation is None:  # pragma: no cover - the XSD requires it
-        raise ValueError("A valid pain.001 without CstmrCdtTrfInitn.")
-    reader = _Reader(message_name, namespace)
-    _controls_check(reader, initiation)
-    return reader.mapped(initiation)
+    document = _Document.of(message_name, root)
+    _controls_check(document)
+    return document.mapped()
 
 
 def _scan(body: bytes) -> str:
@@ -86,7 +82,9 @@ def _scan(body: bytes) -> str:
     """
     events = etree.iterparse(
         io.BytesIO(body),
+        # Events for these two only: a Python step per element would be most of the cost.
         events=("start", "end"),
+        tag=("{*}Document", "{*}CdtTrfTxInf"),
         resolve_entities=False,
         no_network=True,
         load_dtd=False,
@@ -98,31 +96,32 @@ def _scan(body: bytes) -> str:
         for event, element in events:
             if not message_name:
                 message_name = _root_checked(element)
-                continue
-            if event == "end" and element.tag == f"{{{namespace_of(message_name)}}}CdtTrfTxInf":
+            elif event == "end" and element.tag.endswith("}CdtTrfTxInf"):
                 transactions += 1
                 if transactions > MAX_TRANSACTIONS:
                     raise _refused(
                         "CstmrCdtTrfInitn/GrpHdr/NbOfTxs",
                         f"At most {MAX_TRANSACTIONS} transactions per file.",
                     )
-            if event == "end":
                 # Constant memory: drop what has been counted.
                 element.clear()
+        if not message_name:
+            # The root is not a Document: no event came for it.
+            _root_checked(events.root)
     except etree.XMLSyntaxError as exc:
         raise _refused("body", f"Not well-formed XML: {exc.msg}") from exc
-    if not message_name:
-        raise _refused("body", "The body is empty.")
     return message_name
 
 
 def _root_checked(root: etree._Element) -> str:
+    """The message name of the root `Document`: refused if the document has a DTD,
+    or if this is not the root or not a pain.001 Document."""
     docinfo = root.getroottree().docinfo
     if docinfo.doctype or docinfo.internalDTD is not None or docinfo.externalDTD is not None:
         raise _refused("body", "A document type declaration (DTD) is not accepted.")
     qname = etree.QName(root)
     message_name = BY_NAMESPACE.get(qname.namespace or "")
-    if message_name is None or qname.localname != "Document":
+    if message_name is None or qname.localname != "Document" or root.getparent() is not None:
         raise _refused(
             "Document",
             "Must be a pain.001.001.03 or pain.001.001.09 Document (namespace "
@@ -151,113 +150,150 @@ def _readable(message: str, message_name: str) -> str:
     return message.replace(f"{{{namespace_of(message_name)}}}", "")
 
 
-class _Reader:
-    """Reads the elements of one pain.001 version (the two differ in a few names)."""
+Fields = dict[str, etree._Element]
 
-    def __init__(self, message_name: str, namespace: dict[str, str]) -> None:
-        self.message_name = message_name
-        self.ns = namespace
-        self.bic = "BIC" if message_name == "pain.001.001.03" else "BICFI"
 
-    def text(self, element: etree._Element, path: str) -> str | None:
-        found = element.find("p:" + path.replace("/", "/p:"), self.ns)
-        return found.text if found is not None and found.text is not None else None
+def _fields(element: etree._Element, skip: str = "", path: str = "", found: Fields | None = None) -> Fields:
+    """The element's descendants by their path of local names (`PmtId/EndToEndId`),
+    the first of each path, not entering `skip` children: one walk, then lookups."""
+    found = {} if found is None else found
+    for child in element:
+        tag = child.tag
+        if not isinstance(tag, str):
+            continue  # a comment or processing instruction
+        name = tag[tag.index("}") + 1 :] if tag.startswith("{") else tag
+        if name == skip:
+            continue
+        where = path + name
+        found.setdefault(where, child)
+        _fields(child, "", where + "/", found)
+    return found
 
-    def all(self, element: etree._Element, name: str) -> list[etree._Element]:
-        return element.findall(f"p:{name}", self.ns)
 
-    def mapped(self, initiation: etree._Element) -> Pain001:
+def _text(fields: Fields, path: str) -> str | None:
+    element = fields.get(path)
+    return None if element is None or element.text is None else element.text.strip()
+
+
+@dataclass
+class _Instruction:
+    fields: Fields
+    payments: list[dict]
+    amounts: list[Decimal]
+
+
+@dataclass
+class _Document:
+    """A valid pain.001's group header and instructions, each element walked once."""
+
+    message_name: str
+    header: Fields
+    instructions: list[_Instruction]
+
+    @classmethod
+    def of(cls, message_name: str, root: etree._Element) -> "_Document":
+        initiation = root[0]  # CstmrCdtTrfInitn: the XSD allows nothing else there
+        tag = f"{{{namespace_of(message_name)}}}"
+        document = cls(message_name=message_name, header=_fields(initiation, skip="PmtInf"), instructions=[])
+        for element in initiation.iterchildren(f"{tag}PmtInf"):
+            instruction = _Instruction(fields=_fields(element, skip="CdtTrfTxInf"), payments=[], amounts=[])
+            payer = _account(instruction.fields, "DbtrAcct")
+            # Each transaction's elements are walked once and let go: only its payment is kept.
+            for transaction in map(_fields, element.iterchildren(f"{tag}CdtTrfTxInf")):
+                instruction.payments.append(document.payment(transaction, payer))
+                instruction.amounts.append(_amount(transaction))
+            document.instructions.append(instruction)
+        return document
+
+    @property
+    def bic(self) -> str:
+        return "BIC" if self.message_name == "pain.001.001.03" else "BICFI"
+
+    def mapped(self) -> Pain001:
         payments, instructions = [], []
-        for number, instruction in enumerate(self.all(initiation, "PmtInf"), 1):
-            transactions = self.all(instruction, "CdtTrfTxInf")
-            payer = self.account(instruction, "DbtrAcct")
-            for transaction in transactions:
-                payments.append(self.payment(transaction, payer))
+        for number, instruction in enumerate(self.instructions, 1):
+            payments += instruction.payments
+            where = f"CstmrCdtTrfInitn/PmtInf[{number}]"
             instructions.append(
                 {
-                    "id": self.text(instruction, "PmtInfId"),
-                    "executionDate": self.execution_date(instruction, f"CstmrCdtTrfInitn/PmtInf[{number}]"),
-                    "count": len(transactions),
+                    "id": _text(instruction.fields, "PmtInfId"),
+                    "executionDate": self.execution_date(instruction.fields, where),
+                    "count": len(instruction.payments),
                 }
             )
         return Pain001(
             message_name=self.message_name,
-            message_id=self.text(initiation, "GrpHdr/MsgId") or "",
+            message_id=_text(self.header, "GrpHdr/MsgId") or "",
             payments=payments,
             instructions=instructions,
         )
 
-    def execution_date(self, instruction: etree._Element, where: str) -> str:
+    def execution_date(self, instruction: Fields, where: str) -> str:
         if self.message_name == "pain.001.001.03":
-            when = self.text(instruction, "ReqdExctnDt") or ""
+            when = _text(instruction, "ReqdExctnDt") or ""
         else:
-            day = self.text(instruction, "ReqdExctnDt/Dt")
-            when = day or self.text(instruction, "ReqdExctnDt/DtTm") or ""
+            when = _text(instruction, "ReqdExctnDt/Dt") or _text(instruction, "ReqdExctnDt/DtTm") or ""
         # An xs:date may carry a time zone, an xs:dateTime a time: the day is what is kept.
         try:
-            return date.fromisoformat(when.strip()[:10]).isoformat()
+            return date.fromisoformat(when[:10]).isoformat()
         except ValueError as exc:
             # The XSD takes years before 1 and after 9999; a payment date cannot be one.
             raise _refused(f"{where}/ReqdExctnDt", "Must be a day between the years 1 and 9999.") from exc
 
-    def account(self, parent: etree._Element, name: str) -> dict | None:
-        """`{type: iban, iban}` or `{type: uk, sortCode, accountNumber}`; None when
-        absent or in another form (the item rules then name it)."""
-        iban = self.text(parent, f"{name}/Id/IBAN")
-        if iban is not None:
-            return {"type": "iban", "iban": iban}
-        other = self.text(parent, f"{name}/Id/Othr/Id") or ""
-        schemes = {(kind, self.text(parent, f"{name}/Id/Othr/SchmeNm/{kind}")) for kind in ("Cd", "Prtry")}
-        if len(other) == UK_ACCOUNT_DIGITS and other.isdigit() and schemes & UK_SCHEMES:
-            return {"type": "uk", "sortCode": other[:6], "accountNumber": other[6:]}
-        return None
-
-    def payment(self, transaction: etree._Element, payer: dict | None) -> dict:
-        end_to_end_id = self.text(transaction, "PmtId/EndToEndId") or ""
-        payee_account = self.account(transaction, "CdtrAcct")
-        bic = self.text(transaction, f"CdtrAgt/FinInstnId/{self.bic}")
+    def payment(self, transaction: Fields, payer: dict | None) -> dict:
+        end_to_end_id = _text(transaction, "PmtId/EndToEndId") or ""
+        payee_account = _account(transaction, "CdtrAcct")
+        bic = _text(transaction, f"CdtrAgt/FinInstnId/{self.bic}")
         if payee_account is not None and payee_account["type"] == "iban" and bic:
             payee_account["bic"] = bic
-        payee: dict = {"name": self.text(transaction, "Cdtr/Nm") or ""}
+        payee: dict = {"name": _text(transaction, "Cdtr/Nm") or ""}
         if payee_account is not None:
             payee["account"] = payee_account
-        amount = transaction.find("p:Amt/p:InstdAmt", self.ns)
-        remittance = self.text(transaction, "RmtInf/Ustrd")
-        payment = {
+        amount = transaction.get("Amt/InstdAmt")
+        remittance = _text(transaction, "RmtInf/Ustrd")
+        return {
             "payer": {"account": payer} if payer is not None else {},
             "payee": payee,
             "reference": remittance if remittance is not None else end_to_end_id,
-            "amount": (amount.text or "").strip() if amount is not None else "",
+            "amount": _text(transaction, "Amt/InstdAmt") or "",
             "endToEndId": end_to_end_id,
             "currency": amount.get("Ccy", "") if amount is not None else "",
         }
-        return payment
 
 
-def _amount(reader: _Reader, transaction: etree._Element) -> Decimal:
+def _account(fields: Fields, name: str) -> dict | None:
+    """`{type: iban, iban}` or `{type: uk, sortCode, accountNumber}`; None when
+    absent or in another form (the item rules then name it)."""
+    iban = _text(fields, f"{name}/Id/IBAN")
+    if iban is not None:
+        return {"type": "iban", "iban": iban}
+    other = _text(fields, f"{name}/Id/Othr/Id") or ""
+    schemes = {(kind, _text(fields, f"{name}/Id/Othr/SchmeNm/{kind}")) for kind in ("Cd", "Prtry")}
+    if len(other) == UK_ACCOUNT_DIGITS and other.isdigit() and schemes & UK_SCHEMES:
+        return {"type": "uk", "sortCode": other[:6], "accountNumber": other[6:]}
+    return None
+
+
+def _amount(transaction: Fields) -> Decimal:
     """The transaction's amount, as the XSD has checked it (a decimal)."""
-    text = reader.text(transaction, "Amt/InstdAmt") or reader.text(transaction, "Amt/EqvtAmt/Amt") or "0"
-    return Decimal(text.strip())
+    return Decimal(_text(transaction, "Amt/InstdAmt") or _text(transaction, "Amt/EqvtAmt/Amt") or "0")
 
 
-def _controls_check(reader: _Reader, initiation: etree._Element) -> None:
+def _controls_check(document: _Document) -> None:
     errors: list[dict] = []
     every: list[Decimal] = []
-    for number, instruction in enumerate(reader.all(initiation, "PmtInf"), 1):
-        amounts = [_amount(reader, tx) for tx in reader.all(instruction, "CdtTrfTxInf")]
-        every += amounts
-        errors += _control_errors(reader, instruction, f"CstmrCdtTrfInitn/PmtInf[{number}]", amounts)
-    errors = _control_errors(reader, initiation, "CstmrCdtTrfInitn/GrpHdr", every, header=True) + errors
+    for number, instruction in enumerate(document.instructions, 1):
+        every += instruction.amounts
+        where = f"CstmrCdtTrfInitn/PmtInf[{number}]"
+        errors += _control_errors(instruction.fields, "", where, instruction.amounts)
+    errors = _control_errors(document.header, "GrpHdr/", "CstmrCdtTrfInitn/GrpHdr", every) + errors
     if errors:
         raise file_refused("The file's control figures do not match its transactions.", errors)
 
 
-def _control_errors(
-    reader: _Reader, parent: etree._Element, where: str, amounts: list[Decimal], *, header: bool = False
-) -> list[dict]:
-    prefix = "GrpHdr/" if header else ""
+def _control_errors(fields: Fields, prefix: str, where: str, amounts: list[Decimal]) -> list[dict]:
     errors = []
-    count = reader.text(parent, f"{prefix}NbOfTxs")
+    count = _text(fields, f"{prefix}NbOfTxs")
     if count is not None and int(count) != len(amounts):
         errors.append(
             {
@@ -265,13 +301,13 @@ def _control_errors(
                 "message": f"States {int(count)} transactions; there are {len(amounts)}.",
             }
         )
-    control_sum = reader.text(parent, f"{prefix}CtrlSum")
+    control_sum = _text(fields, f"{prefix}CtrlSum")
     total = sum(amounts, Decimal(0))
-    if control_sum is not None and Decimal(control_sum.strip()) != total:
+    if control_sum is not None and Decimal(control_sum) != total:
         errors.append(
             {
                 "field": f"{where}/CtrlSum",
-                "message": f"States {control_sum.strip()}; the amounts sum to {total}.",
+                "message": f"States {control_sum}; the amounts sum to {total}.",
             }
         )
     return errors
