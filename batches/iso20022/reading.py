@@ -137,7 +137,10 @@ def _validate(message_name: str, root: etree._Element) -> None:
     tree = root.getroottree()
     errors = []
     for entry in schema.error_log:
-        found = tree.xpath(entry.path) if entry.path else []
+        try:
+            found = tree.xpath(entry.path) if entry.path else []
+        except etree.XPathError:
+            found = []
         element = found[0] if isinstance(found, list) and found else None
         field = element_path(message_name, element) if isinstance(element, etree._Element) else "Document"
         errors.append({"field": field or "Document", "message": _readable(entry.message, message_name)})

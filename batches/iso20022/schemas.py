@@ -8,6 +8,7 @@ bench/README.md). The element paths of its errors are rebuilt from the schema
 """
 
 import functools
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,10 +40,17 @@ def hardened_parser() -> etree.XMLParser:
     )
 
 
-@functools.cache
+_per_thread = threading.local()
+
+
 def xml_schema(message_name: str) -> etree.XMLSchema:
-    document = etree.parse(str(XSD_DIR / f"{message_name}.xsd"), hardened_parser())
-    return etree.XMLSchema(document)
+    """The message's compiled schema, one per thread: a validator keeps the error log
+    of its last run, which two threads validating at once would mix."""
+    schemas: dict[str, etree.XMLSchema] = _per_thread.__dict__.setdefault("schemas", {})
+    if message_name not in schemas:
+        document = etree.parse(str(XSD_DIR / f"{message_name}.xsd"), hardened_parser())
+        schemas[message_name] = etree.XMLSchema(document)
+    return schemas[message_name]
 
 
 @dataclass
