@@ -41,7 +41,7 @@ from batches.serializers import (
     SubmitAnswerSerializer,
     VerifyAnswerSerializer,
 )
-from batches.services.challenges import batch_initiate
+from batches.services.challenges import batch_initiate, submitted_payments
 from batches.services.drafts import draft_create
 from batches.services.files import file_draft_create, status_report
 from batches.services.submit import batch_passkey_challenge, batch_submit, batch_submit_replay
@@ -243,7 +243,8 @@ class BatchRouteView(ScopedAPIView):
         stored = batch_submit(
             actor=actor,
             user=user,
-            payments=data.get("payments"),
+            # A file draft's own payments when none are sent (checked before anything else).
+            payments=submitted_payments(actor, data.get("payments"), data.get("batchId")),
             sca=data["scaChallenge"],
             confirmation=data["confirmation"],
             draft_id=data.get("batchId"),

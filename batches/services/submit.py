@@ -31,7 +31,6 @@ from batches.services.challenges import (
     draft_for_submit,
     payments_checked,
     sca_challenge_live,
-    submitted_payments,
 )
 from batches.services.processing import batch_create
 
@@ -63,13 +62,12 @@ def batch_submit(
     *,
     actor: Actor,
     user: User,
-    payments: list[dict] | None,
+    payments: list[dict],
     sca: dict,
     confirmation: dict,
     draft_id: str | None,
     idempotency_key: uuid.UUID | None,
 ) -> StoredResponse:
-    payments = submitted_payments(actor, payments, draft_id)
     challenge = sca_challenge_live(actor=actor, user=user, sca=sca, payments=payments, draft_id=draft_id)
     draft = draft_for_submit(actor, draft_id) if draft_id is not None else None
     program = Program.objects.get(id=actor.scope.program_id)
