@@ -1,14 +1,11 @@
 from django.urls import path
 
-from batches.views import (
+from batches.views import BatchListView, BatchView, CustomerBatchListView, CustomerBatchView
+from batches.views_iso20022 import (
     BatchFileView,
-    BatchListView,
     BatchStatusReportView,
-    BatchView,
     CustomerBatchFileView,
-    CustomerBatchListView,
     CustomerBatchStatusReportView,
-    CustomerBatchView,
 )
 
 # `files` before `<batchId>`: the file route is not a batch id.
