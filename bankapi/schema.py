@@ -60,6 +60,9 @@ class AutoSchema(SpectacularAutoSchema):
             and not _admits_empty(_refused_bodies(serializer))
         ):
             required = True
+        if isinstance(serializer, dict) and serializer.get("format") == "binary":
+            # A document body (an ISO 20022 file): sending none is sending an empty one.
+            required = True
         return schema, required
 
     def _map_basic_serializer(
@@ -158,6 +161,9 @@ class ErrorSerializer(serializers.Serializer):
     )
     retryable = serializers.BooleanField(required=False, help_text="On authentication errors.")
     requestId = serializers.CharField(required=False, help_text="On INTERNAL_SERVER_ERROR.")
+    batchId = serializers.CharField(
+        required=False, help_text="On DUPLICATE_MESSAGE: the draft or batch the earlier file made."
+    )
 
 
 _DESCRIPTIONS = {
@@ -168,6 +174,7 @@ _DESCRIPTIONS = {
     405: "METHOD_NOT_ALLOWED.",
     409: "Conflict with the object's current state.",
     411: "LENGTH_REQUIRED: a chunked body the server could not read; send it with Content-Length.",
+    415: "UNSUPPORTED_MEDIA_TYPE: the body's Content-Type is not one the route takes.",
     422: "The request was understood but cannot be carried out.",
     429: "TOO_MANY_REQUESTS: retry after the `Retry-After` header's seconds.",
 }

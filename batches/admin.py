@@ -23,6 +23,7 @@ class BatchAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
         "payments_count",
         "valid_count",
         "currency",
+        "message_id",
         "custodian",
         "owner_customer",
         "program",
@@ -30,8 +31,9 @@ class BatchAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
         "created_at",
     )
     list_filter = ("status", "sandbox", "program")
-    exact_search_fields = ("id", "custodian", "owner_customer")
-    search_help_text = "An exact batch id, custodian id or customer id."
+    # message_id: an ISO 20022 file's GrpHdr/MsgId (indexed).
+    exact_search_fields = ("id", "custodian", "owner_customer", "message_id")
+    search_help_text = "An exact batch id, custodian id, customer id or a file's MsgId."
     list_select_related = ("custodian", "owner_customer", "program")
     ordering = ("-created_at",)
     readonly_fields = ("items",)
@@ -48,6 +50,7 @@ class BatchItemAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     list_display = (
         "batch",
         "index",
+        "end_to_end_id",
         "status",
         "amount_with_currency",
         "account",
@@ -88,6 +91,7 @@ class BatchItemAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
 class DraftAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     list_display = (
         "id",
+        "message_id",
         "payments_count",
         "verified_at",
         "expires_at",

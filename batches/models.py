@@ -54,13 +54,51 @@ class Draft(Owned):
     expires_at = models.DateTimeField()
     # Set in the transaction that creates the batch from this draft.
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # A draft made from an ISO 20022 file: its GrpHdr/MsgId and message name
+    # (pain.001.001.03 or .09), and its payment instructions in file order,
+    # `[{id, executionDate, count}]`, each covering the next `count` payments.
+    # Null for a draft made from JSON.
+    message_id = models.CharField(max_length=35, null=True, blank=True)
+    message_name = models.CharField(max_length=15, blank=True)
+    instructions = models.JSONField(null=True, blank=True)
 
     class Meta:
         indexes = [
             models.Index(fields=["program", "sandbox", "custodian", "created_at"]),
             models.Index(fields=["program", "sandbox", "owner_customer", "created_at"]),
         ]
-        constraints = [models.CheckConstraint(condition=ONE_OWNER, name="draft_one_owner")]
+        constraints = [
+            models.CheckConstraint(condition=ONE_OWNER, name="draft_one_owner"),
+            # One file per MsgId and owner in each environment, however many
+            # uploads of it race: the second insert fails and answers 409.
+            models.UniqueConstraint(
+                fields=["program", "sandbox", "custodian", "message_id"],
+                condition=Q(message_id__isnull=False, custodian__isnull=False),
+                name="draft_message_id_unique_per_custodian",
+            ),
+            models.UniqueConstraint(
+                fields=["program", "sandbox", "owner_customer", "message_id"],
+                condition=Q(message_id__isnull=False, owner_customer__isnull=False),
+                name="draft_message_id_unique_per_customer",
+            ),
+        ]
+
+    @property
+    def from_file(self) -> bool:
+        return self.message_id is not None
+
+    def item_id(self, index: int) -> uuid.UUID:
+        """The id the payment at `index` takes as a batch item once the draft is
+        submitted: known before, so a status report can name it already."""
+        return uuid.uuid5(self.id, str(index))
+
+    def instruction_of_each_payment(self) -> list[dict]:
+        """A file draft's payment instruction `{id, executionDate}` of each payment, in order."""
+        return [
+            {"id": instruction["id"], "executionDate": instruction["executionDate"]}
+            for instruction in self.instructions or []
+            for _ in range(instruction["count"])
+        ]
 
     def __str__(self) -> str:
         return f"Draft {self.id}"
@@ -115,10 +153,15 @@ class Batch(Owned):
     submitted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Of a batch made from an ISO 20022 file: its GrpHdr/MsgId and message name.
+    message_id = models.CharField(max_length=35, blank=True)
+    message_name = models.CharField(max_length=15, blank=True)
 
     class Meta:
         verbose_name_plural = "batches"
         indexes = [
+            # The back office finds a file's batch by its MsgId (exact search).
+            models.Index(fields=["message_id"], name="batch_message_id"),
             models.Index(fields=["program", "sandbox", "created_at"]),
             models.Index(fields=["program", "sandbox", "custodian", "created_at"]),
             models.Index(fields=["program", "sandbox", "owner_customer", "created_at"]),
@@ -161,6 +204,9 @@ class BatchItem(TenantOwned):
     currency = models.CharField(max_length=3, blank=True)
     reference = models.TextField(blank=True)
     scheduled_date = models.DateField()
+    # From a file: the transaction's PmtId/EndToEndId and its PmtInf/PmtInfId.
+    end_to_end_id = models.CharField(max_length=35, blank=True)
+    instruction_id = models.CharField(max_length=35, blank=True)
     # What the batch's funding took from the payer for this item (amount plus
     # fee), set in the transaction that debits the payer's total; null until then.
     reserved_amount = models.DecimalField(**MONEY, null=True, blank=True)

@@ -60,6 +60,8 @@ def batch_summary(batch: Batch, *, summary: dict | None, management: bool) -> di
         "paymentsCount": batch.payments_count,
         "createdDateTime": batch.created_at.isoformat(),
     }
+    if batch.message_id:
+        body["messageId"] = batch.message_id
     if management:
         customer = batch.customer or batch.owner_customer
         body["customerName"] = customer.name if customer else None
@@ -86,6 +88,8 @@ def batch_item_data(item: BatchItem) -> dict:
         "reference": item.reference,
         "bankName": None,
         "scheduledDate": item.scheduled_date.strftime("%Y/%m/%d"),
+        # As the item's status report names it: the file's EndToEndId, else the item id.
+        "endToEndId": item.end_to_end_id or item.id.hex,
         "status": item.status,
         "createdDateTime": item.created_at.isoformat(),
         "updatedAt": item.updated_at.isoformat(),

@@ -238,6 +238,10 @@ def item_check(index: int, payment: dict, book: PayerBook) -> CheckedItem:
         checked.payer = book.find(payer_account)
         if checked.payer is None:
             reasons.append("payer.account: not an account the caller may pay from.")
+    # Only a file's payment states its currency (a JSON item cannot: unknown field).
+    currency = payment.get("currency")
+    if currency is not None and checked.payer is not None and currency != checked.payer.currency:
+        reasons.append(f"amount: in {currency}, not the payer account's currency {checked.payer.currency}.")
     checked.payee = _payee(payment.get("payee"), reasons)
     checked.amount = parse_amount(payment.get("amount"))
     if checked.amount is None:

@@ -62,6 +62,12 @@ class BatchPaymentSerializer(serializers.Serializer):
         r"^[0-9]+(\.[0-9]{1,2})?$",
         help_text="Decimal string above 0, at most 2 decimals, in the payer's currency.",
     )
+    endToEndId = serializers.CharField(
+        required=False, help_text="Drafts made from an ISO 20022 file: the transaction's PmtId/EndToEndId."
+    )
+    currency = serializers.CharField(
+        required=False, help_text="Drafts made from an ISO 20022 file: the amount's currency (Ccy)."
+    )
 
 
 # The request's items, as the document states them: only their JSON shape is a 400
@@ -178,22 +184,33 @@ class BatchActionSerializer(InputSerializer):
 
     REQUIRED = {
         "verify": ("payments",),
-        "initiate": ("payments",),
+        "initiate": (),
         "passkey-challenge": ("scaChallenge",),
-        "submit": ("payments", "scaChallenge", "confirmation"),
+        "submit": ("scaChallenge", "confirmation"),
     }
+    # initiate and submit take `payments`, or only `batchId` for a draft made from
+    # a file (whose payments are the file's; checked by the service).
+    PAYMENTS_OR_DRAFT = ("initiate", "submit")
 
     # For the OpenAPI document: a body without a key its action requires is refused.
     refused_combinations = tuple(
         {"properties": {"action": {"enum": [action]}}, "not": {"required": list(names)}}
         for action, names in REQUIRED.items()
+        if names
+    ) + tuple(
+        {
+            "properties": {"action": {"enum": [action]}},
+            "not": {"anyOf": [{"required": ["payments"]}, {"required": ["batchId"]}]},
+        }
+        for action in PAYMENTS_OR_DRAFT
     )
 
     action = StrictChoiceField(choices=ACTIONS)
     payments = PaymentsField(
         required=False,
         help_text=f"verify, initiate and submit: 1 to {MAX_PAYMENTS} payments. Payers may belong "
-        "to different customers of the caller's custodian.",
+        "to different customers of the caller's custodian. Not sent (400 if sent) to initiate or submit "
+        "a draft made from an ISO 20022 file: its payments are the file's.",
     )
     batchId = StrictCharField(
         required=False,
@@ -218,6 +235,8 @@ class BatchActionSerializer(InputSerializer):
 
     def validate(self, data: dict) -> dict:
         missing = [name for name in self.REQUIRED[data["action"]] if name not in data]
+        if data["action"] in self.PAYMENTS_OR_DRAFT and "payments" not in data and "batchId" not in data:
+            missing.append("payments")
         if missing:
             raise serializers.ValidationError({name: [f"Required for {data['action']}."] for name in missing})
         return data
@@ -267,6 +286,9 @@ class BatchSummarySerializer(serializers.Serializer):
     sandbox = serializers.BooleanField()
     paymentsCount = serializers.IntegerField()
     createdDateTime = serializers.DateTimeField()
+    messageId = serializers.CharField(
+        required=False, help_text="Only for a batch made from an ISO 20022 file: its GrpHdr/MsgId."
+    )
     customerName = serializers.CharField(
         required=False, allow_null=True, help_text="Management callers only."
     )
@@ -327,7 +349,13 @@ class BatchItemSerializer(serializers.Serializer):
     currency = serializers.CharField(allow_null=True)
     reference = serializers.CharField()
     bankName = serializers.CharField(allow_null=True)
-    scheduledDate = serializers.CharField(help_text="YYYY/MM/DD.")
+    scheduledDate = serializers.CharField(
+        help_text="YYYY/MM/DD. From an ISO 20022 file: its payment instruction's ReqdExctnDt."
+    )
+    endToEndId = serializers.CharField(
+        help_text="From an ISO 20022 file: the transaction's PmtId/EndToEndId; otherwise the item id's "
+        "32 hex digits. The status report names the item by it."
+    )
     status = serializers.ChoiceField(choices=ITEM_STATUSES)
     error = serializers.CharField(required=False, help_text="Only on FAILED items: why.")
     createdDateTime = serializers.DateTimeField()

@@ -37,7 +37,7 @@ from batches.serializers import (
     SubmitAnswerSerializer,
     VerifyAnswerSerializer,
 )
-from batches.services.challenges import batch_initiate
+from batches.services.challenges import batch_initiate, submitted_payments
 from batches.services.drafts import draft_create
 from batches.services.submit import OPERATION as SUBMIT_OPERATION
 from batches.services.submit import batch_passkey_challenge, batch_submit, batch_submit_replay
@@ -103,12 +103,14 @@ POST_DESCRIPTION = """One route, four steps chosen by `action`:
   Answers `{success, requestId, status}` (not wrapped in `data`); `requestId` is the draft's id.
   Read it with GET /v1/batch-payments/{batchId} (that id): `payloadStatus` is PENDING until every
   payment is checked, then the draft lists `validPayments` and `invalidPayments` (with reasons).
-- `initiate` (`payments`, optional `batchId` of a draft): answers `totalAmount` (the sum of the
+- `initiate` (`payments`, optional `batchId` of a draft; only `batchId` for a draft made from an
+  ISO 20022 file, whose payments are the file's): answers `totalAmount` (the sum of the
   valid payments), `currency` and an `scaChallenge` (valid 5 minutes) bound to exactly these
   payments.
 - `passkey-challenge` (`scaChallenge`): opens a single-use passkey session (5 minutes) for the
   challenge: `{passkeySession, fido2options}`. Any number may be opened.
-- `submit` (`payments`, `scaChallenge`, `confirmation`, optional `batchId` and `idempotencyKey`):
+- `submit` (`payments`, `scaChallenge`, `confirmation`, optional `batchId` and `idempotencyKey`;
+  without `payments` for a file's draft):
   confirms with a passkey assertion, a TOTP code or (where the program offers it) a PIN, and
   creates the batch: `{batchId, status, counts}`. Every payment becomes an item; invalid ones
   are FAILED at once with their reasons. The batch is then funded (per payer account) and paid
@@ -236,7 +238,7 @@ class BatchRouteView(ScopedAPIView):
         if action == "initiate":
             return ok(
                 batch_initiate(
-                    actor=actor, user=user, payments=data["payments"], draft_id=data.get("batchId")
+                    actor=actor, user=user, payments=data.get("payments"), draft_id=data.get("batchId")
                 )
             )
         if action == "passkey-challenge":
@@ -244,7 +246,8 @@ class BatchRouteView(ScopedAPIView):
         stored = batch_submit(
             actor=actor,
             user=user,
-            payments=data["payments"],
+            # A file draft's own payments when none are sent (checked before anything else).
+            payments=submitted_payments(actor, data.get("payments"), data.get("batchId")),
             sca=data["scaChallenge"],
             confirmation=data["confirmation"],
             draft_id=data.get("batchId"),

@@ -46,8 +46,33 @@ def payments_checked(actor: Actor, payments: list[dict]) -> tuple[list[CheckedIt
     return items_check(payments, PayerBook.of(actor.payer_accounts()))
 
 
-def batch_initiate(*, actor: Actor, user: User, payments: list[dict], draft_id: str | None) -> dict:
+def payments_of_request(draft: Draft | None, payments: list[dict] | None) -> list[dict]:
+    """What initiate or submit is about: the payments sent, or a file draft's own
+    (a file draft's payments are the file's: sending others is refused)."""
+    if draft is not None and draft.from_file:
+        if payments is not None:
+            raise validation_error(
+                "payments", "Not taken with a draft made from a file: its payments are the file's."
+            )
+        stored: list[dict] = draft.payments
+        return stored
+    if payments is None:
+        raise validation_error("payments", "Required, unless batchId names a draft made from a file.")
+    return payments
+
+
+def submitted_payments(actor: Actor, payments: list[dict] | None, draft_id: str | None) -> list[dict]:
+    """submit's payments, found before its scaChallenge is checked against them: a
+    file draft's (submitted or not: a used challenge is then what is refused)."""
+    draft = None
+    if draft_id is not None:
+        draft = actor.drafts(Draft.objects.all()).filter(pk=parse_uuid(draft_id)).first()
+    return payments_of_request(draft, payments)
+
+
+def batch_initiate(*, actor: Actor, user: User, payments: list[dict] | None, draft_id: str | None) -> dict:
     draft = draft_for_submit(actor, draft_id) if draft_id is not None else None
+    payments = payments_of_request(draft, payments)
     if draft is not None and draft.payments != payments:
         raise validation_error("payments", "Must be the payments of the draft named by batchId.")
     checked, currency = payments_checked(actor, payments)

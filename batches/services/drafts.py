@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from bankapi.models import Account
 from batches.actors import Actor, payer_accounts_of
+from batches.iso20022.reading import Pain001
 from batches.models import Draft
 from batches.rules import PayerBook, items_check
 
@@ -17,8 +18,12 @@ def draft_ttl() -> timedelta:
     return timedelta(seconds=settings.BATCH_DRAFT_TTL_SECONDS)
 
 
-def draft_create(*, actor: Actor, payments: list[dict]) -> Draft:
-    """Store the draft (listed at once, payload PENDING) and queue its verification."""
+def draft_create(*, actor: Actor, payments: list[dict], document: Pain001 | None = None) -> Draft:
+    """Store the draft (listed at once, payload PENDING) and queue its verification.
+
+    With `document`, the draft is that file's: its payments are the file's
+    transactions, and it keeps the file's MsgId and payment instructions.
+    """
     from batches.tasks import verify_draft
 
     draft = Draft.objects.create(
@@ -29,6 +34,9 @@ def draft_create(*, actor: Actor, payments: list[dict]) -> Draft:
         payments=payments,
         payments_count=len(payments),
         expires_at=timezone.now() + draft_ttl(),
+        message_id=document.message_id if document is not None else None,
+        message_name=document.message_name if document is not None else "",
+        instructions=document.instructions if document is not None else None,
     )
     transaction.on_commit(lambda: verify_draft.delay(str(draft.id)))
     return draft

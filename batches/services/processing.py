@@ -20,7 +20,7 @@ Safe to rerun after a crash at any point, and to run twice at once:
 import logging
 import uuid
 from collections import defaultdict
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -76,9 +76,15 @@ def batch_create(
         valid_count=valid,
         currency=currency or "",
         submitted_by=user,
+        message_id=(draft.message_id or "") if draft is not None else "",
+        message_name=draft.message_name if draft is not None else "",
     )
+    instructions = draft.instruction_of_each_payment() if draft is not None else []
     BatchItem.objects.bulk_create(
-        (_item(batch, item, now) for item in checked),
+        (
+            _item(batch, item, now, draft, instructions[item.index] if instructions else None)
+            for item in checked
+        ),
         batch_size=1000,
     )
     _count_outcomes(failed=len(checked) - valid)
@@ -100,10 +106,17 @@ def _count_outcomes(*, success: int = 0, failed: int = 0) -> None:
     transaction.on_commit(count)
 
 
-def _item(batch: Batch, checked: CheckedItem, now: datetime) -> BatchItem:
+def _item(
+    batch: Batch, checked: CheckedItem, now: datetime, draft: Draft | None, instruction: dict | None
+) -> BatchItem:
+    """The item of one payment; from a file, with its EndToEndId, its payment
+    instruction and that instruction's requested execution date."""
     payer = checked.payer
     reference = checked.payment.get("reference")
     return BatchItem(
+        id=draft.item_id(checked.index) if draft is not None else uuid.uuid4(),
+        end_to_end_id=str(checked.payment.get("endToEndId", "")),
+        instruction_id=instruction["id"] if instruction else "",
         program_id=batch.program_id,
         sandbox=batch.sandbox,
         batch=batch,
@@ -118,7 +131,7 @@ def _item(batch: Batch, checked: CheckedItem, now: datetime) -> BatchItem:
         amount=checked.amount,
         currency=payer.currency if payer else "",
         reference=reference if isinstance(reference, str) else "",
-        scheduled_date=now.date(),
+        scheduled_date=date.fromisoformat(instruction["executionDate"]) if instruction else now.date(),
     )
 
 

@@ -1,0 +1,56 @@
+"""The README's batch file section works after its walk-through, as written."""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+from lxml import etree
+
+from batches.iso20022.schemas import xml_schema
+from batches.models import Batch
+from payments.models import PaymentRequest
+from tests.batches.iso20022 import statuses
+from tests.kernel.test_readme import README, walkthrough_script
+
+
+def files_script() -> str:
+    section = README.read_text().split("## Batch files: ISO 20022 pain.001 in", 1)[1].split("\n## ", 1)[0]
+    return "\n".join(re.findall(r"```bash\n(.*?)```", section, re.S))
+
+
+def _report(path, version: str) -> dict:
+    document = etree.parse(str(path)).getroot()
+    schema = xml_schema(version)
+    assert schema.validate(document), schema.error_log
+    return statuses(document)
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the README uses curl")
+def test_readme_takes_a_file_from_upload_to_its_status_report(
+    transactional_db, live_server, sandbox, tmp_path
+):
+    (tmp_path / "var").mkdir()
+    (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
+    script = (walkthrough_script() + "\n" + files_script()).replace("http://127.0.0.1:8000", live_server.url)
+    script = script.replace(".venv/bin/python", sys.executable)
+
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=150
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    drafted = _report(tmp_path / "draft-status.xml", "pain.002.001.03")
+    assert drafted["group"] == "PART"
+    assert [e[:3] for e in drafted["instructions"][0][1]] == [
+        ("INV-7", "ACTC", None),
+        ("INV-8", "RJCT", "AM03"),
+    ]
+    paid = _report(tmp_path / "batch-status.xml", "pain.002.001.12")
+    assert paid["group"] == "PART" and paid["messageId"].startswith("ERP-")
+    assert [e[:3] for e in paid["instructions"][0][1]] == [("INV-7", "ACSC", None), ("INV-8", "RJCT", "AM03")]
+    batch = Batch.objects.get(message_id=paid["messageId"])
+    assert batch.status == "PARTIALLY_FAILED"
+    assert PaymentRequest.objects.filter(batch_item__batch=batch).count() == 1

@@ -1,0 +1,138 @@
+"""pain.001 customer credit transfer files, as an ERP would send them, for tests
+and benches.
+
+`pain001(...)` writes a document of either version from plain data; every count
+and control sum is computed unless a test overrides it to make it wrong.
+"""
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from xml.sax.saxutils import escape
+
+V03 = "pain.001.001.03"
+V09 = "pain.001.001.09"
+
+
+def scan(sort_code: str, account_number: str) -> dict:
+    """A UK account as `Othr/Id` of 14 digits with the BBAN scheme code."""
+    return {"othr": sort_code + account_number, "scheme": ("Cd", "BBAN")}
+
+
+def iban(value: str, bic: str | None = None) -> dict:
+    return {"iban": value, "bic": bic}
+
+
+@dataclass
+class Tx:
+    end_to_end_id: str
+    amount: str
+    creditor: dict
+    creditor_name: str = "Jane Payee"
+    currency: str = "GBP"
+    remittance: list[str] | None = field(default_factory=lambda: ["Invoice 1"])
+
+
+@dataclass
+class Instruction:
+    debtor: dict
+    transactions: list[Tx]
+    execution_date: str = "2026-11-25"
+    nb_of_txs: str | None = None
+    ctrl_sum: str | None = None
+    with_controls: bool = True
+
+
+def _account(account: dict) -> str:
+    if "iban" in account:
+        return f"<Id><IBAN>{escape(account['iban'])}</IBAN></Id>"
+    kind, code = account["scheme"]
+    return (
+        f"<Id><Othr><Id>{escape(account['othr'])}</Id><SchmeNm><{kind}>{code}</{kind}></SchmeNm></Othr></Id>"
+    )
+
+
+def _agent(account: dict, version: str) -> str:
+    bic = account.get("bic")
+    if not bic:
+        return ""
+    tag = "BIC" if version == V03 else "BICFI"
+    return f"<CdtrAgt><FinInstnId><{tag}>{escape(bic)}</{tag}></FinInstnId></CdtrAgt>"
+
+
+def _transaction(tx: Tx, version: str) -> str:
+    remittance = "".join(f"<Ustrd>{escape(text)}</Ustrd>" for text in tx.remittance or [])
+    return (
+        f"<CdtTrfTxInf><PmtId><EndToEndId>{escape(tx.end_to_end_id)}</EndToEndId></PmtId>"
+        f'<Amt><InstdAmt Ccy="{tx.currency}">{tx.amount}</InstdAmt></Amt>'
+        f"{_agent(tx.creditor, version)}"
+        f"<Cdtr><Nm>{escape(tx.creditor_name)}</Nm></Cdtr>"
+        f"<CdtrAcct>{_account(tx.creditor)}</CdtrAcct>"
+        + (f"<RmtInf>{remittance}</RmtInf>" if remittance else "")
+        + "</CdtTrfTxInf>"
+    )
+
+
+def _sum(transactions: list[Tx]) -> str:
+    """The control sum of well-formed amounts (a test of a bad amount states its own)."""
+    try:
+        return str(sum((Decimal(tx.amount) for tx in transactions), Decimal(0)))
+    except ArithmeticError:
+        return "1"
+
+
+def _instruction(number: int, instruction: Instruction, version: str) -> str:
+    txs = instruction.transactions
+    controls = ""
+    if instruction.with_controls:
+        count = instruction.nb_of_txs or str(len(txs))
+        controls = f"<NbOfTxs>{count}</NbOfTxs><CtrlSum>{instruction.ctrl_sum or _sum(txs)}</CtrlSum>"
+    date = instruction.execution_date
+    when = (
+        f"<ReqdExctnDt>{date}</ReqdExctnDt>"
+        if version == V03
+        else f"<ReqdExctnDt><Dt>{date}</Dt></ReqdExctnDt>"
+    )
+    return (
+        f"<PmtInf><PmtInfId>PMT-{number}</PmtInfId><PmtMtd>TRF</PmtMtd>{controls}{when}"
+        f"<Dbtr><Nm>Payer Ltd</Nm></Dbtr><DbtrAcct>{_account(instruction.debtor)}</DbtrAcct>"
+        "<DbtrAgt><FinInstnId><Othr><Id>NOTPROVIDED</Id></Othr></FinInstnId></DbtrAgt>"
+        + "".join(_transaction(tx, version) for tx in txs)
+        + "</PmtInf>"
+    )
+
+
+def pain001(
+    instructions: list[Instruction],
+    *,
+    msg_id: str = "MSG-1",
+    version: str = V03,
+    nb_of_txs: str | None = None,
+    ctrl_sum: str | None = None,
+    prolog: str = '<?xml version="1.0" encoding="UTF-8"?>\n',
+) -> bytes:
+    every = [tx for instruction in instructions for tx in instruction.transactions]
+    header = (
+        f"<GrpHdr><MsgId>{escape(msg_id)}</MsgId><CreDtTm>2026-11-25T09:00:00</CreDtTm>"
+        f"<NbOfTxs>{nb_of_txs or len(every)}</NbOfTxs><CtrlSum>{ctrl_sum or _sum(every)}</CtrlSum>"
+        "<InitgPty><Nm>Payer Ltd</Nm></InitgPty></GrpHdr>"
+    )
+    body = "".join(_instruction(n, instruction, version) for n, instruction in enumerate(instructions, 1))
+    return (
+        f'{prolog}<Document xmlns="urn:iso:std:iso:20022:tech:xsd:{version}">'
+        f"<CstmrCdtTrfInitn>{header}{body}</CstmrCdtTrfInitn></Document>"
+    ).encode()
+
+
+def large_file(debtors: list[dict], count: int, *, version: str = V03, msg_id: str = "BULK-1") -> bytes:
+    """`count` transactions of 1.00, spread evenly over one instruction per debtor."""
+    instructions = [
+        Instruction(
+            debtor=debtor,
+            transactions=[
+                Tx(f"E2E-{n}-{i}", "1.00", scan("200000", "55779911"), remittance=[f"Invoice {i}"])
+                for i in range(n, count, len(debtors))
+            ],
+        )
+        for n, debtor in enumerate(debtors)
+    ]
+    return pain001(instructions, msg_id=msg_id, version=version)
