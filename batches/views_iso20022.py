@@ -11,7 +11,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from bankapi.errors import ApiError, ErrorCode
-from bankapi.responses import ok_flat
+from bankapi.responses import ok_flat, served_as_attachment
 from bankapi.roles import Role
 from bankapi.schema import error_responses
 from batches.iso20022.schemas import PAIN002_VERSIONS
@@ -187,8 +187,7 @@ class StatusReportRouteView(BatchRouteView):
             actor=self.actor(), batch_id=batch_id, version=request.query_params.get("version")
         )
         response = HttpResponse(document, content_type=XML_MEDIA_TYPE)
-        response["Content-Disposition"] = f'attachment; filename="status-report-{batch_id}.xml"'
-        response["X-Content-Type-Options"] = "nosniff"
+        served_as_attachment(response, f"status-report-{batch_id}.xml")
         return response
 
 

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from bankapi.api import AccountScopedView
-from bankapi.responses import ok
+from bankapi.responses import ok, served_as_attachment
 from bankapi.schema import envelope, error_responses
 from bankapi.serializers import MoneyField, TimestampField
 from payments.formats import CALENDAR_DAY, CALENDAR_DAY_PATTERN
@@ -128,8 +128,7 @@ STATEMENT_PARAMETERS = [
 
 def _download(body: bytes | str, content_type: str, filename: str) -> HttpResponse:
     response = HttpResponse(body, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    response["X-Content-Type-Options"] = "nosniff"
+    served_as_attachment(response, filename)
     return response
 
 

@@ -33,10 +33,14 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
+from bankapi.models import Account
+from batches.models import Draft
 from onboarding.links import sandbox_flow_token
 from onboarding.models import Ubo
 from onboarding.services.documents import local_document_url
 from tests.proof.routes import all_routes
+from tests.support.auth import access_header
+from tests.support.pain001 import V09, Instruction, Tx, pain001, scan
 
 BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 # A small limit for the routes whose own limit is large, so the oversized bodies stay small.
@@ -67,7 +71,16 @@ def _path(route) -> str:
     return route.path({name: str(uuid.uuid4()) for name in route.parameters})
 
 
-def send(client: Client, method: str, path: str, body: bytes, content_type: str, *, decoded: bool = True):
+def send(
+    client: Client,
+    method: str,
+    path: str,
+    body: bytes,
+    content_type: str,
+    *,
+    decoded: bool = True,
+    headers: dict[str, str] | None = None,
+):
     """The request as a WSGI server hands on a chunked body: no Content-Length;
     decoded (`wsgi.input_terminated`) by gunicorn, raw from the development server."""
     path, _, query = path.partition("?")
@@ -78,6 +91,7 @@ def send(client: Client, method: str, path: str, body: bytes, content_type: str,
         "CONTENT_TYPE": content_type,
         "HTTP_TRANSFER_ENCODING": "chunked",
         "wsgi.input": io.BytesIO(body),
+        **(headers or {}),
     }
     if decoded:
         environ["wsgi.input_terminated"] = True
@@ -164,9 +178,35 @@ def _sandbox_outcome(client: Client, sandbox: dict, storage: Path, route) -> Non
     assert ubo.status == Ubo.Status.VERIFIED
 
 
+def _payment_file(client: Client, sandbox: dict, storage: Path, route) -> None:
+    """A pain.001 of several transactions: the draft holds every one of them."""
+    if "customerId" in route.parameters:
+        caller, program = sandbox["customer"], sandbox["consumerProgramId"]
+        account = Account.objects.get(id=caller["accountId"])
+        payer = scan(account.sort_code, account.account_number)
+        path = route.path({"customerId": caller["customerId"]})
+    else:
+        caller, program = sandbox["custodian"], sandbox["custodian"]["programId"]
+        payer = scan(caller["accounts"][0]["sortCode"], caller["accounts"][0]["accountNumber"])
+        path = route.path({})
+    transactions = [Tx(f"E2E-{n}", f"{n}.00", scan("200000", "55779911")) for n in range(1, 41)]
+    body = pain001([Instruction(payer, transactions)], msg_id=f"CHUNKED-{uuid.uuid4().hex[:20]}", version=V09)
+
+    response = send(
+        client, "POST", path, body, "application/xml", headers=access_header(caller["email"], program)
+    )
+
+    assert response.status_code == 200, response.content
+    draft = Draft.objects.get(id=response.json()["requestId"])
+    assert draft.payments_count == len(transactions)
+    assert [item["endToEndId"] for item in draft.payments] == [tx.end_to_end_id for tx in transactions]
+
+
 WHOLE_BODY_CASES: dict[tuple[str, str], Callable[..., None]] = {
     ("PUT", "v1/documents/local"): _document_upload,
     ("POST", "v1/sandbox/ubo-verification/<str:token>"): _sandbox_outcome,
+    ("POST", "v1/batch-payments/files"): _payment_file,
+    ("POST", "v1/customers/<str:customerId>/batch-payments/files"): _payment_file,
 }
 
 

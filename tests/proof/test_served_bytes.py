@@ -22,11 +22,13 @@ import pytest
 from django.http import HttpResponseBase
 from rest_framework.test import APIClient
 
+from bankapi.models import Account
 from onboarding.links import sandbox_flow_token
 from onboarding.models import DocumentUpload, LegalDocument, Ubo
 from onboarding.services.documents import local_document_url
+from tests.batches.conftest import payment
 from tests.proof.routes import all_routes
-from tests.support.auth import id_header
+from tests.support.auth import access_header, id_header
 from tests.support.openapi import openapi_document
 
 SCRIPT = b"<!doctype html><script>fetch('/admin/').then(r => r.text()).then(alert)</script>"
@@ -76,6 +78,53 @@ def _legal_document_content(api: APIClient, sandbox: dict, storage: Path) -> Htt
     )
 
 
+def _statement(format_: str) -> Case:
+    def serve(api: APIClient, sandbox: dict, storage: Path) -> HttpResponseBase:
+        """A statement file: the service's document, holding references customers wrote."""
+        customer = sandbox["customer"]
+        day = time.strftime("%Y-%m-%d", time.gmtime())
+        return api.get(
+            f"/v1/customers/{customer['customerId']}/accounts/{customer['accountId']}/statements",
+            {"from": day, "to": day, "format": format_},
+            **access_header(customer["email"], sandbox["consumerProgramId"]),
+        )
+
+    return serve
+
+
+def _status_report(customer_route: bool) -> Case:
+    def serve(api: APIClient, sandbox: dict, storage: Path) -> HttpResponseBase:
+        """A pain.002 report of a draft: the service's document, holding the payees' names and
+        the refusal reasons of what the caller sent (here a name written as markup)."""
+        caller = sandbox["customer"] if customer_route else sandbox["custodian"]
+        program = sandbox["consumerProgramId"] if customer_route else caller["programId"]
+        auth = access_header(caller["email"], program)
+        url = "/v1/batch-payments"
+        if customer_route:
+            url = f"/v1/customers/{caller['customerId']}/batch-payments"
+        if customer_route:
+            payer = Account.objects.get(id=caller["accountId"])
+        else:
+            payer = caller["accounts"][0]
+        item = payment(payer, payee={"name": SCRIPT.decode(), "account": {"type": "uk", "sortCode": "1"}})
+        verified = api.post(url, {"action": "verify", "payments": [item]}, format="json", **auth)
+        assert verified.status_code == 200, verified.content
+        return api.get(f"{url}/{verified.json()['requestId']}/status-report", **auth)
+
+    return serve
+
+
+# (method, route) -> how to have the service serve its own document (a statement, a
+# report) that carries text someone else wrote: it too is a file to save, never a page.
+PROVIDED_TEXT: dict[tuple[str, str], Case] = {
+    ("GET", "v1/customers/<str:customerId>/accounts/<str:accountId>/statements"): _statement("csv"),
+    ("GET", "v1/batch-payments/<str:batchId>/status-report"): _status_report(customer_route=False),
+    (
+        "GET",
+        "v1/customers/<str:customerId>/batch-payments/<str:batchId>/status-report",
+    ): _status_report(customer_route=True),
+}
+
 # (method, route as written in urls.py) -> how to serve hostile provided bytes through it.
 PROVIDED_BYTES: dict[tuple[str, str], Case] = {
     ("GET", "v1/documents/local"): _document_download,
@@ -90,6 +139,7 @@ OWN_CONTENT = {
     ("POST", "v1/sandbox/ubo-verification/<str:token>"): "the sandbox provider's page, or a redirect",
     ("GET", "v1/openapi.json"): "the API description, JSON generated from the code",
     ("GET", "v1/docs"): "Swagger UI over the API description",
+    ("GET", "metrics"): "Prometheus counters: numbers and route patterns, never a caller's text",
 }
 
 
@@ -113,14 +163,16 @@ def test_every_route_serving_non_json_is_listed():
         if _serves_non_json(route, method, paths)
     }
 
-    unlisted = found - set(PROVIDED_BYTES) - set(OWN_CONTENT)
+    listed = [set(PROVIDED_BYTES), set(PROVIDED_TEXT), set(OWN_CONTENT)]
+    unlisted = found - set().union(*listed)
     assert not unlisted, (
         f"{sorted(unlisted)} answer with something other than JSON: list each in PROVIDED_BYTES with a "
-        "case serving hostile bytes through it, or in OWN_CONTENT with the reason it serves none"
+        "case serving hostile bytes through it, in PROVIDED_TEXT with a case serving a document that "
+        "carries provided text, or in OWN_CONTENT with the reason it serves none"
     )
-    assert not set(PROVIDED_BYTES) & set(OWN_CONTENT)
+    assert sum(len(entries) for entries in listed) == len(set().union(*listed))  # no route twice
     # The lists name no route that is gone or now answers JSON only.
-    assert set(PROVIDED_BYTES) | set(OWN_CONTENT) == found
+    assert set().union(*listed) == found
 
 
 @pytest.fixture
@@ -148,6 +200,17 @@ def test_provided_bytes_are_served_only_as_an_attachment(api, sandbox, storage, 
     for name, value in SERVED_BYTES_HEADERS.items():
         assert response[name] == value, name
     assert "svg" not in response["Content-Type"]
+
+
+@pytest.mark.parametrize("served", list(PROVIDED_TEXT), ids=[" ".join(key) for key in PROVIDED_TEXT])
+def test_documents_carrying_provided_text_are_served_only_as_an_attachment(api, sandbox, storage, served):
+    response = PROVIDED_TEXT[served](api, sandbox, storage)
+
+    assert response.status_code == 200, response.content
+    assert response["Content-Disposition"].startswith("attachment;")
+    for name, value in SERVED_BYTES_HEADERS.items():
+        assert response[name] == value, name
+    assert "html" not in response["Content-Type"] and "svg" not in response["Content-Type"]
 
 
 def test_the_sandbox_page_escapes_provided_names_and_allows_no_script(api, sandbox):
