@@ -105,6 +105,7 @@ INSTALLED_APPS = [
     "cards",
     "onboarding",
     "events",
+    "audit",
 ]
 
 MIDDLEWARE = [
