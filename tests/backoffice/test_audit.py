@@ -90,6 +90,16 @@ def test_a_payment_writes_no_history(api, sandbox, customer_auth):
     assert not ChangeRecord.objects.exists()
 
 
+def test_saving_an_audited_record_outside_the_back_office_costs_no_query(sandbox, django_assert_num_queries):
+    program = Program.objects.get(id=sandbox["consumerProgramId"])
+    program.review_threshold = "123.00"
+
+    with django_assert_num_queries(1):  # the UPDATE alone: no history read, no history row
+        program.save()
+
+    assert not ChangeRecord.objects.exists()
+
+
 def test_opening_a_customer_application_card_or_document_page_is_recorded(staff_client, sandbox):
     customer = Customer.objects.get(id=sandbox["customer"]["customerId"])
     application = Application.objects.get(id=sandbox["customer"]["applicationId"])
