@@ -7,6 +7,7 @@ from functools import cache
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey, RSAPublicKey
 from django.conf import settings
+from django.core.signals import setting_changed
 
 
 def _b64(number: int) -> str:
@@ -38,6 +39,15 @@ def verification_keys() -> dict[str, RSAPublicKey]:
             if isinstance(public, RSAPublicKey):
                 keys[key_id(public)] = public
     return keys
+
+
+def _keys_changed(*, setting: str, **kwargs) -> None:
+    if setting in ("JWT_PRIVATE_KEY", "JWT_PREVIOUS_PUBLIC_KEYS"):
+        signing_key.cache_clear()
+        verification_keys.cache_clear()
+
+
+setting_changed.connect(_keys_changed, dispatch_uid="authn.keys.rotation")
 
 
 def jwks() -> dict:

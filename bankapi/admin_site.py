@@ -1,12 +1,16 @@
 """The back-office admin site: Django's admin with a dashboard on its index and
 the sign-in form named by the setting `ADMIN_LOGIN_FORM` (authn's: an
-authenticator code too when `ADMIN_REQUIRE_TOTP` is on; DESIGN 15)."""
+authenticator code too when `ADMIN_REQUIRE_TOTP` is on), every view of which is
+audited: the changes made from it and the personal-data pages opened (`audit`)."""
+
+from functools import update_wrapper
 
 from django.conf import settings
 from django.contrib import admin
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
+from audit.services import staff_acting, staff_view_record
 from bankapi.dashboard import dashboard_counters, dashboard_volume
 
 
@@ -39,3 +43,27 @@ class BankAdminSite(admin.AdminSite):
             **(extra_context or {}),
         }
         return super().index(request, context)
+
+    def admin_view(self, view, cacheable=False):
+        """Every back-office view runs as its staff user for the audit: what it
+        saves is recorded with before and after, and a record's page (its change
+        or history page) that shows personal data is recorded as viewed."""
+        guarded = super().admin_view(view, cacheable)
+        model_admin = getattr(view, "__self__", None)
+        records_views = isinstance(model_admin, admin.ModelAdmin) and view.__name__ in (
+            "change_view",
+            "history_view",
+        )
+
+        def audited(request, *args, **kwargs):
+            with staff_acting(request.user, request.get_full_path()):
+                response = guarded(request, *args, **kwargs)
+            if records_views and request.method == "GET" and response.status_code == 200:
+                shown = (getattr(response, "context_data", None) or {}).get("original") or (
+                    getattr(response, "context_data", None) or {}
+                ).get("object")
+                if shown is not None:
+                    staff_view_record(request.user, shown, request.get_full_path())
+            return response
+
+        return update_wrapper(audited, guarded)

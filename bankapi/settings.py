@@ -127,6 +127,7 @@ INSTALLED_APPS = [
     "cards",
     "onboarding",
     "events",
+    "audit",
 ]
 
 MIDDLEWARE = [

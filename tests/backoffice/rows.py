@@ -14,8 +14,10 @@ from itertools import combinations, product
 from string import ascii_uppercase
 
 from django.contrib.auth.models import Group
+from django.contrib.contenttypes.models import ContentType
 from django.utils import timezone
 
+from audit.models import ChangeRecord, StaffView
 from authn.models import PasskeyCredential, User
 from bankapi.codes import SUPPORTED_CURRENCIES
 from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Program
@@ -57,6 +59,39 @@ def _customer(sandbox: dict) -> Customer:
 
 def _account(sandbox: dict) -> Account:
     return Account.objects.get(id=sandbox["customer"]["accountId"])
+
+
+@maker("audit.changerecord")
+def _change_records(sandbox):
+    customer = _customer(sandbox)
+    ChangeRecord.objects.bulk_create(
+        ChangeRecord(
+            actor_email="staff@rows.example",
+            content_type=ContentType.objects.get_for_model(Customer),
+            object_id=str(customer.id),
+            object_repr=str(customer),
+            action=ChangeRecord.Action.CHANGED,
+            before={"name": f"Name {n}"},
+            after={"name": f"Name {n + 1}"},
+            page=f"/admin/bankapi/customer/{customer.id}/change/",
+        )
+        for n in range(ROWS)
+    )
+
+
+@maker("audit.staffview")
+def _staff_views(sandbox):
+    customer = _customer(sandbox)
+    StaffView.objects.bulk_create(
+        StaffView(
+            actor_email="staff@rows.example",
+            content_type=ContentType.objects.get_for_model(Customer),
+            object_id=str(customer.id),
+            object_repr=str(customer),
+            page=f"/admin/bankapi/customer/{customer.id}/change/",
+        )
+        for _ in range(ROWS)
+    )
 
 
 @maker("auth.group")
