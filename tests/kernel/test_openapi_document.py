@@ -363,3 +363,19 @@ def test_document_files_use_media_types_a_generated_client_supports():
     ):
         content = paths[path]["get"]["responses"]["200"]["content"]
         assert "application/octet-stream" in content, path
+
+
+def test_presign_states_which_document_types_each_collection_takes():
+    from openapi_schema_validator import OAS30WriteValidator
+
+    components = check._closed(openapi_document()["components"])
+    validator = OAS30WriteValidator({"allOf": [schema_of("PresignRequest")], "components": components})
+
+    def upload(collection: str, document_type: str) -> dict:
+        return {"collection": collection, "documentType": document_type, "contentType": "application/pdf"}
+
+    assert validator.is_valid(upload("kyc", "PASSPORT"))
+    assert validator.is_valid(upload("kyb", "SHAREHOLDER_REGISTER"))
+    assert validator.is_valid(upload("kyb", "BANK_STATEMENT"))
+    assert not validator.is_valid(upload("kyc", "SHAREHOLDER_REGISTER"))
+    assert not validator.is_valid(upload("kyb", "PASSPORT"))
