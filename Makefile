@@ -25,6 +25,13 @@ bootstrap: migrate
 	@$(PY) -m json.tool var/sandbox.json
 
 run: bootstrap
+	@echo
+	@echo "Open next:"
+	@echo "  http://$(HOST):$(PORT)/v1/docs    the API reference (Swagger UI; try it out with a token)"
+	@echo "  http://$(HOST):$(PORT)/admin/     the back office: sign in as the sandbox operator"
+	@echo "                                    (operator.email and operator.password above)"
+	@echo "  README.md, Walk-through           from sign-in to a settled payment, with curl"
+	@echo
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 # The suite chooses a development run (tests/settings.py sets BANKAPI_ENV=development):

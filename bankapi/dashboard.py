@@ -14,7 +14,11 @@ from decimal import Decimal
 HELD_PAYMENTS = "Held payments to review"
 FAILED_BATCH_ITEMS = "Failed batch items"
 APPLICATIONS_IN_REVIEW = "Applications in review"
-COUNTERS = (HELD_PAYMENTS, FAILED_BATCH_ITEMS, APPLICATIONS_IN_REVIEW)
+WEBHOOKS_FAILING = "Webhook endpoints failing"
+COUNTERS = (HELD_PAYMENTS, FAILED_BATCH_ITEMS, APPLICATIONS_IN_REVIEW, WEBHOOKS_FAILING)
+# A line that is not a count: e.g. "Oldest undelivered event: 2 h 5 min (payment_request.settled)".
+OLDEST_UNDELIVERED = "Oldest undelivered event"
+FACTS = (OLDEST_UNDELIVERED,)
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,11 @@ class Volume:
     # The amount accepted in each hour of the day (UTC), 24 entries.
     hourly: tuple[Decimal, ...]
 
+    @property
+    def peak(self) -> Decimal:
+        """The busiest hour's amount (the top of the chart's scale)."""
+        return max(self.hourly, default=Decimal(0))
+
     def bars(self, height: int = 40, width: int = 6) -> list[dict]:
         """The hourly amounts as SVG bars scaled to this currency's busiest hour."""
         peak = max(self.hourly, default=Decimal(0)) or Decimal(1)
@@ -56,7 +65,15 @@ class Volume:
         return bars
 
 
+@dataclass(frozen=True)
+class Fact:
+    label: str
+    text: str
+    url: str | None
+
+
 _counters: dict[str, Callable[[], tuple[int, str | None]]] = {}
+_facts: dict[str, Callable[[], tuple[str, str | None]]] = {}
 _volume: list[Callable[[], list[Volume]]] = []
 
 
@@ -65,6 +82,21 @@ def counter_register(label: str, count: Callable[[], tuple[int, str | None]]) ->
     if label not in COUNTERS:
         raise ValueError(f"Unknown dashboard counter {label!r}; expected one of {COUNTERS}")
     _counters[label] = count
+
+
+def fact_register(label: str, fact: Callable[[], tuple[str, str | None]]) -> None:
+    """Register the function that answers (text, url) for `label`."""
+    if label not in FACTS:
+        raise ValueError(f"Unknown dashboard fact {label!r}; expected one of {FACTS}")
+    _facts[label] = fact
+
+
+def dashboard_facts() -> list[Fact]:
+    facts = []
+    for label in FACTS:
+        text, url = _facts[label]() if label in _facts else ("none", None)
+        facts.append(Fact(label=label, text=text, url=url))
+    return facts
 
 
 def volume_register(volume: Callable[[], list[Volume]]) -> None:

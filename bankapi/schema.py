@@ -296,3 +296,19 @@ def document_request_budget(
                 own.setdefault("headers", {}).update(retry_after)
                 own["description"] = f"{own.get('description', '')} Also: {budget}".strip()
     return result
+
+
+def public_routes_take_no_bearer(
+    result: dict[str, Any], generator: object, request: object, public: bool
+) -> dict[str, Any]:
+    """Postprocessing hook: a route that takes no bearer says `security: []`.
+
+    drf-spectacular writes `[{}]` ("anonymous allowed") there, which
+    openapi-python-client reads as needing an authenticated client; a route that
+    takes a bearer optionally (`[{"bearerAuth": []}, {}]`) keeps both options.
+    """
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if operation.get("security", [{}]) == [{}]:
+                operation["security"] = []
+    return result

@@ -390,6 +390,22 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "bankapi.schema.document_payload_limit",
         "bankapi.schema.document_request_budget",
+        "bankapi.schema.public_routes_take_no_bearer",
+        "bankapi.examples.request_examples",
+    ],
+    # In the order a newcomer meets them (Swagger UI lists the tags in this order).
+    "TAGS": [
+        {"name": "auth", "description": "Sign in (password, then TOTP or a passkey) and manage sessions."},
+        {"name": "accounts", "description": "What the signed-in user may do, and on which accounts."},
+        {"name": "payments", "description": "Payments, scheduled payments and transactions of an account."},
+        {"name": "sandbox", "description": "Sandbox only: settle or fail payments, run the schedule."},
+        {"name": "fx", "description": "Foreign exchange quotes."},
+        {"name": "batch payments", "description": "Verify, initiate and submit many payments at once."},
+        {"name": "cards", "description": "Cardholders and card security."},
+        {"name": "onboarding", "description": "Applications, legal documents, UBOs and document uploads."},
+        {"name": "webhooks", "description": "Endpoints that receive events."},
+        {"name": "events", "description": "What happened, and its redelivery."},
+        {"name": "service", "description": "Health, readiness and the token signing keys."},
     ],
 }
 

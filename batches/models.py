@@ -121,6 +121,7 @@ class ScaChallenge(Owned):
     consumed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "SCA challenge"
         constraints = [models.CheckConstraint(condition=ONE_OWNER, name="sca_challenge_one_owner")]
 
     def __str__(self) -> str:

@@ -141,7 +141,7 @@ class PaymentsField(serializers.Field):
 
 class ScaChallengeSerializer(serializers.Serializer):
     id = StrictCharField(max_length=64, help_text="As initiate answered it.")
-    expiresAt = StrictCharField(max_length=64, help_text="As initiate answered it.")
+    expiresAt = serializers.DateTimeField(help_text="As initiate answered it.")
 
 
 @extend_schema_field(ConfirmationSerializer)

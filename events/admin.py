@@ -8,8 +8,11 @@ rotation, and never again (it is stored encrypted).
 from django import forms
 from django.contrib import admin, messages
 from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.timesince import timesince
 
-from bankapi import outbound
+from bankapi import dashboard, outbound
 from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin, apply_each
 from bankapi.errors import ApiError
 from events.models import Delivery, DeliveryAttempt, Event, EventType, WebhookEndpoint
@@ -149,3 +152,28 @@ class DeliveryAttemptAdmin(ReadOnlyModelAdmin):
     list_display = ("id", "delivery", "status_code", "latency_ms", "error", "created_at")
     list_filter = ("status_code",)
     list_select_related = ("delivery",)
+
+
+def webhook_endpoints_failing() -> tuple[int, str]:
+    """Endpoints whose deliveries fail, disabled for it or not yet (a small table)."""
+    count = WebhookEndpoint.objects.filter(failing_since__isnull=False).count()
+    return count, reverse("admin:events_webhookendpoint_changelist") + "?failing_since__isnull=False"
+
+
+def oldest_undelivered_event() -> tuple[str, str | None]:
+    """How long the oldest delivery still PENDING has waited, and of which event."""
+    oldest = (
+        Delivery.objects.filter(state=Delivery.State.PENDING)
+        .order_by("id")
+        .values("created_at", "event__type")
+        .first()
+    )
+    if oldest is None:
+        return "none", None
+    waited = timesince(oldest["created_at"], timezone.now())
+    url = reverse("admin:events_delivery_changelist") + f"?state__exact={Delivery.State.PENDING}"
+    return f"{waited} ago ({oldest['event__type']})", url
+
+
+dashboard.counter_register(dashboard.WEBHOOKS_FAILING, webhook_endpoints_failing)
+dashboard.fact_register(dashboard.OLDEST_UNDELIVERED, oldest_undelivered_event)

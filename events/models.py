@@ -116,6 +116,7 @@ class Delivery(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "deliveries"
         indexes = [
             models.Index(fields=["endpoint", "resource_key", "state", "id"]),
             models.Index(fields=["state", "next_attempt_at"]),

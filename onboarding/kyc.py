@@ -20,6 +20,18 @@ DOCUMENT_TYPES = (
     "SHAREHOLDER_REGISTER",
 )
 KINDS = ("individual", "company")
+# The papers of a person and of a company: a program's schema picks from its kind's
+# own list, so the document can state which types each presign collection takes.
+KIND_DOCUMENT_TYPES = {
+    "individual": ("PASSPORT", "DRIVING_LICENCE", "NATIONAL_ID", "UTILITY_BILL", "BANK_STATEMENT"),
+    "company": (
+        "CERTIFICATE_OF_INCORPORATION",
+        "ARTICLES_OF_ASSOCIATION",
+        "SHAREHOLDER_REGISTER",
+        "BANK_STATEMENT",
+        "UTILITY_BILL",
+    ),
+}
 
 
 def _field(name: str, type_: str, label: str, required: bool = True) -> dict[str, Any]:
@@ -99,8 +111,9 @@ def kyc_schema_problems(schema: Any) -> list[str]:
                         f"{kind}.fields[{index}]: {{name, type ({', '.join(FIELD_TYPES)}), required, label}}."
                     )
         types = part["documentTypes"]
-        if not isinstance(types, list) or not types or any(value not in DOCUMENT_TYPES for value in types):
-            problems.append(f"{kind}.documentTypes: a non-empty list of {', '.join(DOCUMENT_TYPES)}.")
+        allowed = KIND_DOCUMENT_TYPES[kind]
+        if not isinstance(types, list) or not types or any(value not in allowed for value in types):
+            problems.append(f"{kind}.documentTypes: a non-empty list of {', '.join(allowed)}.")
     return problems
 
 

@@ -20,7 +20,7 @@ from bankapi.serializers import (
     WholeMatchValidator,
 )
 from onboarding.document_formats import DOCUMENT_CONTENT_TYPES
-from onboarding.kyc import DOCUMENT_TYPES, FIELD_TYPES
+from onboarding.kyc import COLLECTION_KIND, DOCUMENT_TYPES, FIELD_TYPES, KIND_DOCUMENT_TYPES
 from onboarding.models import Application, Ubo, VerificationStep
 
 MAX_LINK_TTL = 604800
@@ -305,6 +305,20 @@ class PresignSerializer(InputSerializer):
             {"required": [mode, name]}
             for mode in ("key", "s3Url")
             for name in ("documentType", "contentType")
+        ),
+        # Upload: kyc takes a person's papers, kyb a company's (and the program's
+        # schema may narrow each further).
+        *(
+            {
+                "required": ["collection", "documentType"],
+                "properties": {
+                    "collection": {"enum": [collection]},
+                    "documentType": {
+                        "enum": [t for t in DOCUMENT_TYPES if t not in KIND_DOCUMENT_TYPES[kind]]
+                    },
+                },
+            }
+            for collection, kind in COLLECTION_KIND.items()
         ),
     )
 

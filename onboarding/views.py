@@ -258,7 +258,14 @@ class LegalDocumentContentView(OnboardingView):
             "valid for documents of earlier sets, so an acceptance's documents can always be read."
         ),
         responses={
-            (200, "*/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The document, as an attachment."),
+            # The generic binary type first: a generated client reads the body as bytes
+            # whatever the document's own type (listed after it).
+            **{
+                (200, media_type): OpenApiResponse(
+                    OpenApiTypes.BINARY, description="The document, as an attachment."
+                )
+                for media_type in ("application/octet-stream", "application/pdf", "text/plain", "*/*")
+            },
             **error_responses(
                 401,
                 403,

@@ -32,7 +32,7 @@ from onboarding.document_formats import DOCUMENT_CONTENT_TYPES, OPAQUE_CONTENT_T
 from onboarding.links import LinkRefused, UboLink, document_url_check, sandbox_flow_open, ubo_link_open
 from onboarding.models import Ubo
 from onboarding.providers import provider_named
-from onboarding.services.documents import document_open, document_store
+from onboarding.services.documents import document_open, document_store, upload_content_type
 from onboarding.services.ubos import ubo_link_resolve, ubo_verification_finished, ubo_verification_started
 
 S413 = "PAYLOAD_TOO_LARGE: a body over the request size limit."
@@ -234,14 +234,17 @@ class LocalDocumentView(PublicView):
         summary="Upload a document to a presigned URL (no bearer)",
         description=(
             "The uploadUrl of the presign route, when files are kept by this service. The body is the "
-            "file; Content-Type must be the one presign answered, and the file must be of that type (its "
+            "file; Content-Type must be the one presign answered (or `application/octet-stream`, which "
+            "stands for it), and the file must be of that type (its "
             "first bytes are checked: a PDF starts with `%PDF-`, a PNG with its signature, and so on), "
             "else 400 and nothing is stored. Send it with Content-Length, or chunked where the server "
             "decodes chunked bodies (else 411); over the size limit, 413."
         ),
         auth=[],
         parameters=[KEY, EXPIRES, SIGNATURE],
-        request={content_type: OpenApiTypes.BINARY for content_type in DOCUMENT_CONTENT_TYPES},
+        # Only the generic binary type: a generated client (openapi-python-client) makes no
+        # operation of a body typed `application/pdf`, `image/png` and so on.
+        request={OPAQUE_CONTENT_TYPE: OpenApiTypes.BINARY},
         responses={
             (200, "text/plain"): OpenApiResponse(description="Stored (empty body)."),
             **error_responses(
@@ -257,7 +260,9 @@ class LocalDocumentView(PublicView):
         },
     )
     def put(self, request):
-        content_type = request.META.get("CONTENT_TYPE", "")
+        content_type = upload_content_type(
+            request.query_params.get("key", ""), request.META.get("CONTENT_TYPE", "")
+        )
         key = self._check(request, "PUT", content_type)
         # Within the limit: longer bodies, with Content-Length or chunked, were
         # refused at the door, and a chunked one was read there, up to limit + 1.

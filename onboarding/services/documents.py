@@ -33,6 +33,7 @@ from bankapi.models import Customer
 from bankapi.responses import attachment_disposition
 from onboarding.document_formats import (
     DOCUMENT_CONTENT_TYPES,
+    OPAQUE_CONTENT_TYPE,
     SIGNATURE_BYTES,
     content_matches,
     download_filename,
@@ -213,6 +214,19 @@ def _check_stored(upload: DocumentUpload, *, field: str) -> None:
         raise validation_error(
             field, f"The uploaded file is not a {upload.content_type} file: it was removed, upload it again."
         )
+
+
+def upload_content_type(key: str, sent: str) -> str:
+    """The Content-Type an upload to this service's URL is checked and stored as.
+
+    `application/octet-stream` (what a generic HTTP client sends a file as) stands
+    for the type presign was asked for; any other value is taken as sent, and the
+    URL's signature decides whether it is the signed one.
+    """
+    if sent != OPAQUE_CONTENT_TYPE:
+        return sent
+    upload = DocumentUpload.objects.filter(key=key).only("content_type").first()
+    return upload.content_type if upload is not None else sent
 
 
 def document_store(*, key: str, content_type: str, body: bytes) -> None:

@@ -32,6 +32,7 @@ class Beneficiary(TenantOwned):
     payee_type = models.CharField(max_length=8, choices=PayeeType.choices, blank=True)
 
     class Meta:
+        verbose_name_plural = "beneficiaries"
         indexes = [models.Index(fields=["customer", "created_at"])]
         constraints = [
             models.CheckConstraint(

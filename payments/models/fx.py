@@ -44,6 +44,7 @@ class FxRate(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = "FX rate"
         ordering = ["base_currency", "quote_currency"]
         constraints = [
             # One row per pair whichever way round it is written: GBP/EUR and
@@ -98,6 +99,7 @@ class FxQuote(TenantOwned):
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
+        verbose_name = "FX quote"
         constraints = [
             models.CheckConstraint(
                 condition=~Q(currency_one=F("currency_two")), name="fx_quote_two_currencies"

@@ -93,3 +93,89 @@ def test_an_operator_approves_a_held_payment_in_the_browser(server, browser, san
     assert "Pending settlement" in page.inner_text("#result_list")
     page.goto(f"{server}/admin/")
     assert "Held payments to review: 0" in page.inner_text("#dashboard")
+
+
+# Every admin page, at a laptop's and a desktop's width: screenshots to look at, and
+# the layout facts the browser can measure.
+WIDTHS = (1366, 1920)
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
+
+# Measured in the page: the changelist table's overflow, the tallest header cell
+# and the tallest id cell, in lines of their own text.
+LAYOUT = """() => {
+  const lines = (cell) => {
+    const range = document.createRange();
+    range.selectNodeContents(cell);
+    const rects = [...range.getClientRects()].filter((r) => r.width > 0 && r.height > 0);
+    return new Set(rects.map((r) => Math.round(r.bottom))).size;
+  };
+  const results = document.querySelector('#changelist .results');
+  const headers = [...document.querySelectorAll('#result_list thead th .text')];
+  const ids = [...document.querySelectorAll('#result_list tbody th')];
+  return {
+    overflow: results ? results.scrollWidth - results.clientWidth : 0,
+    pageOverflow: document.documentElement.scrollWidth - window.innerWidth,
+    headerLines: Math.max(0, ...headers.map(lines)),
+    idLines: Math.max(0, ...ids.map(lines)),
+  };
+}"""
+
+
+def admin_pages() -> list[str]:
+    """The index, each changelist and each add page the superuser can open."""
+    from django.contrib import admin
+
+    pages = ["/admin/"]
+    for model, model_admin in admin.site._registry.items():
+        base = f"/admin/{model._meta.app_label}/{model._meta.model_name}/"
+        pages.append(base)
+        if model_admin.has_add_permission(_superuser_request()):
+            pages.append(base + "add/")
+    return pages
+
+
+def _superuser_request():
+    from django.test import RequestFactory
+
+    request = RequestFactory().get("/admin/")
+    request.user = User(is_superuser=True, is_staff=True, is_active=True)
+    return request
+
+
+@override_settings(ADMIN_REQUIRE_TOTP=False)
+def test_every_admin_page_fits_a_laptop_screen(server, browser, sandbox, account):
+    held_payments(account, 2)
+    User.objects.create_superuser("root@backoffice.example", "Root-Password-4242", role="management")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(f"{server}/admin/")
+    page.fill("#id_username", "root@backoffice.example")
+    page.fill("#id_password", "Root-Password-4242")
+    page.click("#login-form [type=submit]")
+    page.wait_for_selector("#dashboard")
+
+    pages = admin_pages()
+    # A change page of each model with a row: the first row its changelist links.
+    for path in [p for p in pages if p.endswith("/") and p.count("/") == 4]:
+        page.goto(f"{server}{path}")
+        first = page.locator("#result_list tbody tr th a, #result_list tbody tr td a").first
+        if first.count():
+            pages.append(first.get_attribute("href"))
+
+    problems = []
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        for path in pages:
+            response = page.goto(f"{server}{path}")
+            assert response is not None and response.status == 200, path
+            name = path.strip("/").replace("/", "_") or "admin"
+            page.screenshot(path=str(SCREENSHOTS / f"{width}-{name}.png"), full_page=True)
+            layout = page.evaluate(LAYOUT)
+            if width == 1366 and (
+                layout["overflow"] > 0
+                or layout["pageOverflow"] > 0
+                or layout["headerLines"] > 2
+                or layout["idLines"] > 1
+            ):
+                problems.append((path, layout))
+    assert problems == [], "\n".join(map(str, problems))

@@ -306,3 +306,101 @@ def test_every_response_of_a_test_goes_through_the_check(api, db, monkeypatch):
 
     with pytest.raises(AssertionError, match="OpenAPI mismatch: drifted"):
         api.get("/healthz")
+
+
+# What Swagger UI and a generated client (openapi-python-client) make of the document.
+
+
+def request_bodies():
+    """(operationId, media type, media) of every request body of the document."""
+    for operations in openapi_document()["paths"].values():
+        for operation in operations.values():
+            for media_type, media in operation.get("requestBody", {}).get("content", {}).items():
+                yield operation["operationId"], media_type, media
+
+
+def test_every_request_body_has_examples_that_its_own_schema_takes():
+    from openapi_schema_validator import OAS30WriteValidator
+
+    components = check._closed(openapi_document()["components"])
+    checked = []
+    for operation_id, media_type, media in request_bodies():
+        if media["schema"].get("format") == "binary":
+            continue  # a file
+        assert media.get("examples"), (operation_id, media_type)
+        validator = OAS30WriteValidator(
+            {"allOf": [check._closed(media["schema"])], "components": components},
+            format_checker=OAS30WriteValidator.FORMAT_CHECKER,
+        )
+        for name, example in media["examples"].items():
+            errors = [error.message for error in validator.iter_errors(example["value"])]
+            assert errors == [], (operation_id, name)
+            checked.append((operation_id, name))
+    assert len(checked) > 30
+
+
+def test_the_payment_example_pays_a_beneficiary_only():
+    media = openapi_document()["paths"][PAYMENTS]["post"]["requestBody"]["content"]["application/json"]
+    example = media["examples"]["beneficiary"]["value"]
+    assert {"beneficiaryId", "payee", "cryptoQuote"} & example.keys() == {"beneficiaryId"}
+    assert example["amount"] == "25.00" and example["reference"] == "Invoice 42"
+
+
+def test_tags_come_in_the_order_a_newcomer_meets_them():
+    document = openapi_document()
+    names = [tag["name"] for tag in document["tags"]]
+    assert names[:3] == ["auth", "accounts", "payments"] and names[-2:] == ["events", "service"]
+    used = {
+        tag for operations in document["paths"].values() for o in operations.values() for tag in o["tags"]
+    }
+    assert used == set(names)
+
+
+def test_public_routes_state_no_security_at_all():
+    """`[{}]` would put them on openapi-python-client's AuthenticatedClient."""
+    paths = openapi_document()["paths"]
+    for path in ("/healthz", "/readyz", "/.well-known/jwks.json", "/v1/auth/login", "/v1/auth/verify-2fa"):
+        for operation in paths[path].values():
+            assert operation["security"] == [], path
+    assert all(
+        operation.get("security") != [{}]
+        for operations in paths.values()
+        for operation in operations.values()
+    )
+
+
+def test_the_batch_challenge_expiry_is_a_date_time_both_ways():
+    sent = schema_of("ScaChallengeRequest")["properties"]["expiresAt"]
+    answered = schema_of("ScaChallengeAnswer")["properties"]["expiresAt"]
+    assert sent["type"] == answered["type"] == "string"
+    assert sent["format"] == answered["format"] == "date-time"
+
+
+def test_document_files_use_media_types_a_generated_client_supports():
+    """openapi-python-client sends and reads files as application/octet-stream; a body
+    of only other binary types makes it skip the whole operation."""
+    paths = openapi_document()["paths"]
+    upload = paths["/v1/documents/local"]["put"]["requestBody"]["content"]
+    assert upload == {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}
+    for path in (
+        "/v1/documents/local",
+        "/v1/applications/{applicationId}/documents/legal/{documentId}/content",
+    ):
+        content = paths[path]["get"]["responses"]["200"]["content"]
+        assert "application/octet-stream" in content, path
+
+
+def test_presign_states_which_document_types_each_collection_takes():
+    from openapi_schema_validator import OAS30WriteValidator
+
+    components = check._closed(openapi_document()["components"])
+    validator = OAS30WriteValidator({"allOf": [schema_of("PresignRequest")], "components": components})
+
+    def upload(collection: str, document_type: str) -> dict:
+        return {"collection": collection, "documentType": document_type, "contentType": "application/pdf"}
+
+    assert validator.is_valid(upload("kyc", "PASSPORT"))
+    assert validator.is_valid(upload("kyb", "SHAREHOLDER_REGISTER"))
+    assert validator.is_valid(upload("kyb", "BANK_STATEMENT"))
+    assert not validator.is_valid(upload("kyc", "SHAREHOLDER_REGISTER"))
+    assert not validator.is_valid(upload("kyb", "PASSPORT"))

@@ -62,9 +62,8 @@ def helpers() -> str:
 def test_a_failed_step_prints_the_api_answer_not_a_python_error(answer):
     script = helpers() + '\nACCESS=$(field \'["data"]["access_token"]\')\necho reached'
 
-    result = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script], input=answer, capture_output=True, text=True, timeout=60
-    )
+    # A plain bash, as a reader's terminal runs it: the walk-through's own `set -e` stops it.
+    result = subprocess.run(["bash", "-c", script], input=answer, capture_output=True, text=True, timeout=60)
 
     assert result.returncode != 0 and "reached" not in result.stdout
     assert result.stderr == f"This step failed. The API answered: {answer}\n"
@@ -87,3 +86,56 @@ def test_a_step_that_worked_gives_the_field():
 def test_the_walkthrough_says_a_totp_code_is_accepted_once():
     section = README.read_text().split("## Walk-through", 1)[1].split("\n## ", 1)[0]
     assert "A code is accepted once" in section
+
+
+def test_management_users_sign_in_without_a_program_as_the_readme_says(api, sandbox):
+    readme = README.read_text()
+    assert "Management users (the sandbox's `operator`) belong to no program" in readme
+    operator = sandbox["operator"]
+    body = {"email": operator["email"], "password": operator["password"]}
+
+    with_program = api.post(
+        "/v1/auth/login", body, format="json", HTTP_X_PROGRAM_ID=sandbox["consumerProgramId"]
+    )
+    without = api.post("/v1/auth/login", body, format="json")
+
+    assert (with_program.status_code, with_program.json()["code"]) == (401, "INVALID_CREDENTIALS")
+    assert without.status_code == 200 and without.json()["data"]["session_token"]
+
+
+def test_make_run_says_what_to_open_before_it_serves():
+    result = subprocess.run(
+        ["make", "-n", "run", "VENV=/nonexistent-venv"],
+        cwd=README.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    out = result.stdout
+    assert result.returncode == 0, result.stderr
+    said = out.index("/v1/docs")
+    assert said < out.index("runserver")
+    assert (
+        "/admin/" in out[said - 400 : out.index("runserver")] and "operator" in out and "Walk-through" in out
+    )
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the README uses curl")
+def test_the_sandbox_clock_example_pays_the_schedule_it_makes(
+    transactional_db, live_server, sandbox, tmp_path
+):
+    (tmp_path / "var").mkdir()
+    (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
+    section = README.read_text().split("### Sandbox clock", 1)[1].split("\n## ", 1)[0]
+    clock = "\n".join(re.findall(r"```bash\n(.*?)```", section, re.S))
+    script = (walkthrough_script() + "\n" + clock).replace("http://127.0.0.1:8000", live_server.url)
+    script = script.replace(".venv/bin/python", sys.executable)
+
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    ran = json.loads(result.stdout.strip().splitlines()[-1])
+    assert ran == {"success": True, "data": {"date": "2027-03-31", "paid": 3, "held": 0, "failed": 0}}

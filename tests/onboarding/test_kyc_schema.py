@@ -65,3 +65,20 @@ def test_schema_refuses_the_access_token(api, customer_access_token):
 
 def test_schema_is_for_customer_users(api, custodian_id_token):
     assert api.get(SCHEMA, **custodian_id_token).status_code == 403
+
+
+def test_an_operators_schema_gives_each_kind_its_own_papers_only():
+    from onboarding.kyc import DEFAULT_SCHEMA, kyc_schema_problems
+
+    mixed = {
+        "individual": {**DEFAULT_SCHEMA["individual"], "documentTypes": ["PASSPORT", "SHAREHOLDER_REGISTER"]},
+        "company": {**DEFAULT_SCHEMA["company"], "documentTypes": ["NATIONAL_ID"]},
+    }
+
+    problems = kyc_schema_problems(mixed)
+
+    assert kyc_schema_problems(DEFAULT_SCHEMA) == []
+    assert [problem.split(":")[0] for problem in problems] == [
+        "individual.documentTypes",
+        "company.documentTypes",
+    ]

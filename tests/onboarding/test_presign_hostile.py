@@ -166,3 +166,28 @@ def test_a_stored_file_not_of_its_type_gets_no_download_url_and_is_removed(
     assert response.json()["errors"][0]["field"] == "key"
     assert "downloadUrl" not in response.content.decode()
     assert not (local_storage / record.key).exists()
+
+
+def test_an_octet_stream_upload_is_kept_as_the_type_presign_was_asked_for(api, sandbox, customer_id_token):
+    """What a generic HTTP client (a generated one included) sends a file as."""
+    issued = upload(api, sandbox, customer_id_token, contentType="image/png")
+    url = local(issued["uploadUrl"])
+
+    refused = api.generic("PUT", url, SCRIPT, content_type="application/octet-stream")
+    put = api.generic("PUT", url, SAMPLES["image/png"], content_type="application/octet-stream")
+
+    assert refused.status_code == 400 and refused.json()["code"] == "VALIDATION_ERROR"
+    assert put.status_code == 200
+    got = download(api, sandbox, customer_id_token, collection="kyc", key=issued["key"])
+    response = api.get(local(got["downloadUrl"]))
+    assert b"".join(response.streaming_content) == SAMPLES["image/png"]
+    assert_attachment(response, "image/png")
+
+
+def test_an_octet_stream_upload_to_a_url_signed_for_nothing_is_refused(api, sandbox, customer_id_token):
+    issued = upload(api, sandbox, customer_id_token, contentType="application/pdf")
+    tampered = local(issued["uploadUrl"]).replace("key=", "key=x", 1)
+
+    put = api.generic("PUT", tampered, SAMPLES["application/pdf"], content_type="application/octet-stream")
+
+    assert put.status_code == 403

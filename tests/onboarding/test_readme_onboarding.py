@@ -1,6 +1,7 @@
 """The README's onboarding section works after its walk-through, as written."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -40,8 +41,17 @@ def test_readme_onboards_an_individual_to_an_uploaded_document(
     )
     script = script.replace(".venv/bin/python", sys.executable)
 
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    # mktemp's folder, where the section keeps its files.
+    environment = {**os.environ, "TMPDIR": str(scratch)}
     result = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=150
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=150,
+        env=environment,
     )
 
     assert result.returncode == 0, result.stdout + result.stderr
@@ -55,7 +65,10 @@ def test_readme_onboards_an_individual_to_an_uploaded_document(
     key = re.search(r"^uploaded (\S+)$", out, re.M).group(1)
     upload = DocumentUpload.objects.get(key=key)
     assert str(upload.application_id) == application_id
-    assert (tmp_path / "media" / key).read_bytes() == (tmp_path / "passport.pdf").read_bytes()
+    assert (tmp_path / "media" / key).read_bytes() == b"%PDF-1.4 sandbox passport scan\n"
+    # Nothing left in the folder it ran from: its files went to a temporary folder.
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["media", "scratch", "var"]
+    assert {path.name for path in next(scratch.iterdir()).iterdir()} >= {"legal.json", "passport.pdf"}
     assert "same bytes" in out
     documents = [json.loads(chunk) for chunk in re.findall(r"^\{\n.*?^\}$", out, re.S | re.M)]
     accept, read, status = documents[-3:]
