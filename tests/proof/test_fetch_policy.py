@@ -21,7 +21,7 @@ from events.models import DeliveryAttempt, WebhookEndpoint
 from payments.services.acceptance import PaymentInstruction, payment_accept
 
 ROOT = Path(__file__).resolve().parents[2]
-FIRST_PARTY = ("bankapi", "authn", "payments", "batches", "cards", "onboarding", "events")
+FIRST_PARTY = ("bankapi", "authn", "payments", "batches", "cards", "onboarding", "events", "audit")
 
 # What can open a connection: sockets, HTTP clients, mail, object storage, Redis.
 NETWORK_LIBRARIES = (
@@ -57,6 +57,7 @@ OPERATOR_CONFIGURED = {
     "onboarding.services.ubos": ({"django.core.mail"}, "UBO e-mails, through the SMTP host of EMAIL_URL"),
     "onboarding.tasks": ({"smtplib"}, "none: catches the SMTP errors of the UBO e-mail to retry it"),
     "bankapi.views": ({"redis"}, "the readiness probe, to REDIS_URL"),
+    "authn.services.request_budget": ({"redis"}, "the request budgets' counters, to REDIS_URL"),
     "onboarding.services.documents": (
         {"django.core.files.storage", "botocore"},
         "the document storage: this service's S3 bucket (AWS_S3_ENDPOINT_URL) or local files; presigns"
