@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularSwaggerView
 from authn.views_service import JwksView
 from bankapi.metrics import MetricsView
 from bankapi.openapi import OpenApiJsonView
-from bankapi.views import CapabilitiesView, HealthView, ReadyView
+from bankapi.views import CapabilitiesView, HealthView, IndexView, ReadyView
 
 handler400 = "bankapi.handlers.handler400"
 handler403 = "bankapi.handlers.handler403"
@@ -13,6 +13,7 @@ handler404 = "bankapi.handlers.handler404"
 handler500 = "bankapi.handlers.handler500"
 
 urlpatterns = [
+    path("", IndexView.as_view()),
     path("admin/", admin.site.urls),
     path("healthz", HealthView.as_view()),
     path("readyz", ReadyView.as_view()),

@@ -26,6 +26,54 @@ class HealthView(APIView):
         return Response({"status": "ok"})
 
 
+class IndexView(APIView):
+    """What a newcomer opening the server's root address needs: where everything is."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        tags=["service"],
+        summary="Where to start",
+        description="Links to the API description, Swagger UI, the back office and the probes.",
+        responses={
+            200: inline_serializer(
+                "Index",
+                {
+                    "success": serializers.BooleanField(),
+                    "data": inline_serializer(
+                        "IndexLinks",
+                        {
+                            "name": serializers.CharField(),
+                            "openapi": serializers.CharField(),
+                            "docs": serializers.CharField(),
+                            "admin": serializers.CharField(),
+                            "health": serializers.CharField(),
+                            "ready": serializers.CharField(),
+                            "jwks": serializers.CharField(),
+                        },
+                    ),
+                },
+            )
+        },
+    )
+    def get(self, request: Request) -> Response:
+        return Response(
+            {
+                "success": True,
+                "data": {
+                    "name": "Bank API",
+                    "openapi": "/v1/openapi.json",
+                    "docs": "/v1/docs",
+                    "admin": "/admin/",
+                    "health": "/healthz",
+                    "ready": "/readyz",
+                    "jwks": "/.well-known/jwks.json",
+                },
+            }
+        )
+
+
 def _redis_ready() -> bool:
     import redis
 

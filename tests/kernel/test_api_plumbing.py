@@ -210,3 +210,14 @@ def test_a_body_in_a_non_text_charset_is_a_400(api, sandbox, charset):
         HTTP_X_PROGRAM_ID=sandbox["consumerProgramId"],
     )
     assert_error(response, 400, "VALIDATION_ERROR")
+
+
+def test_the_root_address_says_where_to_go_next(client):
+    response = client.get("/")
+
+    assert response.status_code == 200
+    links = response.json()["data"]
+    assert links["docs"] == "/v1/docs" and links["openapi"] == "/v1/openapi.json"
+    for path in (links["docs"], links["openapi"], links["health"], links["jwks"]):
+        assert client.get(path).status_code == 200, path
+    assert client.get(links["admin"]).status_code == 302  # to the back office's sign-in

@@ -55,6 +55,7 @@ from tests.support.auth import access_header, user_by_email
 
 # Routes anyone may call: no bearer is read, so every variant answers alike.
 PUBLIC = {
+    "": "the root address: links to the API description, Swagger UI and the back office",
     "healthz": "liveness probe",
     "readyz": "readiness probe",
     "metrics": "Prometheus scrape: open in development; a deployment takes METRICS_TOKEN, not a user token",
