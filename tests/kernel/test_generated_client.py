@@ -37,6 +37,10 @@ def bank(tmp_path, monkeypatch):
     """The generated package `bank_api_client`, importable for this test."""
     document = tmp_path / "openapi.json"
     document.write_text(json.dumps(openapi_document()))
+    # The generator writes file uploads for application/octet-stream only; its documented
+    # setting maps the pain.001 upload's application/xml onto that (docs/iso20022.md).
+    config = tmp_path / "config.yml"
+    config.write_text("content_type_overrides:\n  application/xml: application/octet-stream\n")
     generator = str(GENERATOR) if GENERATOR.exists() else "openapi-python-client"
     result = subprocess.run(
         [
@@ -48,6 +52,8 @@ def bank(tmp_path, monkeypatch):
             "none",
             "--output-path",
             str(tmp_path / "bank_api_client"),
+            "--config",
+            str(config),
         ],
         capture_output=True,
         text=True,
@@ -99,6 +105,7 @@ def test_the_generated_client_runs_the_readme_flow(
     bank, transactional_db, live_server, sandbox, settings, tmp_path
 ):
     from bank_api_client import AuthenticatedClient, Client
+    from bank_api_client import models as fx_models
     from bank_api_client.models import (
         ApplicationCreateRequest,
         BatchActionRequest,
@@ -149,9 +156,10 @@ def test_the_generated_client_runs_the_readme_flow(
         customer["accountId"],
         client=client,
         amount="100.00",
-        amount_currency="GBP",
-        currency_one="GBP",
-        currency_two="EUR",
+        # ISO 4217 codes are an enum in the document, so the client takes its members.
+        amount_currency=fx_models.AccountsFxQuoteRetrieveAmountCurrency("GBP"),
+        currency_one=fx_models.AccountsFxQuoteRetrieveCurrencyOne("GBP"),
+        currency_two=fx_models.AccountsFxQuoteRetrieveCurrencyTwo("EUR"),
     )
     assert quote.data.quote_id and quote.data.currency_two == "EUR"
 
