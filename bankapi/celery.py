@@ -11,7 +11,6 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
-@app.on_configure.connect
 def _load_settings_or_stop(**kwargs: Any) -> None:
     """Load the settings before Celery reads them: a worker or beat started without a
     deployment's settings stops with one message naming them, as manage.py and gunicorn
@@ -24,3 +23,6 @@ def _load_settings_or_stop(**kwargs: Any) -> None:
         settings.INSTALLED_APPS  # noqa: B018
     except DeploymentSettingsMissing as exc:
         sys.exit(str(exc))
+
+
+app.on_configure.connect(_load_settings_or_stop)
