@@ -425,6 +425,11 @@ def test_prometheus_scrapes_each_web_node_as_configured(deployment):
 
 
 def test_the_ledger_holds_after_all_of_it(deployment):
+    # Every process of the topology still runs (the killed worker restarted), and
+    # beat has been sending its periodic tasks (its schedule file where BANKAPI_VAR_DIR says).
+    wait_for(lambda: "Scheduler: Sending due task" in deployment.log("beat"), 60, "beat sends a task")
+    for process in (*deployment.web, *deployment.workers, deployment.beat):
+        assert process.process.poll() is None, process.log.name
     result = deployment.manage("check_ledger")
     assert result.returncode == 0, result.stderr
     assert "Ledger OK" in result.stdout
