@@ -5,15 +5,30 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test lint migrate bootstrap worker beat bench
+.PHONY: install install-runtime lock run test lint migrate bootstrap worker beat bench
 
-$(VENV)/.installed: requirements.txt
+# Development: the runtime set plus the test and lint tools, every file checked
+# against the hashes in requirements-dev.txt.
+$(VENV)/.installed: requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -r requirements.txt
+	$(VENV)/bin/pip install --quiet --require-hashes -r requirements-dev.txt
 	touch $@
 
 install: $(VENV)/.installed
+
+# A deployment: only what the service runs (requirements.txt), hash-checked.
+install-runtime:
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --require-hashes -r requirements.txt
+
+# Recompile both locks from requirements.in and requirements-dev.in (after adding a
+# dependency there), through the package index pip is configured with. Pins already
+# in the locks are kept unless an .in file asks otherwise.
+PIP_COMPILE := $(VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+	--no-emit-index-url --no-emit-find-links
+lock: install
+	$(PIP_COMPILE) --output-file=requirements.txt requirements.in
+	$(PIP_COMPILE) --output-file=requirements-dev.txt requirements-dev.in
 
 migrate: install
 	$(PY) manage.py migrate --noinput

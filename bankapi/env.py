@@ -5,6 +5,7 @@ instead of silently falling back to a default.
 """
 
 import os
+from pathlib import Path
 from typing import overload
 from urllib.parse import unquote, urlsplit
 
@@ -71,6 +72,18 @@ def env_required(name: str) -> str:
     if not value:
         raise DeploymentSettingsMissing(f"{name} must be set in production")
     return value
+
+
+def env_file_text(name: str) -> str:
+    """The content of the file the variable names (a secret mounted as a file); a
+    missing or unreadable file stops start-up with one message, not a traceback."""
+    path = env_required(name)
+    try:
+        return Path(path).read_text()
+    except OSError as exc:
+        raise DeploymentSettingsMissing(
+            f"Cannot start: {name} is {path}, which cannot be read ({exc.strerror})."
+        ) from exc
 
 
 def require_deployment_settings(names: list[str | tuple[str, ...]], *, reason: str) -> None:

@@ -1,6 +1,6 @@
 """The files of prometheus_client's multiprocess mode, for process managers.
 
-Free of Django: gunicorn's master calls these from `gunicorn.conf.py` before
+Free of Django: gunicorn's master calls these from `deploy/gunicorn.conf.py` before
 (or without) loading the application.
 """
 

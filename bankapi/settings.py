@@ -22,6 +22,7 @@ from bankapi import dev_secrets
 from bankapi.env import (
     email_settings,
     env_bool,
+    env_file_text,
     env_float,
     env_int,
     env_list,
@@ -53,7 +54,7 @@ if PRODUCTION:
     )
     SECRET_KEY = env_required("SECRET_KEY")
     FIELD_ENCRYPTION_KEY = env_required("FIELD_ENCRYPTION_KEY")
-    JWT_PRIVATE_KEY = env_str("JWT_PRIVATE_KEY") or Path(env_required("JWT_PRIVATE_KEY_FILE")).read_text()
+    JWT_PRIVATE_KEY = env_str("JWT_PRIVATE_KEY") or env_file_text("JWT_PRIVATE_KEY_FILE")
 else:
     _dev = dev_secrets.load_or_create(VAR_DIR)
     SECRET_KEY = env_str("SECRET_KEY", _dev["SECRET_KEY"])

@@ -275,6 +275,7 @@ def start_gunicorn(env: dict[str, str], workers: int) -> tuple[subprocess.Popen,
             [
                 str(ROOT / ".venv" / "bin" / "gunicorn"),
                 "bankapi.wsgi:application",
+                f"--config={ROOT / 'deploy' / 'gunicorn.conf.py'}",
                 f"--workers={workers}",
                 "--worker-class=sync",
                 f"--bind=127.0.0.1:{port}",

@@ -91,6 +91,7 @@ def start_gunicorn(env: dict[str, str], workers: int, threads: int) -> tuple[sub
         [
             str(ROOT / ".venv" / "bin" / "gunicorn"),
             "bankapi.wsgi:application",
+            f"--config={ROOT / 'deploy' / 'gunicorn.conf.py'}",
             f"--workers={workers}",
             f"--threads={threads}",
             f"--bind=127.0.0.1:{port}",

@@ -81,7 +81,7 @@ def _locked_row(factor: Factor, program_id: uuid.UUID | None, email: str, now: d
         try:
             return LoginThrottle.objects.select_for_update().get_or_create(
                 factor=factor,
-                program_id=program_id,  # type: ignore[misc]  # django-stubs rejects None; Django: IS NULL
+                program_id=program_id,  # None matches IS NULL
                 email=email,
                 defaults={"window_started_at": now},
             )[0]

@@ -136,6 +136,33 @@ def test_every_manage_command_and_the_server_stop_on_a_deployment_missing_settin
     assert "Traceback" not in server.stderr
 
 
+@pytest.mark.parametrize("process", ["worker", "beat"])
+def test_celery_worker_and_beat_stop_with_one_message_on_a_deployment_missing_settings(tmp_path, process):
+    clean = {k: v for k, v in os.environ.items() if k not in {"BANKAPI_ENV", "DJANGO_SETTINGS_MODULE"}}
+    clean = {k: v for k, v in clean.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "REDIS_URL"}}
+    result = subprocess.run(
+        [sys.executable, "-m", "celery", "-A", "bankapi", process, "--loglevel=INFO"],
+        cwd=ROOT,
+        env={**clean, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set in production" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_unreadable_jwt_key_file_stops_with_one_message(tmp_path):
+    env = {**production_variables(tmp_path), "JWT_PRIVATE_KEY_FILE": str(tmp_path / "absent.pem")}
+
+    result = run_check(env)
+
+    assert result.returncode != 0
+    assert f"JWT_PRIVATE_KEY_FILE is {tmp_path / 'absent.pem'}, which cannot be read" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_development_is_chosen_explicitly_even_with_a_database_url(tmp_path):
     result = run_check({"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "BANKAPI_ENV": "development"})
 

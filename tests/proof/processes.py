@@ -74,13 +74,34 @@ def request(port: int, method: str, path: str, body: dict | None = None, headers
         connection.close()
 
 
+def shell_command(line: str) -> list[str]:
+    """A process-list command line (`${VAR:-default}` expanded by the shell), run so
+    that the process itself, not a shell, has the pid a test kills."""
+    return ["bash", "-c", f"exec {line}"]
+
+
 class Gunicorn:
-    def __init__(self, env: dict[str, str], workers: int, log: Path, threads: int = 1):
+    """A gunicorn master; `command` runs a deployment's own command line instead,
+    bound through GUNICORN_BIND and sized through WEB_CONCURRENCY."""
+
+    def __init__(
+        self,
+        env: dict[str, str],
+        workers: int,
+        log: Path,
+        threads: int = 1,
+        command: list[str] | None = None,
+    ):
         self.port = free_port()
         self.log = log.open("ab")
+        if command is not None:
+            env = {**env, "GUNICORN_BIND": f"127.0.0.1:{self.port}", "WEB_CONCURRENCY": str(workers)}
         self.process = subprocess.Popen(  # noqa: S603
-            [
+            command or [
                 sys.executable, "-m", "gunicorn", "bankapi.wsgi:application",
+                # The deployment's own settings (metrics directory hooks among them);
+                # the options below win over it.
+                "--config", str(ROOT / "deploy" / "gunicorn.conf.py"),
                 "--bind", f"127.0.0.1:{self.port}",
                 "--workers", str(workers),
                 # More than one: gunicorn's threaded worker (gthread).
@@ -124,10 +145,16 @@ class Gunicorn:
 
 
 class CeleryWorker:
-    """One worker process (solo pool) on a queue of its own; restartable after a kill."""
+    """One worker process (solo pool) on a queue of its own; restartable after a kill.
 
-    def __init__(self, env: dict[str, str], log: Path):
-        self.queue = f"proof-{uuid.uuid4().hex[:8]}"
+    `command` runs a deployment's own command line instead, on the queue its
+    environment names; a kill then takes the pool's processes too."""
+
+    def __init__(self, env: dict[str, str], log: Path, command: list[str] | None = None):
+        self.command = command
+        self.queue = (
+            env.get("CELERY_TASK_DEFAULT_QUEUE", "celery") if command else f"proof-{uuid.uuid4().hex[:8]}"
+        )
         self.env = {**env, "CELERY_TASK_DEFAULT_QUEUE": self.queue}
         self.log = log.open("ab")
         self.process: subprocess.Popen | None = None
@@ -135,7 +162,7 @@ class CeleryWorker:
 
     def start(self) -> None:
         self.process = subprocess.Popen(  # noqa: S603
-            [
+            self.command or [
                 sys.executable, "-m", "celery", "-A", "bankapi", "worker",
                 "--pool", "solo", "--queues", self.queue, "--loglevel", "WARNING",
                 "--without-heartbeat", "--without-gossip", "--without-mingle",
@@ -143,12 +170,18 @@ class CeleryWorker:
             cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
         )  # fmt: skip
 
-    def kill_and_restart(self) -> None:
+    def kill(self) -> None:
+        """SIGKILL, with no warning: the master and its pool processes."""
+        children = children_of(self.process.pid)
         kill(self.process.pid)
+        for pid in children:
+            kill(pid)
         self.process.wait()
+
+    def kill_and_restart(self) -> None:
+        self.kill()
         self.start()
 
     def stop(self) -> None:
-        kill(self.process.pid)
-        self.process.wait()
+        self.kill()
         self.log.close()

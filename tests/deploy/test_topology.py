@@ -1,0 +1,435 @@
+"""The deployment of deploy/, run as written on one machine.
+
+From the files an operator installs (deploy/pgbouncer.ini, deploy/bankapi.env.example,
+deploy/Procfile, deploy/gunicorn.conf.py) and the README's "Production deployment"
+commands, changed only in ports, paths and the database's name: PgBouncer
+(Debian's) in transaction pooling in front of PostgreSQL (database `deploytest`),
+Redis db 11, two gunicorn web nodes, two Celery workers and one beat, all with
+production settings (BANKAPI_ENV=production, DEBUG off, secrets generated here).
+
+It shows, through that topology:
+- one Idempotency-Key sent 25 times to each web node at once pays once;
+- a 1,000-item batch worked by both workers, one SIGKILLed midway, pays each item
+  once (the survivor and the restarted worker finish it);
+- one schedule day run by both workers at once pays each schedule once;
+- `manage.py check_ledger` holds after all of it.
+"""
+
+import configparser
+import http.client
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from decimal import Decimal
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+import yaml
+from celery import Celery
+from cryptography.fernet import Fernet
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from django.conf import settings
+
+from tests.conftest import requires_redis
+from tests.deploy.conftest import report_figures
+from tests.proof.processes import CeleryWorker, Gunicorn, free_port, request, shell_command
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+DATABASE = "deploytest"
+REDIS_DB = 11
+PGBOUNCER = shutil.which("pgbouncer") or shutil.which("pgbouncer", path="/usr/sbin")
+VENV_BIN = str(Path(sys.executable).parent)
+HTTPS = {"X-Forwarded-Proto": "https"}  # what the TLS-terminating proxy adds
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.redis,
+    requires_redis,
+    pytest.mark.skipif(PGBOUNCER is None, reason="needs PgBouncer: apt-get install pgbouncer"),
+]
+
+
+def readme_deployment_script() -> str:
+    section = (ROOT / "README.md").read_text().split("## Production deployment", 1)[1].split("\n## ", 1)[0]
+    return "\n".join(re.findall(r"```bash\n(.*?)```", section, re.S))
+
+
+def procfile() -> dict[str, str]:
+    lines = (DEPLOY / "Procfile").read_text().splitlines()
+    return dict(line.split(": ", 1) for line in lines if line.strip() and not line.startswith("#"))
+
+
+def env_template() -> dict[str, str]:
+    lines = (DEPLOY / "bankapi.env.example").read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if line.strip() and not line.startswith("#"))
+
+
+class Deployment:
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.processes: list = []
+        db = settings.DATABASES["default"]
+        self.pg_host, self.pg_port = db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)
+        self.pg_user, self.pg_password = db["USER"], db.get("PASSWORD") or ""
+        redis = urlsplit(os.environ["REDIS_URL"])
+        self.redis_url = f"redis://{redis.netloc}/{REDIS_DB}"
+        self.bouncer_port = free_port()
+        self.database_password = secrets.token_urlsafe(24)
+
+    # -- PostgreSQL, Redis and PgBouncer -------------------------------------------
+    def admin_connection(self, dbname: str = "postgres") -> psycopg.Connection:
+        return psycopg.connect(
+            host=self.pg_host,
+            port=self.pg_port,
+            user=self.pg_user,
+            password=self.pg_password or None,
+            dbname=dbname,
+            autocommit=True,
+        )
+
+    def fresh_database_and_redis(self) -> None:
+        with self.admin_connection() as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
+            connection.execute(f'CREATE DATABASE "{DATABASE}"')
+        Celery(broker=self.redis_url).connection_for_write().default_channel.client.flushdb()
+
+    def start_pgbouncer(self) -> None:
+        ini = configparser.ConfigParser(delimiters=("=",), comment_prefixes=(";", "#"), interpolation=None)
+        ini.optionxform = str  # keep names as written
+        ini.read(DEPLOY / "pgbouncer.ini")
+        (entry,) = ini["databases"].values()
+        ini.remove_section("databases")
+        ini["databases"] = {
+            DATABASE: re.sub(
+                r"host=\S+ port=\S+ dbname=\S+",
+                f"host={self.pg_host} port={self.pg_port} dbname={DATABASE}",
+                entry,
+            )
+        }
+        userlist = self.folder / "userlist.txt"
+        userlist.write_text(f'"{self.pg_user}" "{self.database_password}"\n')
+        ini["pgbouncer"]["listen_port"] = str(self.bouncer_port)
+        ini["pgbouncer"]["auth_file"] = str(userlist)
+        if os.geteuid() == 0:
+            ini["pgbouncer"]["user"] = "postgres"  # PgBouncer refuses to run as root
+            shutil.chown(self.folder, "postgres")
+            shutil.chown(userlist, "postgres")
+        path = self.folder / "pgbouncer.ini"
+        with path.open("w") as file:
+            ini.write(file)
+        log = (self.folder / "pgbouncer.log").open("ab")
+        process = subprocess.Popen([PGBOUNCER, str(path)], stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
+        self.processes.append(process)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                psycopg.connect(self.database_url(), connect_timeout=2).close()
+                return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise AssertionError((self.folder / "pgbouncer.log").read_text()) from None
+                time.sleep(0.2)
+
+    def database_url(self) -> str:
+        return f"postgres://{self.pg_user}:{self.database_password}@127.0.0.1:{self.bouncer_port}/{DATABASE}"
+
+    # -- The environment file, filled in --------------------------------------------
+    def environment_file(self) -> Path:
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        jwt = self.folder / "jwt.pem"
+        jwt.write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
+        jwt.chmod(0o600)
+        values = env_template()
+        filled = {
+            "DATABASE_URL": self.database_url(),
+            "REDIS_URL": self.redis_url,
+            "SECRET_KEY": secrets.token_urlsafe(50),
+            "FIELD_ENCRYPTION_KEY": Fernet.generate_key().decode(),
+            "METRICS_TOKEN": secrets.token_urlsafe(32),
+            "JWT_PRIVATE_KEY_FILE": str(jwt),
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "STATIC_ROOT": str(self.folder / "static"),
+            "BANKAPI_VAR_DIR": str(self.folder / "var"),
+            # One task at a time per worker: two tasks sent at once go to both workers.
+            "CELERY_CONCURRENCY": "1",
+        }
+        assert filled.keys() <= values.keys(), "the template must name every setting a deployment fills in"
+        assert values["BANKAPI_ENV"] == "production"
+        values.update(filled)
+        path = self.folder / "bankapi.env"
+        path.write_text("".join(f"{name}={value}\n" for name, value in values.items()))
+        path.chmod(0o600)
+        self.env = {**self.base_environment(), **values}
+        return path
+
+    @staticmethod
+    def base_environment() -> dict[str, str]:
+        """The machine's environment without the test run's own choices."""
+        env = {
+            name: value
+            for name, value in os.environ.items()
+            if name not in {"DATABASE_URL", "REDIS_URL", "BANKAPI_ENV", "DJANGO_SETTINGS_MODULE"}
+            and not name.startswith(("CELERY_", "PYTEST"))
+        }
+        env["PATH"] = f"{VENV_BIN}:{env.get('PATH', '')}"
+        env["PYTHONUNBUFFERED"] = "1"
+        return env
+
+    # -- The processes of the Procfile ------------------------------------------------
+    def start_processes(self) -> None:
+        commands = procfile()
+        assert set(commands) == {"web", "worker", "beat"}
+        self.web = [
+            Gunicorn(self.env, 2, self.folder / f"web{n}.log", command=shell_command(commands["web"]))
+            for n in (1, 2)
+        ]
+        self.processes += self.web
+        self.workers = [
+            CeleryWorker(
+                {**self.env, "CELERY_NODE_NAME": f"worker{n}"},
+                self.folder / f"worker{n}.log",
+                command=shell_command(commands["worker"]),
+            )
+            for n in (1, 2)
+        ]
+        self.processes += self.workers
+        self.beat = CeleryWorker(self.env, self.folder / "beat.log", command=shell_command(commands["beat"]))
+        self.processes.append(self.beat)
+
+    def stop(self) -> None:
+        for process in reversed(self.processes):
+            if isinstance(process, subprocess.Popen):
+                process.terminate()
+                process.wait(timeout=10)
+            else:
+                process.stop()
+
+    # -- Talking to it ----------------------------------------------------------------
+    def manage(self, *arguments: str) -> subprocess.CompletedProcess:
+        return subprocess.run(  # noqa: S603
+            [sys.executable, "manage.py", *arguments],
+            cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    def driver(self, *arguments: str) -> dict:
+        result = subprocess.run(  # noqa: S603
+            [sys.executable, "-m", "tests.deploy.driver", *arguments],
+            cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+    def sql(self, query: str, *parameters) -> tuple:
+        with self.admin_connection(DATABASE) as connection:
+            return connection.execute(query, parameters).fetchone()
+
+    def send_task(self, name: str, *args) -> None:
+        Celery(broker=self.redis_url).send_task(name, args=list(args), queue="celery")
+
+    def log(self, name: str) -> str:
+        return (self.folder / f"{name}.log").read_text(errors="replace")
+
+
+def wait_for(predicate, timeout: float, what: str, step: float = 0.25) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"gave up waiting: {what}"
+        time.sleep(step)
+
+
+@pytest.fixture(scope="module")
+def deployment():
+    folder = Path(tempfile.mkdtemp(prefix="bankapi-deploy-"))
+    os.chmod(folder, 0o750)
+    deployment = Deployment(folder)
+    started = time.monotonic()
+    try:
+        deployment.fresh_database_and_redis()
+        deployment.start_pgbouncer()
+        env_file = deployment.environment_file()
+        # The README's commands, as written, with this environment file.
+        script = readme_deployment_script().replace("/etc/bankapi/bankapi.env", str(env_file))
+        result = subprocess.run(  # noqa: S603
+            ["bash", "-euo", "pipefail", "-c", script],
+            cwd=ROOT, env=deployment.base_environment(), capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        assert (folder / "static" / "admin").is_dir(), "collectstatic wrote nothing where STATIC_ROOT says"
+        deployment.start_processes()
+        deployment.ids = deployment.driver("setup")
+        report_figures("Deployment test", f"topology up in {time.monotonic() - started:.1f} s")
+        yield deployment
+    finally:
+        deployment.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_readme_lists_the_procfile_commands(deployment):
+    section = (ROOT / "README.md").read_text().split("## Production deployment", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"^```(\w*)\n(.*?)^```$", section, re.S | re.M)
+    listed = [body for language, body in blocks if not language]
+    assert [line for block in listed for line in block.splitlines()] == list(procfile().values())
+
+
+def test_processes_run_with_production_settings(deployment):
+    status, headers, _ = request(deployment.web[0].port, "GET", "/v1/programs")
+    assert status == 301 and headers["Location"].startswith("https://"), "plain HTTP must be redirected"
+    for web in deployment.web:
+        status, _, body = request(web.port, "GET", "/readyz", headers=HTTPS)
+        assert status == 200, body
+        # DEBUG off: an unknown route answers the service's 404, never Django's debug page.
+        status, _, body = request(web.port, "GET", "/v1/no-such-route", headers=HTTPS)
+        assert status == 404 and "Traceback" not in json.dumps(body)
+    for name in ("worker1", "worker2"):
+        wait_for(lambda name=name: "ready." in deployment.log(name), 60, f"{name} ready")
+    wait_for(lambda: "beat: Starting" in deployment.log("beat"), 60, "beat started")
+
+
+def test_one_idempotency_key_sent_to_both_nodes_pays_once(deployment):
+    ids = deployment.ids
+    path = f"/v1/customers/{ids['customerId']}/accounts/{ids['accountId']}/payments"
+    payee = {"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
+    body = {"amount": "12.34", "reference": "Deploy test", "payee": payee}
+    headers = {**HTTPS, "Authorization": f"Bearer {ids['token']}", "Idempotency-Key": str(uuid.uuid4())}
+    answers: list[tuple[int, str | None, str | None]] = []
+    start = threading.Barrier(50)
+
+    def send(port: int) -> None:
+        start.wait()
+        while True:
+            status, response_headers, answer = request(port, "POST", path, body, headers)
+            if status == 409 and answer.get("code") == "IDEMPOTENCY_KEY_IN_PROGRESS":
+                answers.append((409, None, None))
+                time.sleep(0.1)
+                continue
+            request_id = answer["data"]["bankTransfer"]["requestId"] if status == 200 else json.dumps(answer)
+            answers.append((status, request_id, response_headers.get("Idempotent-Replayed")))
+            return
+
+    threads = [threading.Thread(target=send, args=(web.port,)) for web in deployment.web for _ in range(25)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    final = [answer for answer in answers if answer[0] != 409]
+    assert len(final) == 50
+    assert {status for status, _, _ in final} == {200}, final
+    assert len({request_id for _, request_id, _ in final}) == 1
+    assert Counter(replayed for _, _, replayed in final) == {"true": 49, None: 1}
+    state = deployment.driver("state", json.dumps(ids))
+    assert state["paymentRequests"] == 1
+    assert Decimal(state["balance"]) == Decimal("1000000.00") - Decimal("12.34")
+    report_figures(
+        "Deployment: one key, 25 times to each node at once",
+        f"answers: {dict(Counter(status for status, _, _ in answers))}; payments made: 1",
+    )
+
+
+def test_a_batch_survives_a_worker_killed_midway(deployment):
+    ids = deployment.ids
+    batch_id = deployment.driver("batch", "1000")["batchId"]
+    # The submit queued one run; a second one (what the stalled-batch sweep sends)
+    # puts the other worker on the same batch.
+    deployment.send_task("batches.tasks.process_batch", batch_id)
+    paid = "SELECT count(*) FROM batches_batchitem WHERE batch_id = %s AND status = 'SUCCESS'"
+    wait_for(lambda: deployment.sql(paid, batch_id)[0] >= 100, 120, "the workers start paying")
+    deployment.workers[0].kill()
+    killed_at = deployment.sql(paid, batch_id)[0]
+    assert killed_at < 1000, "the batch finished before a worker was killed"
+    deployment.workers[0].start()
+    deployment.send_task("batches.tasks.resume_stalled_batches", 0)
+    final = "SELECT status FROM batches_batch WHERE id = %s"
+    wait_for(
+        lambda: deployment.sql(final, batch_id)[0] in {"COMPLETED", "PARTIALLY_FAILED", "FAILED"},
+        240,
+        "the batch finishes",
+        step=1,
+    )
+
+    state = deployment.driver("state", json.dumps({**ids, "batchId": batch_id}))
+    assert state["batch"] == {
+        "status": "COMPLETED",
+        "success": 1000,
+        "payments": 1000,
+        "distinctPayments": 1000,
+    }
+    # 100 items of 1.00 per payer, each paid once.
+    assert state["payerBalances"] == ["999900.00"] * 10
+    for name in ("worker1", "worker2"):
+        assert "batches.tasks.process_batch" in deployment.log(name), f"{name} never worked the batch"
+    report_figures(
+        "Deployment: 1,000-item batch", f"worker1 SIGKILLed with {killed_at} items paid; all 1000 paid once"
+    )
+
+
+def test_a_schedule_day_run_by_both_workers_pays_each_schedule_once(deployment):
+    ids = deployment.ids
+    for _ in range(2):
+        deployment.send_task("payments.tasks.run_scheduled_payments", ids["today"])
+
+    def runs_done(name: str) -> int:
+        return len(
+            re.findall(r"Task payments\.tasks\.run_scheduled_payments\[\S+\] succeeded", deployment.log(name))
+        )
+
+    wait_for(
+        lambda: runs_done("worker1") + runs_done("worker2") == 2, 120, "both runs of the day end", step=0.5
+    )
+    assert (runs_done("worker1"), runs_done("worker2")) == (1, 1), "one run on each worker, at once"
+
+    state = deployment.driver("state", json.dumps(ids))
+    assert set(state["schedulePayments"].values()) == {1}
+    assert state["scheduleRuns"] == len(ids["scheduleIds"]) == 200
+    assert state["schedulesAdvanced"] == 200
+    # Each payer: 100 batch items and 20 standing orders of 1.00.
+    assert state["payerBalances"] == ["999880.00"] * 10
+
+
+def test_prometheus_scrapes_each_web_node_as_configured(deployment):
+    from django.urls import Resolver404, resolve
+
+    try:
+        resolve("/metrics")
+    except Resolver404:
+        pytest.skip("the service has no /metrics route yet")
+    (job,) = yaml.safe_load((DEPLOY / "prometheus.yml").read_text())["scrape_configs"]
+    assert job["authorization"]["type"] == "Bearer"
+    headers = {name: spec["values"][0] for name, spec in job.get("http_headers", {}).items()}
+    headers["Authorization"] = f"Bearer {deployment.env['METRICS_TOKEN']}"
+    for web in deployment.web:
+        connection = http.client.HTTPConnection("127.0.0.1", web.port, timeout=15)
+        connection.request("GET", job["metrics_path"], headers=headers)
+        response = connection.getresponse()
+        text = response.read().decode()
+        connection.close()
+        assert response.status == 200, text[:500]
+        assert "bankapi_http_requests_total" in text
+
+
+def test_the_ledger_holds_after_all_of_it(deployment):
+    # Every process of the topology still runs (the killed worker restarted), and
+    # beat has been sending its periodic tasks (its schedule file where BANKAPI_VAR_DIR says).
+    wait_for(lambda: "Scheduler: Sending due task" in deployment.log("beat"), 60, "beat sends a task")
+    for process in (*deployment.web, *deployment.workers, deployment.beat):
+        assert process.process.poll() is None, process.log.name
+    result = deployment.manage("check_ledger")
+    assert result.returncode == 0, result.stderr
+    assert "Ledger OK" in result.stdout
