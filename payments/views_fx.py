@@ -10,17 +10,17 @@ from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 
 from bankapi.api import ScopedAPIView
-from bankapi.responses import ok
-from bankapi.schema import envelope, error_responses
-from bankapi.scope import access_any_account
-from bankapi.serializers import RegexField, StrictChoiceField
-from payments.formats import (
+from bankapi.formats import (
     AMOUNT,
     CALENDAR_DAY_PATTERN,
     ISO_DATE,
     POSITIVE_AMOUNT_PATTERN,
     iso_date_parse,
 )
+from bankapi.responses import ok
+from bankapi.schema import envelope, error_responses
+from bankapi.scope import access_any_account
+from bankapi.serializers import RegexField, StrictChoiceField
 from payments.fx import fx_quote_create
 from payments.fx.services import MONEY_CEILING
 from payments.models import FxQuote
