@@ -1,4 +1,4 @@
-"""The /v1/auth/* routes (spec 3.6 and 4.15-4.20, DESIGN.md section 12).
+"""The /v1/auth/* routes: sign-in, its challenges, tokens, logout and passkeys.
 
 Every route reads the program from the `x-program-id` header or the `programId`
 query parameter (the header wins); management users send neither. A user is
@@ -156,9 +156,8 @@ class ChangePasswordView(OptionalBearerView):
             "be common, numeric or like the e-mail: otherwise 400 with the reasons. Every earlier "
             "token and unused session_token of the user is revoked.\n\n"
             "The answer is a challenge, never tokens: SECURITY_SETUP_REQUIRED for a user without a "
-            "second factor (the usual case). The spec is split for a user who already has one "
-            "(3.6: always SECURITY_SETUP_REQUIRED; 4.17: tokens). Tokens are never handed out on a "
-            "password alone, so that user gets the challenge of the factor held, SOFTWARE_TOKEN_MFA "
+            "second factor (the usual case). Tokens are never handed out on a password alone, so a "
+            "user who already has a second factor gets the challenge of the factor held, SOFTWARE_TOKEN_MFA "
             "or PASSKEY_REQUIRED, whose completion answers the tokens. Otherwise the order is "
             "login's.\n\n"
             "No bearer is needed (a user with a temporary password has no tokens); one sent must be "

@@ -1,6 +1,6 @@
 """The back-office admin site: Django's admin with a dashboard on its index and
 the sign-in form named by the setting `ADMIN_LOGIN_FORM` (authn's: an
-authenticator code too when `ADMIN_REQUIRE_TOTP` is on; DESIGN 15)."""
+authenticator code too when `ADMIN_REQUIRE_TOTP` is on)."""
 
 from django.conf import settings
 from django.contrib import admin

@@ -103,7 +103,7 @@ class Program(models.Model):
     international_payments_enabled = models.BooleanField(default=False)
     cardholders_enabled = models.BooleanField(default=False)
     pin_confirmation_enabled = models.BooleanField(default=False)
-    # The spec states the fee waiver flag "is not restricted to any caller".
+    # Any caller may ask for the fee to be waived unless the program turns it off.
     fee_waiver_allowed = models.BooleanField(default=True)
     require_idempotency_key = models.BooleanField(default=False)
     per_payment_limit = models.DecimalField(
@@ -191,7 +191,7 @@ class Account(TenantOwned):
     account_number = models.CharField(max_length=8, blank=True)
     iban = models.CharField(max_length=34, blank=True)
     bic = models.CharField(max_length=11, blank=True)
-    # Whether this account's provider can price FX (spec 4.5: otherwise PROVIDER_ERROR).
+    # Whether this account's provider can price FX (otherwise a quote is 422 PROVIDER_ERROR).
     fx_quotes_supported = models.BooleanField(default=True)
     # What the account has sent on one UTC day, for the program's daily outbound
     # limit: the debit amounts (fees excluded) of the payments accepted that day

@@ -76,7 +76,7 @@ class InsufficientBalance(LedgerError):
 
 # System accounts by (program id, sandbox, kind, currency). Their rows never change
 # and are never deleted (postings protect them), so each process looks one up once
-# (DESIGN 16: only immutable data is kept in a process).
+# (only immutable data is kept in a process: see docs/architecture.md).
 _system_accounts: dict[tuple[str, bool, str, str], SystemAccount] = {}
 
 

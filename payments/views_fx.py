@@ -1,4 +1,4 @@
-"""GET /v1/accounts/{accountId}/fx/quote (spec 2.6 and 4.5)."""
+"""GET /v1/accounts/{accountId}/fx/quote."""
 
 import json
 from datetime import UTC, date, datetime, time
@@ -92,7 +92,7 @@ class FxQuoteQuerySerializer(serializers.Serializer):
 
 
 class ValueDateField(serializers.DateTimeField):
-    """A value date shown as the ISO 8601 timestamp of its start (00:00 UTC), as spec 2.6 asks."""
+    """A value date shown as the ISO 8601 timestamp of its start (00:00 UTC)."""
 
     def to_representation(self, value: date) -> str:
         return super().to_representation(datetime.combine(value, time.min, tzinfo=UTC))
