@@ -263,8 +263,6 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
 CELERY_TASK_ACKS_LATE = True
-# One queue name per deployment (or per test worker) sharing a Redis.
-CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # The queue tasks are sent to and workers read by default (one per deployment
 # sharing a Redis, or per test worker).
