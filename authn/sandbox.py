@@ -27,7 +27,7 @@ def _user(
     fresh: bool = False,
     **fields,
 ) -> dict:
-    """The sandbox user at `path`, made once and put back as DESIGN 13 promises.
+    """The sandbox user at `path`, made once and put back on every rerun.
 
     On a rerun the contract wins over what clients did since: the printed password
     works again, `must_change_password` is what the contract says (newUser: True,

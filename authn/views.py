@@ -1,4 +1,4 @@
-"""The /v1/auth/* routes (spec 3.6 and 4.15-4.20, DESIGN.md section 12).
+"""The /v1/auth/* routes: sign-in, its challenges, tokens, logout and passkeys.
 
 Every route reads the program from the `x-program-id` header or the `programId`
 query parameter (the header wins); management users send neither. A user is
@@ -28,6 +28,7 @@ from bankapi.permissions import TokenRequired
 from bankapi.responses import ok
 from bankapi.roles import Role
 from bankapi.schema import PROGRAM_ID_HEADER, PROGRAM_ID_QUERY, envelope, error_responses
+from bankapi.serializers import validated_body
 
 TAGS = ["auth"]
 PROGRAM_PARAMETERS = [PROGRAM_ID_HEADER, PROGRAM_ID_QUERY]
@@ -55,12 +56,6 @@ def _program_raw(request) -> str | None:
 
 def _program(request) -> uuid.UUID | None:
     return program_resolve(_program_raw(request))
-
-
-def _parse(serializer_class, request) -> dict:
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 def _bearer(request, token_use: str) -> User | None:
@@ -111,7 +106,7 @@ class LoginView(AuthView):
         },
     )
     def post(self, request):
-        body = _parse(io.LoginInputSerializer, request)
+        body = validated_body(io.LoginInputSerializer, request)
         challenge = password_login(
             program=_program_raw(request),
             email=body["email"],
@@ -138,7 +133,7 @@ class Verify2faView(AuthView):
         },
     )
     def post(self, request):
-        body = _parse(io.Verify2faInputSerializer, request)
+        body = validated_body(io.Verify2faInputSerializer, request)
         with client_throttle(request):
             tokens = totp_sign_in(
                 program_id=_program(request), session_token=body["session_token"], code=body["totp_code"]
@@ -156,9 +151,8 @@ class ChangePasswordView(OptionalBearerView):
             "be common, numeric or like the e-mail: otherwise 400 with the reasons. Every earlier "
             "token and unused session_token of the user is revoked.\n\n"
             "The answer is a challenge, never tokens: SECURITY_SETUP_REQUIRED for a user without a "
-            "second factor (the usual case). The spec is split for a user who already has one "
-            "(3.6: always SECURITY_SETUP_REQUIRED; 4.17: tokens). Tokens are never handed out on a "
-            "password alone, so that user gets the challenge of the factor held, SOFTWARE_TOKEN_MFA "
+            "second factor (the usual case). Tokens are never handed out on a password alone, so a "
+            "user who already has a second factor gets the challenge of the factor held, SOFTWARE_TOKEN_MFA "
             "or PASSKEY_REQUIRED, whose completion answers the tokens. Otherwise the order is "
             "login's.\n\n"
             "No bearer is needed (a user with a temporary password has no tokens); one sent must be "
@@ -178,7 +172,7 @@ class ChangePasswordView(OptionalBearerView):
     )
     def post(self, request):
         bearer_user = _bearer(request, ACCESS)
-        body = _parse(io.ChangePasswordInputSerializer, request)
+        body = validated_body(io.ChangePasswordInputSerializer, request)
         return ok(
             password_change(
                 program=_program_raw(request),
@@ -207,7 +201,7 @@ class VerifyEmailView(AuthView):
         },
     )
     def post(self, request):
-        body = _parse(io.VerifyEmailInputSerializer, request)
+        body = validated_body(io.VerifyEmailInputSerializer, request)
         return ok(
             email_verify(program_id=_program(request), session_token=body["session_token"], code=body["code"])
         )
@@ -237,7 +231,7 @@ class MfaSetupView(OptionalBearerView):
     )
     def post(self, request):
         bearer_user = _bearer(request, ID)
-        body = _parse(io.MfaSetupInputSerializer, request)
+        body = validated_body(io.MfaSetupInputSerializer, request)
         return ok(
             totp_setup_start(
                 program_id=_program(request), session_token=body.get("session_token"), bearer_user=bearer_user
@@ -257,7 +251,7 @@ class MfaVerifySetupView(AuthView):
         },
     )
     def post(self, request):
-        body = _parse(io.MfaVerifySetupInputSerializer, request)
+        body = validated_body(io.MfaVerifySetupInputSerializer, request)
         return ok(
             totp_setup_confirm(
                 program_id=_program(request), session_token=body["session_token"], code=body["totp_code"]
@@ -286,7 +280,7 @@ class PasskeyRegisterStartView(OptionalBearerView):
     )
     def post(self, request):
         bearer_user = _bearer(request, ID)
-        body = _parse(io.PasskeyRegisterStartInputSerializer, request)
+        body = validated_body(io.PasskeyRegisterStartInputSerializer, request)
         return ok(
             passkey_registration_start(
                 program_id=_program(request),
@@ -321,7 +315,7 @@ class PasskeyRegisterCompleteView(OptionalBearerView):
     )
     def post(self, request):
         bearer_user = _bearer(request, ID)
-        body = _parse(io.PasskeyRegisterCompleteInputSerializer, request)
+        body = validated_body(io.PasskeyRegisterCompleteInputSerializer, request)
         return ok(
             passkey_registration_complete(
                 program_id=_program(request),
@@ -350,7 +344,7 @@ class VerifyPasskeyView(AuthView):
         },
     )
     def post(self, request):
-        body = _parse(io.VerifyPasskeyInputSerializer, request)
+        body = validated_body(io.VerifyPasskeyInputSerializer, request)
         with client_throttle(request):
             tokens = passkey_sign_in(
                 program_id=_program(request), session_token=body["session_token"], assertion=body["assertion"]
@@ -376,7 +370,7 @@ class RefreshView(AuthView):
         },
     )
     def post(self, request):
-        body = _parse(io.RefreshInputSerializer, request)
+        body = validated_body(io.RefreshInputSerializer, request)
         program_id = _program(request)
         user, tokens = tokens_refresh(
             body["refresh_token"], program_id=str(program_id) if program_id else None
@@ -428,7 +422,7 @@ class LogoutView(APIView):
         },
     )
     def post(self, request):
-        body = _parse(io.LogoutInputSerializer, request)
+        body = validated_body(io.LogoutInputSerializer, request)
         _, bearer_token = get_authorization_header(request).split()
         if body["access_token"] != bearer_token.decode("ascii"):
             raise validation_error("access_token", "Must be the access token sent as the bearer.")

@@ -10,7 +10,7 @@ from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Prog
 
 @admin.register(Program)
 class ProgramAdmin(admin.ModelAdmin):
-    """Program settings, read by `GET /v1/capabilities` (DESIGN 3)."""
+    """Program settings, read by `GET /v1/capabilities`."""
 
     list_display = (
         "name",

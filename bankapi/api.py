@@ -2,20 +2,20 @@
 
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
+from django.contrib.auth import get_user_model
 from django.db import connections, router
 from django.db.models import Model, QuerySet
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import MethodNotAllowed
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from authn.authentication import BearerAuthentication
-from authn.models import User
 from bankapi.idempotency import Checked, StoredResponse, idempotent_checked_call, stored_response_http
 from bankapi.models import Account, Customer, Program
 from bankapi.pagination import DEFAULT_LIMIT, MAX_LIMIT, NEXT_TOKEN_PATTERN, paginate
@@ -85,9 +85,9 @@ class ScopedAPIView(APIView):
         self.scope = scope_from_request(request)
 
 
-# The caller's user; what only sign-in and account security routes read is left
+# What of the caller's user only sign-in and account security routes read: left
 # to load on first use (and the TOTP secret to decrypt only then).
-_USER = Part(User, "u", defer=frozenset({"password", "totp_secret", "step_up_pin"}))
+_USER_DEFERRED = frozenset({"password", "totp_secret", "step_up_pin"})
 
 
 def _caller_from(customer_row: type[Model] | None) -> Callable[[Callable[[str], str]], str]:
@@ -111,7 +111,7 @@ def _caller_from(customer_row: type[Model] | None) -> Callable[[Callable[[str], 
                 for field in ("program", "sandbox")
             )
 
-        user = User
+        user = get_user_model()
         u_customer, a_customer = col("u", user, "customer"), col("a", Account, "customer")
         u_program = col("u", user, "program")
         joins = [
@@ -132,6 +132,14 @@ def _caller_from(customer_row: type[Model] | None) -> Callable[[Callable[[str], 
         return " ".join(joins)
 
     return text
+
+
+def _with_user_loader(authenticator: BaseAuthentication, load_user: Callable[[uuid.UUID], Any]) -> Any:
+    """A new authenticator of the same class reading the user with `load_user`,
+    if its class takes one (it then has a `load_user` attribute); else `authenticator`."""
+    if not hasattr(authenticator, "load_user"):
+        return authenticator
+    return cast(Any, type(authenticator))(load_user=load_user)
 
 
 class AccountScopedView(ScopedAPIView):
@@ -160,17 +168,23 @@ class AccountScopedView(ScopedAPIView):
         return None
 
     def get_authenticators(self) -> list:
+        # The bearer authentication (a settings entry, so the kernel does not
+        # import the app that provides it) takes `load_user`: it gets one that
+        # reads the account too. Other authenticators are left as they are.
         return [
-            BearerAuthentication(load_user=self._caller_with_account)
-            if isinstance(authenticator, BearerAuthentication)
-            else authenticator
+            _with_user_loader(authenticator, self._caller_with_account)
             for authenticator in super().get_authenticators()
         ]
 
     def _caller_with_account(self, user_id: uuid.UUID) -> Any:
         select = self._selects.get(self.customer_row)
         if select is None:
-            parts = [_USER, Part(Customer, "c"), Part(Program, "p"), Part(Account, "a")]
+            parts = [
+                Part(get_user_model(), "u", defer=_USER_DEFERRED),
+                Part(Customer, "c"),
+                Part(Program, "p"),
+                Part(Account, "a"),
+            ]
             if self.customer_row is not None:
                 parts.append(Part(self.customer_row, "r"))
             select = self._selects[self.customer_row] = JoinedSelect(parts, _caller_from(self.customer_row))

@@ -1,7 +1,7 @@
 """What the admin index shows above the app list: work waiting for operators and
 today's payment volume.
 
-The kernel imports no domain app (DESIGN 2), so each domain registers its own
+The kernel imports no domain app (docs/architecture.md), so each domain registers its own
 figure from its `admin.py` (loaded by admin autodiscovery). The three counters
 are always shown, in this order: a domain not installed yet, or one that has not
 registered, counts 0.

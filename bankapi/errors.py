@@ -1,4 +1,4 @@
-"""One error model for the whole API (DESIGN.md section 5).
+"""One error model for the whole API: every failure is a code, a message and a status.
 
 Services raise `ApiError(ErrorCode.X, message, **extra)`; `bankapi.handlers`
 renders every failure, ours or the framework's, as the error envelope

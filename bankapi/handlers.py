@@ -1,4 +1,4 @@
-"""Render every failure as the error envelope (DESIGN.md section 5).
+"""Render every failure as the error envelope `{"success": false, "code", "message"}`.
 
 Kept apart from `bankapi.errors` because it needs DRF's views module, which the
 authentication classes (imported by DRF's settings) must not pull in.

@@ -63,6 +63,7 @@ from rest_framework.renderers import JSONRenderer
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import IdempotencyRecord, Program
 from bankapi.roles import Role
+from bankapi.transactions import outside_transaction_require
 
 if TYPE_CHECKING:
     from bankapi.scope import Scope
@@ -212,10 +213,6 @@ def _insert_claim(slot: _Slot, fingerprint: dict[str, Any], now: datetime) -> Id
 def _claim(slot: _Slot, fingerprint: dict, mismatch_message: str) -> IdempotencyRecord | StoredResponse:
     """Claim the key, or return what its earlier use answered. Commits on return."""
     now = timezone.now()
-    # An empty durable block sends nothing to the database; it refuses to run
-    # inside a caller's transaction, which would keep the claim uncommitted.
-    with transaction.atomic(durable=True, savepoint=False):
-        pass
     claimed = _insert_claim(slot, fingerprint, now)
     if claimed is not None:
         return claimed
@@ -319,8 +316,10 @@ def idempotent_checked_call(
     in the transaction that completes the key. Without a key, the same two steps
     run unclaimed. `fingerprint` is what the key was first used for (JSON): the
     same key with another fingerprint is a 400 IDEMPOTENCY_KEY_MISMATCH. Must not
-    be called inside a transaction.
+    be called inside a transaction (RuntimeError): the claim must commit before
+    `checks`, and what `checks` counts or spends must stay so if `work` fails.
     """
+    outside_transaction_require("idempotent_checked_call")
     if key is None:
         checked = checks()
         with transaction.atomic():

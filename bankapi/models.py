@@ -103,7 +103,7 @@ class Program(models.Model):
     international_payments_enabled = models.BooleanField(default=False)
     cardholders_enabled = models.BooleanField(default=False)
     pin_confirmation_enabled = models.BooleanField(default=False)
-    # The spec states the fee waiver flag "is not restricted to any caller".
+    # Any caller may ask for the fee to be waived unless the program turns it off.
     fee_waiver_allowed = models.BooleanField(default=True)
     require_idempotency_key = models.BooleanField(default=False)
     per_payment_limit = models.DecimalField(
@@ -191,7 +191,7 @@ class Account(TenantOwned):
     account_number = models.CharField(max_length=8, blank=True)
     iban = models.CharField(max_length=34, blank=True)
     bic = models.CharField(max_length=11, blank=True)
-    # Whether this account's provider can price FX (spec 4.5: otherwise PROVIDER_ERROR).
+    # Whether this account's provider can price FX (otherwise a quote is 422 PROVIDER_ERROR).
     fx_quotes_supported = models.BooleanField(default=True)
     # What the account has sent on one UTC day, for the program's daily outbound
     # limit: the debit amounts (fees excluded) of the payments accepted that day
@@ -233,13 +233,49 @@ class Account(TenantOwned):
         return f"{self.name or self.id} ({self.currency})"
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding and kwargs.get("update_fields") is None:
-            kwargs["update_fields"] = [
-                field.name
-                for field in self._meta.concrete_fields
-                if not field.primary_key and field.name not in self.LEDGER_FIELDS
-            ]
+        """Save everything but the ledger fields, which only the ledger's own
+        statements write. Asking to write one (`update_fields`), or saving an
+        account whose ledger fields were changed in memory, raises ValueError:
+        the change would otherwise be dropped without a word."""
+        if not self._state.adding:
+            named = set(kwargs.get("update_fields") or ()) & self.LEDGER_FIELDS
+            stored = getattr(self, "_stored_ledger_values", {})
+            current = self._ledger_values()
+            changed = {name for name, value in stored.items() if current.get(name, value) != value}
+            if named or changed:
+                raise ValueError(
+                    f"Account.save does not write {', '.join(sorted(named | changed))}: balances and "
+                    "daily totals change only through ledger postings (payments.ledger), under "
+                    "the account's row lock"
+                )
+            if kwargs.get("update_fields") is None:
+                kwargs["update_fields"] = [
+                    field.name
+                    for field in self._meta.concrete_fields
+                    if not field.primary_key and field.name not in self.LEDGER_FIELDS
+                ]
         super().save(*args, **kwargs)
+        self.ledger_values_stored()
+
+    @classmethod
+    def from_db(cls, *args: Any, **kwargs: Any) -> "Account":
+        account = super().from_db(*args, **kwargs)
+        account.ledger_values_stored()
+        return account
+
+    def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
+        super().refresh_from_db(*args, **kwargs)
+        self.ledger_values_stored()
+
+    def ledger_values_stored(self) -> None:
+        """Record this object's ledger fields as what the database holds: after
+        loading it, and after a ledger statement wrote them and copied its result
+        here."""
+        self._stored_ledger_values = self._ledger_values()
+
+    def _ledger_values(self) -> dict[str, Any]:
+        # Deferred fields are not in __dict__: leave them unread.
+        return {name: self.__dict__[name] for name in self.LEDGER_FIELDS if name in self.__dict__}
 
     def clean(self) -> None:
         errors: dict[str, str | None] = {}

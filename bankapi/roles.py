@@ -1,5 +1,5 @@
 class Role:
-    """What a signed-in user acts as (DESIGN.md section 3)."""
+    """What a signed-in user acts as: a customer, a custodian or management."""
 
     CUSTOMER = "customer"  # acts for its own customer
     CUSTODIAN = "custodian"  # acts for every customer of its custodian

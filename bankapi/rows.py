@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connections, models, router
+from django.db.models import signals
 from django.db.models.expressions import Col
 from django.db.models.fields import AutoFieldMixin
 
@@ -96,6 +97,28 @@ class JoinedSelect:
         return found
 
 
+def _refuse_unless_plain(model: type[models.Model], rows: Sequence[models.Model]) -> None:
+    if any(type(row) is not model or not row._state.adding for row in rows):
+        raise TypeError(f"insert_rows takes unsaved rows of one model ({model.__name__})")
+    # Checked on every call: a receiver may be connected after the first insert.
+    for name, signal in (("pre_save", signals.pre_save), ("post_save", signals.post_save)):
+        if signal.has_listeners(model):
+            raise TypeError(
+                f"insert_rows cannot send {model.__name__}'s save signals ({name} has receivers); "
+                "use save() or bulk_create"
+            )
+    unfilled = [
+        f.name
+        for f in model._meta.concrete_fields
+        if f.has_db_default() or f.generated or (f.db_returning and not f.primary_key)
+    ]
+    if unfilled:
+        raise TypeError(
+            f"insert_rows cannot fill {model.__name__}.{', '.join(unfilled)} (the database gives "
+            "its value); use save() or bulk_create"
+        )
+
+
 _INSERTS: dict[tuple[type[models.Model], str, int], tuple[str, list[models.Field], models.Field | None]] = {}
 
 
@@ -125,11 +148,16 @@ def insert_rows(rows: Sequence[models.Model]) -> None:
     """Insert unsaved rows of one model in one statement, as `bulk_create` does
     (each field's `pre_save` and database value; a database-generated key is read
     back into each row), from SQL written once per model, vendor and row count
-    instead of compiled each time. For small hot inserts: the models it is used
-    on have no save signals and no database defaults."""
+    instead of compiled each time. For small hot inserts.
+
+    What `save()` would do beyond that it cannot: a model with pre_save or
+    post_save receivers, a field with a database default, a generated field or
+    another column the database fills in raises TypeError at once, as does a
+    list mixing models or holding a saved row."""
     if not rows:
         return
     model = type(rows[0])
+    _refuse_unless_plain(model, rows)
     connection = connections[router.db_for_write(model)]
     sql, fields, generated = _insert_sql(model, connection, len(rows))
     values = [f.get_db_prep_save(f.pre_save(row, add=True), connection) for row in rows for f in fields]

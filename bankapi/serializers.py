@@ -232,3 +232,11 @@ class ConstantField(serializers.CharField):
 
     def get_attribute(self, instance: Any) -> str:
         return self.value
+
+
+def validated_body(serializer_class: type[serializers.Serializer], request: Any, **context: Any) -> Any:
+    """The request body as `serializer_class` validates it (with `context`); a
+    body it refuses raises, and the exception handler answers 400 VALIDATION_ERROR."""
+    body = serializer_class(data=request.data, context=context)
+    body.is_valid(raise_exception=True)
+    return body.validated_data

@@ -68,7 +68,7 @@ JWT_ISSUER = env_str("JWT_ISSUER", "bankapi")
 JWT_LIFETIME_SECONDS = 15 * 60
 REFRESH_TOKEN_LIFETIME_DAYS = 30
 
-# Sign-in abuse limits (DESIGN.md sections 5 and 12). Per (program, e-mail) for
+# Sign-in abuse limits (docs/rate-limits.md). Per (program, e-mail) for
 # passwords and per user for second-factor codes and passkey sign-ins: this many
 # failures within the window lock that key for AUTH_LOCKOUT_SECONDS.
 AUTH_LOCKOUT_MAX_FAILURES = env_int("AUTH_LOCKOUT_MAX_FAILURES", 5)
@@ -265,8 +265,6 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
 CELERY_TASK_ACKS_LATE = True
-# One queue name per deployment (or per test worker) sharing a Redis.
-CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # The queue tasks are sent to and workers read by default (one per deployment
 # sharing a Redis, or per test worker).
@@ -278,7 +276,7 @@ CELERY_BEAT_SCHEDULE: dict = {
     "sweep-webhook-deliveries": {"task": "events.tasks.deliveries_sweep", "schedule": 30.0},
     # Production payment requests only: sandbox ones settle when integrators say so.
     "settle-pending-payments": {"task": "payments.tasks.settle_pending_payments", "schedule": 60.0},
-    # Scheduled payments run at about 02:00 UTC on their day (spec 3.2); CELERY_TIMEZONE is UTC.
+    # Scheduled payments run at about 02:00 UTC on their day; CELERY_TIMEZONE is UTC.
     "run-scheduled-payments": {
         "task": "payments.tasks.run_scheduled_payments",
         "schedule": crontab(hour=2, minute=0),
@@ -295,12 +293,12 @@ CELERY_BEAT_SCHEDULE: dict = {
     "batches-resume-stalled": {"task": "batches.tasks.resume_stalled_batches", "schedule": 60.0},
 }
 
-# How long a verified batch draft can be submitted (DESIGN 9).
+# How long a verified batch draft can be submitted.
 BATCH_DRAFT_TTL_SECONDS = env_int("BATCH_DRAFT_TTL_SECONDS", 86400)
 # Batch items paid per transaction (payer accounts locked once per chunk).
 BATCH_CHUNK_SIZE = env_int("BATCH_CHUNK_SIZE", 500)
 
-# Back office (DESIGN 15): admin sign-in asks for a TOTP code too. On by default
+# Back office: admin sign-in asks for a TOTP code too. On by default
 # wherever a real database is configured; off on the embedded default.
 ADMIN_REQUIRE_TOTP = env_bool("ADMIN_REQUIRE_TOTP", env_str("DATABASE_URL") is not None)
 ADMIN_LOGIN_FORM = "authn.admin_login.StaffLoginForm"

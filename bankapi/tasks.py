@@ -1,8 +1,18 @@
 """The kernel's Celery tasks: thin wrappers around its services, safe to run twice."""
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from bankapi.idempotency import idempotency_records_purge
+
+
+def task_in_process(task: Task) -> bool:
+    """Whether this run of `task` happens in the caller's process: no broker (the
+    embedded default, where settings make every task eager) or a test. Nothing
+    can wait in a queue there, so a task must not put work off to a later run
+    (a retry with a countdown would run at once, inside the request that queued
+    it). Every task asks this, and only this, to choose.
+    """
+    return bool(task.request.is_eager)
 
 
 @shared_task

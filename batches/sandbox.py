@@ -1,4 +1,4 @@
-"""`bootstrap_sandbox`, batch part: the custodian as DESIGN 13 prints it.
+"""`bootstrap_sandbox`, batch part: the custodian it prints.
 
 The kernel step makes the custodian, its two client customers and their GBP
 accounts; this step checks they are fit for batch payments and adds the

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from authn.serializers import StepUpPasskeyChallengeSerializer
 from bankapi.api import ScopedAPIView
 from bankapi.errors import ApiError
+from bankapi.formats import CALENDAR_DAY_PATTERN
 from bankapi.idempotency import idempotency_key_parse, stored_response_http
 from bankapi.responses import ok, ok_flat
 from bankapi.roles import Role
@@ -41,7 +42,6 @@ from batches.services.challenges import batch_initiate, submitted_payments
 from batches.services.drafts import draft_create
 from batches.services.submit import OPERATION as SUBMIT_OPERATION
 from batches.services.submit import batch_passkey_challenge, batch_submit, batch_submit_replay
-from payments.formats import CALENDAR_DAY_PATTERN
 
 PROGRAM_ID = management_program_id(
     "Management callers (id token): the program to read, required. Ignored for other callers.",

@@ -6,6 +6,7 @@ from authn.serializers import StepUpPasskeyChallengeSerializer
 from bankapi.api import AccountScopedView
 from bankapi.responses import ok, ok_flat
 from bankapi.schema import envelope, error_responses
+from bankapi.serializers import validated_body
 from cards import serializers as io
 from cards.selectors import card_of, cardholder_of
 from cards.services import (
@@ -27,12 +28,6 @@ S401_CONFIRMATION = (
     "or PIN, an assertion that does not verify, or a passkeySession that is spent, expired, another "
     "user's or opened for another card."
 )
-
-
-def _parse(serializer_class, request, **context) -> dict:
-    body = serializer_class(data=request.data, context=context)
-    body.is_valid(raise_exception=True)
-    return body.validated_data
 
 
 class CardholderCreateView(AccountScopedView):
@@ -62,7 +57,7 @@ class CardholderCreateView(AccountScopedView):
     def post(self, request, customerId: str, accountId: str):
         account = self.account
         cardholders_required(account.program)
-        data = _parse(io.CardholderCreateSerializer, request, program=account.program)
+        data = validated_body(io.CardholderCreateSerializer, request, program=account.program)
         address = data.get("address")
         cardholder = cardholder_create(
             account=account,
@@ -141,7 +136,7 @@ class CardSecureDetailsView(AccountScopedView):
     )
     def post(self, request, customerId: str, accountId: str, cardId: str):
         card = card_of(self.scope, self.account, cardId)
-        data = _parse(io.CardSecureInputSerializer, request)
+        data = validated_body(io.CardSecureInputSerializer, request)
         details = card_secure_details_reveal(user=request.user, card=card, confirmation=data["confirmation"])
         body = {
             "pan": details.pan,
@@ -180,7 +175,7 @@ class CardCardholderInviteView(AccountScopedView):
     def post(self, request, customerId: str, accountId: str, cardId: str):
         card = card_of(self.scope, self.account, cardId)
         cardholders_required(card.program)
-        data = _parse(io.CardholderInviteSerializer, request)
+        data = validated_body(io.CardholderInviteSerializer, request)
         cardholder = cardholder_of(self.scope, card.account, data["cardholderId"])
         cardholder_ids = card_cardholder_invite(card=card, cardholder=cardholder)
         return ok({"cardId": str(card.id), "cardholderIds": cardholder_ids})

@@ -2,6 +2,7 @@
 
 from celery import shared_task
 
+from bankapi.tasks import task_in_process
 from events import services
 
 
@@ -17,12 +18,11 @@ def events_fan_out(event_ids: list[int]) -> int:
     return len(queues)
 
 
-@shared_task
-def deliveries_drain(endpoint_id: str, resource_key: str) -> int:
+@shared_task(bind=True)
+def deliveries_drain(self, endpoint_id: str, resource_key: str) -> int:
     result = services.deliveries_drain(endpoint_id, resource_key)
-    if result.retry_at is not None and not deliveries_drain.app.conf.task_always_eager:
-        # In-process (no broker) a retry waits for the sweep instead: an eager
-        # countdown would retry at once, in the request that wrote the event.
+    if result.retry_at is not None and not task_in_process(self):
+        # In-process a retry waits for the sweep instead.
         deliveries_drain.apply_async((endpoint_id, resource_key), eta=result.retry_at)
     return result.delivered
 

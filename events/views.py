@@ -8,6 +8,7 @@ from rest_framework.response import Response
 
 from bankapi.api import PAGE_PARAMETERS, ScopedAPIView
 from bankapi.errors import validation_error
+from bankapi.formats import CALENDAR_DAY, ISO_DATE_TIME
 from bankapi.pagination import page_body, paginate
 from bankapi.responses import ok
 from bankapi.roles import Role
@@ -29,7 +30,6 @@ from events.services import (
     event_payload,
     event_redeliver,
 )
-from payments.formats import CALENDAR_DAY, ISO_DATE_TIME
 
 PROGRAM_ID = management_program_id(
     "The program, for management callers (required for them, else 400); ignored for others.",

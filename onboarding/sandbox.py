@@ -1,4 +1,4 @@
-"""`bootstrap_sandbox`, onboarding part (DESIGN 13).
+"""`bootstrap_sandbox`, onboarding part.
 
 - An application for customer, customer2 and business (`applicationId`); the
   business one is a company application with two UBOs in PENDING.

@@ -5,6 +5,7 @@ import smtplib
 
 from celery import shared_task
 
+from bankapi.tasks import task_in_process
 from onboarding.models import Ubo
 from onboarding.services.ubos import ubo_verification_email_send
 
@@ -26,7 +27,7 @@ def send_ubo_verification_email(self, ubo_id: str, link: str, expires_at: int) -
     ubo = Ubo.objects.select_related("application__customer").filter(id=ubo_id).first()
     if ubo is None:
         return False
-    attempts = EMAIL_MAX_RETRIES + 1 if self.request.is_eager else 1
+    attempts = EMAIL_MAX_RETRIES + 1 if task_in_process(self) else 1
     error: Exception | None = None
     for _ in range(attempts):
         try:
@@ -34,7 +35,7 @@ def send_ubo_verification_email(self, ubo_id: str, link: str, expires_at: int) -
             return True
         except (smtplib.SMTPException, OSError) as exc:
             error = exc
-    if self.request.is_eager or self.request.retries >= EMAIL_MAX_RETRIES:
+    if task_in_process(self) or self.request.retries >= EMAIL_MAX_RETRIES:
         logger.error("UBO verification e-mail to UBO %s failed for good: %s", ubo_id, error)
         return False
     raise self.retry(exc=error, countdown=30 * 2**self.request.retries)

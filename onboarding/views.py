@@ -16,6 +16,7 @@ from bankapi.responses import ok, ok_flat, served_as_attachment
 from bankapi.roles import Role
 from bankapi.schema import envelope, error_responses
 from bankapi.scope import access_customer, get_or_not_found, program_for
+from bankapi.serializers import validated_body
 from onboarding import serializers as io
 from onboarding.kyc import kyc_schema_for
 from onboarding.selectors import application_of, applications_of, legal_document_of
@@ -59,12 +60,6 @@ class OnboardingView(ScopedAPIView):
     roles = (Role.CUSTOMER,)
 
 
-def _parse(serializer_class, request) -> dict:
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
-
-
 class ApplicationCreateView(OnboardingView):
     idempotency_operation = APPLICATION_OPERATION
 
@@ -98,7 +93,7 @@ class ApplicationCreateView(OnboardingView):
         },
     )
     def post(self, request):
-        data = _parse(io.ApplicationCreateSerializer, request)
+        data = validated_body(io.ApplicationCreateSerializer, request)
         customer = access_customer(self.scope, str(self.scope.customer_id))
         header = request.headers.get(HEADER)
         stored = application_submit(
@@ -236,7 +231,7 @@ class LegalAcceptView(OnboardingView):
     )
     def post(self, request, applicationId: str):
         application = application_of(self.scope, applicationId)
-        data = _parse(io.LegalAcceptSerializer, request)
+        data = validated_body(io.LegalAcceptSerializer, request)
         acceptance = legal_accept(
             application=application,
             document_set_version=data["documentSetVersion"],
@@ -320,7 +315,7 @@ class UboActionsView(OnboardingView):
     )
     def post(self, request, applicationId: str):
         application = application_of(self.scope, applicationId)
-        data = _parse(io.UboActionSerializer, request)
+        data = validated_body(io.UboActionSerializer, request)
         if data["action"] == UBO_RESET:
             results = ubo_verification_reset(application=application, ubo_ids=data["uboIds"])
             answer = [{"uboId": result.ubo_id, "status": result.status} for result in results]
@@ -442,7 +437,7 @@ class PresignView(OnboardingView):
     )
     def post(self, request, customerId: str):
         customer = access_customer(self.scope, customerId)
-        data = _parse(io.PresignSerializer, request)
+        data = validated_body(io.PresignSerializer, request)
         base_url = request.build_absolute_uri("/")
         if "key" in data or "s3Url" in data:
             return ok(self._download(customer, data, base_url))

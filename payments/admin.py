@@ -62,8 +62,8 @@ def _not_sandbox(payment: PaymentRequest) -> ApiError:
 
 @admin.register(PaymentRequest)
 class PaymentRequestAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
-    """Read-only but for the actions: compliance review of held payments (DESIGN
-    6 and 15) and, in the sandbox, settling or failing a payment."""
+    """Read-only but for the actions: compliance review of held payments
+    (approve or reject, with a reason) and, in the sandbox, settling or failing a payment."""
 
     list_display = (
         "id",

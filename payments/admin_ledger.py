@@ -1,7 +1,7 @@
 """The ledger and the statement in admin: read-only.
 
 No admin path may change a balance except a service that posts balanced entries
-(DESIGN 6); these screens only look. They are the biggest tables of the service,
+(docs/architecture.md); these screens only look. They are the biggest tables of the service,
 so the lists show no full count, filter only on fixed choices (a filter on a free
 column scans the table for its values) and search exact indexed values only.
 """

@@ -76,7 +76,7 @@ class InsufficientBalance(LedgerError):
 
 # System accounts by (program id, sandbox, kind, currency). Their rows never change
 # and are never deleted (postings protect them), so each process looks one up once
-# (DESIGN 16: only immutable data is kept in a process).
+# (only immutable data is kept in a process: see docs/architecture.md).
 _system_accounts: dict[tuple[str, bool, str, str], SystemAccount] = {}
 
 
@@ -179,6 +179,7 @@ def ledger_post(
                 if leg.account:
                     leg.account.balance = applied[leg.account.id].balance
                     leg.account.last_booked_at = applied[leg.account.id].booked_at
+                    leg.account.ledger_values_stored()
             return entry
         if applied:
             # Other accounts were already changed: only a rollback undoes them.
@@ -488,6 +489,7 @@ def ledger_post_many(
     for account_id, change in changes.items():
         locked[account_id].balance += change
         locked[account_id].last_booked_at = booked[account_id]
+        locked[account_id].ledger_values_stored()
         touched.append(locked[account_id])
     Account.objects.bulk_update(touched, ["balance", "last_booked_at"], batch_size=500)
     return entries

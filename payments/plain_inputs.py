@@ -13,8 +13,8 @@ and words the answer.
 import re
 from decimal import Decimal
 
+from bankapi.formats import AMOUNT, UUID
 from bankapi.models import Account
-from payments.formats import AMOUNT, UUID
 from payments.serializers import MAX_AMOUNT, account_reference_error
 
 SIMPLE_FIELDS = frozenset({"amount", "reference", "beneficiaryId", "currency"})

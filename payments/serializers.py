@@ -9,6 +9,14 @@ from rest_framework import serializers
 
 from bankapi.banking import IBAN_HELP, PayeeSerializer
 from bankapi.codes import IBAN_PATTERN, SUPPORTED_CURRENCIES, currency_problem, iban_problem, normalise_iban
+from bankapi.formats import (
+    AMOUNT,
+    CALENDAR_DAY,
+    ISO_DATE,
+    ISO_DATE_TIME,
+    POSITIVE_AMOUNT_PATTERN,
+    uuid_parse,
+)
 from bankapi.serializers import (
     ConstantField,
     InputSerializer,
@@ -18,14 +26,6 @@ from bankapi.serializers import (
     StrictCharField,
     StrictChoiceField,
     TimestampField,
-)
-from payments.formats import (
-    AMOUNT,
-    CALENDAR_DAY,
-    ISO_DATE,
-    ISO_DATE_TIME,
-    POSITIVE_AMOUNT_PATTERN,
-    uuid_parse,
 )
 from payments.rules import account_reference_error, virtual_iban_error
 

@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from payments.formats import iso_date_parse
+from bankapi.formats import iso_date_parse
 from payments.services.schedules import scheduled_payments_run, utc_today
 from payments.services.settlement import payments_settle_pending
 

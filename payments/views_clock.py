@@ -5,12 +5,12 @@ from rest_framework import serializers
 
 from bankapi.api import ScopedAPIView
 from bankapi.errors import not_found, validation_error
+from bankapi.formats import CALENDAR_DAY_PATTERN, iso_date_parse
 from bankapi.responses import ok
 from bankapi.roles import Role
 from bankapi.schema import envelope, error_responses
 from bankapi.scope import access_customer
 from bankapi.serializers import InputSerializer, StrictCharField, WholeMatchValidator
-from payments.formats import CALENDAR_DAY_PATTERN, iso_date_parse
 from payments.services.schedules import sandbox_clock_run
 
 DATE_MESSAGE = "date must be a real calendar date written YYYY-MM-DD."

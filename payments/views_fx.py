@@ -1,4 +1,4 @@
-"""GET /v1/accounts/{accountId}/fx/quote (spec 2.6 and 4.5)."""
+"""GET /v1/accounts/{accountId}/fx/quote."""
 
 import json
 from datetime import UTC, date, datetime, time
@@ -10,17 +10,17 @@ from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 
 from bankapi.api import ScopedAPIView
-from bankapi.responses import ok
-from bankapi.schema import envelope, error_responses
-from bankapi.scope import access_any_account
-from bankapi.serializers import RegexField, StrictChoiceField
-from payments.formats import (
+from bankapi.formats import (
     AMOUNT,
     CALENDAR_DAY_PATTERN,
     ISO_DATE,
     POSITIVE_AMOUNT_PATTERN,
     iso_date_parse,
 )
+from bankapi.responses import ok
+from bankapi.schema import envelope, error_responses
+from bankapi.scope import access_any_account
+from bankapi.serializers import RegexField, StrictChoiceField
 from payments.fx import fx_quote_create
 from payments.fx.services import MONEY_CEILING
 from payments.models import FxQuote
@@ -92,7 +92,7 @@ class FxQuoteQuerySerializer(serializers.Serializer):
 
 
 class ValueDateField(serializers.DateTimeField):
-    """A value date shown as the ISO 8601 timestamp of its start (00:00 UTC), as spec 2.6 asks."""
+    """A value date shown as the ISO 8601 timestamp of its start (00:00 UTC)."""
 
     def to_representation(self, value: date) -> str:
         return super().to_representation(datetime.combine(value, time.min, tzinfo=UTC))

@@ -12,10 +12,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from bankapi.api import AccountScopedView
+from bankapi.formats import CALENDAR_DAY, CALENDAR_DAY_PATTERN
 from bankapi.responses import ok, served_as_attachment
 from bankapi.schema import envelope, error_responses
 from bankapi.serializers import MoneyField, TimestampField
-from payments.formats import CALENDAR_DAY, CALENDAR_DAY_PATTERN
 from payments.selectors.ledger import account_statement, balance_as_of
 from payments.services.limits import account_limits
 from payments.services.statements import (

@@ -65,7 +65,7 @@ def django_db_setup(django_db_setup, django_db_blocker):
 
 @pytest.fixture
 def sandbox(db) -> dict:
-    """The bootstrap_sandbox output (DESIGN.md section 13).
+    """The bootstrap_sandbox output (its --json manifest).
 
     Made once per session; remade if a transactional test flushed the database.
     """

@@ -147,7 +147,7 @@ def challenge_take(token: str, kinds: Iterable[str], program_id: uuid.UUID | Non
 
 
 def sign_in_complete(user: User) -> dict:
-    """The last challenge is met: the token response (spec 2.12)."""
+    """The last challenge is met: the token response."""
     User.objects.filter(id=user.id).update(last_login=timezone.now())
     return tokens_issue(user).as_response(user)
 

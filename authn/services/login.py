@@ -1,4 +1,4 @@
-"""Password sign-in (spec 3.6, DESIGN.md section 12).
+"""Password sign-in.
 
 A correct password never yields tokens: it opens the user's next challenge,
 chosen in this order: NEW_PASSWORD_REQUIRED, EMAIL_VERIFICATION_REQUIRED,
@@ -94,7 +94,7 @@ def _email_verification_challenge(user: User) -> str:
 
 
 def challenge_next(user: User) -> dict:
-    """The challenge response (spec 2.12) for the user's next sign-in step."""
+    """The challenge response for the user's next sign-in step."""
     fido2options = None
     if user.must_change_password:
         kind, token = Kind.NEW_PASSWORD_REQUIRED, challenge_create(user, Kind.NEW_PASSWORD_REQUIRED)

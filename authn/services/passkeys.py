@@ -236,7 +236,7 @@ def passkey_sign_in(*, program_id: uuid.UUID | None, session_token: str, asserti
     """POST verify-passkey: complete PASSKEY_REQUIRED; answers tokens."""
     challenge = challenge_attempt(session_token, [Kind.PASSKEY_REQUIRED], program_id)
     # Counted per user before the assertion is checked: five failed sign-ins lock
-    # passkey sign-in for the user, across sessions (DESIGN.md section 12).
+    # passkey sign-in for the user, across sessions.
     passkey_sign_in_attempt(challenge.user)
     try:
         passkey_assertion_verify(challenge.user, bytes(challenge.secret), assertion)

@@ -15,8 +15,9 @@ A signed-in user confirms one action with a second proof, in one of three ways:
 Wrong TOTP codes and PINs count in the user's second-factor lockout, shared with
 sign-in: five within 15 minutes lock them for 15 minutes (429 with Retry-After).
 
-Call `step_up_confirm` outside `transaction.atomic`: a counted wrong code and a
-spent session attempt must stay so when the request then fails.
+`step_up_confirm` runs outside any transaction (RuntimeError otherwise): a
+counted wrong code and a spent session attempt must stay so when the request
+then fails.
 """
 
 import re
@@ -38,6 +39,7 @@ from authn.services.throttle import second_factor_attempt, second_factor_clear
 from authn.services.totp import totp_verify
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import Program
+from bankapi.transactions import outside_transaction_require
 
 PASSKEY = "passkey"
 TOTP = "totp"
@@ -122,6 +124,7 @@ def step_up_confirm(*, user: User, program: Program, confirmation: dict, purpose
     that is spent, expired, another user's or bound to another action; 429
     while the user's second factor is locked (TOTP and PIN).
     """
+    outside_transaction_require("step_up_confirm")
     method = confirmation["method"]
     if method == PIN and not program.pin_confirmation_enabled:
         raise ApiError(ErrorCode.NOT_SUPPORTED, "PIN confirmation is not offered by this program")

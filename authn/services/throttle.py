@@ -1,4 +1,4 @@
-"""Lockouts and the per-client throttle (DESIGN.md sections 5 and 12).
+"""Lockouts and the per-client throttle (docs/rate-limits.md).
 
 Per key, 5 failures in 15 minutes lock for 15 minutes (settings
 `AUTH_LOCKOUT_MAX_FAILURES`, `AUTH_LOCKOUT_WINDOW_SECONDS`, `AUTH_LOCKOUT_SECONDS`).

@@ -1,5 +1,6 @@
-"""The back-office groups (DESIGN 15). Their permissions are assigned after every
-migrate by `bankapi.backoffice.groups_sync`, so models added later are covered."""
+"""The back-office groups: compliance, support, operations, administrator.
+Their permissions are assigned after every migrate by
+`bankapi.backoffice.groups_sync`, so models added later are covered."""
 
 from django.db import migrations
 

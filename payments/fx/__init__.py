@@ -1,4 +1,4 @@
-"""FX quotes (spec 2.6 and 4.5, DESIGN 8).
+"""FX quotes: a price to convert one currency into another, spent at most once.
 
 Other apps call `fx_quote_consume` (inside their transaction) and `fx_quote_amounts`.
 """

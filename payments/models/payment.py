@@ -12,7 +12,7 @@ from payments.models.ledger import LedgerTransaction
 
 
 class PaymentRequest(TenantOwned):
-    """A payment accepted from a customer's account (spec 3.1).
+    """A payment accepted from a customer's account.
 
     Acceptance debits the account at once (amount plus fee, into clearing); the
     request stays PENDING (or PENDING_TM while held for compliance review) until

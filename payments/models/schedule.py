@@ -1,4 +1,4 @@
-"""Scheduled payments and their runs (spec 3.2; DESIGN 7)."""
+"""Scheduled payments and their runs: one run record per (schedule, day)."""
 
 import uuid
 

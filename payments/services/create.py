@@ -1,5 +1,4 @@
-"""Payment creation: a payment accepted now, a schedule for a later day, or both
-(spec 2.1, 3.2, 4.1).
+"""Payment creation: a payment accepted now, a schedule for a later day, or both.
 
 The route runs it in two steps once the Idempotency-Key is claimed (its
 fingerprint, `payment_fingerprint`, is read from the body alone):
@@ -133,7 +132,7 @@ def payment_submit(
 ) -> PaymentSubmission:
     """Accept the payment now, or for a later UTC day schedule it.
 
-    Today or earlier pays at once, as if `scheduled_date` were omitted (spec 3.2);
+    Today or earlier pays at once, as if `scheduled_date` were omitted;
     a repeating frequency then goes on from today. Raises ApiError (4xx) when the
     payment is stopped; nothing is then written.
     """

@@ -82,6 +82,8 @@ def daily_outbound_add(locked: dict, totals: dict, day: date) -> None:
         account.outbound_day = day
         changed.append(account)
     Account.objects.bulk_update(changed, ["outbound_day", "outbound_total"], batch_size=500)
+    for account in changed:
+        account.ledger_values_stored()
 
 
 @dataclass(frozen=True)

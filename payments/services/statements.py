@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 from bankapi.errors import validation_error
-from payments.formats import ISO_DATE_TIME, iso_date_parse
+from bankapi.formats import ISO_DATE_TIME, iso_date_parse
 
 # `to` − `from`: a statement covers at most 366 days.
 STATEMENT_MAX_DAYS = 365

@@ -1,4 +1,4 @@
-"""International transfers: a payment converted through an FX quote (DESIGN 8).
+"""International transfers: a payment converted through an FX quote.
 
 As for payments, the route claims the Idempotency-Key (fingerprint from the
 body), then builds the instruction (payee resolved: 404) and submits it.

@@ -1,4 +1,4 @@
-"""The per-client throttle and the passkey sign-in lockout (DESIGN.md sections 5 and 12).
+"""The per-client throttle and the passkey sign-in lockout.
 
 One client address may fail login, verify-2fa and verify-passkey 50 times in 15
 minutes, whichever users it tries; then every such attempt answers 429 with

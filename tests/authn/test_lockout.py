@@ -1,4 +1,4 @@
-"""Lockout (DESIGN.md section 12): five failed passwords within 15 minutes lock the
+"""Lockout: five failed passwords within 15 minutes lock the
 (program, e-mail) for 15 minutes, known address or not."""
 
 import threading

@@ -1,5 +1,5 @@
-"""POST /v1/auth/login: a correct password answers the user's next challenge
-(spec 3.6, DESIGN.md section 12), never tokens."""
+"""POST /v1/auth/login: a correct password answers the user's next challenge,
+never tokens."""
 
 import hashlib
 import uuid

@@ -1,4 +1,4 @@
-"""Passkeys end to end with a software authenticator: registration (spec 4.18-4.19),
+"""Passkeys end to end with a software authenticator: registration,
 PASSKEY_REQUIRED sign-in (verify-passkey) and the refusals that stop forgeries
 and replays."""
 

@@ -1,4 +1,4 @@
-"""A rerun of bootstrap_sandbox puts the sandbox users back as DESIGN.md section 13
+"""A rerun of bootstrap_sandbox puts the sandbox users back as its output
 promises, whatever clients did with them since: newUser is NEW_PASSWORD_REQUIRED
 with the printed temporary password, passkeyUser is SECURITY_SETUP_REQUIRED."""
 

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from django.db import transaction
 from django.utils import timezone
 
 from authn.models import AuthChallenge, LoginThrottle, User
@@ -409,3 +410,15 @@ def test_keys_a_confirmation_shape_does_not_take_are_refused(body, field):
 
     assert not serializer.is_valid()
     assert field in serializer.errors
+
+
+def test_a_confirmation_inside_a_callers_transaction_fails_before_checking(business):
+    # Inside a transaction, a counted wrong code would be rolled back with the
+    # refusal: the check refuses to run there at all.
+    person, holder, program = business
+
+    with pytest.raises(RuntimeError, match="step_up_confirm must run outside any transaction"):
+        with transaction.atomic():
+            confirm(holder, program, {"method": "totp", "code": wrong(person["totpSecret"])})
+
+    assert second_factor_failures(holder) == 0

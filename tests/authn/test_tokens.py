@@ -1,4 +1,4 @@
-"""Bearer tokens as the API sees them (DESIGN.md section 4): forged, expired,
+"""Bearer tokens as the API sees them: forged, expired,
 wrong-use and revoked tokens are all 401 with the error envelope; refresh tokens
 rotate and a reused one ends its family; logout ends everything."""
 

@@ -1,5 +1,5 @@
 """Admin sign-in: e-mail and password, plus an authenticator code when
-ADMIN_REQUIRE_TOTP is on (DESIGN 15)."""
+ADMIN_REQUIRE_TOTP is on."""
 
 import os
 import re

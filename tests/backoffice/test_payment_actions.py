@@ -18,7 +18,7 @@ def _choose(client, action: str, payments):
 
 
 def _confirm(client, action: str, payments, reason: str):
-    """The intermediate page's post (DESIGN 15: action, _selected_action, post=yes, reason)."""
+    """The intermediate page's post (as delete_selected's: action, _selected_action, post=yes, reason)."""
     return client.post(
         URL,
         {

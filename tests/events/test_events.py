@@ -1,5 +1,5 @@
 """Events are written with the change that causes them, and only then; the events
-list keeps to the caller's tenant (DESIGN 14)."""
+list keeps to the caller's tenant."""
 
 from datetime import timedelta, timezone
 from decimal import Decimal

@@ -1,4 +1,4 @@
-"""The sandbox clock runs a customer's schedules ahead of time (DESIGN 14)."""
+"""The sandbox clock runs a customer's schedules ahead of time."""
 
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal

@@ -1,5 +1,5 @@
-"""Webhook endpoints and signed deliveries to a real receiver on a loopback port
-(DESIGN 14). Deliveries run in-process here, as on the embedded default; the
+"""Webhook endpoints and signed deliveries to a real receiver on a loopback port.
+Deliveries run in-process here, as on the embedded default; the
 real-worker tests are in test_webhook_worker.py."""
 
 import json

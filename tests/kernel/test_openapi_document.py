@@ -169,7 +169,7 @@ def test_request_bodies_stay_typed_in_generated_clients():
 def test_the_calendar_day_pattern_accepts_exactly_the_days_python_reads():
     from datetime import date
 
-    from payments.formats import CALENDAR_DAY_PATTERN
+    from bankapi.formats import CALENDAR_DAY_PATTERN
 
     samples = ["2024-02-29", "2000-02-29", "0001-01-01", "9999-12-31", "2026-04-30", "2026-12-31"]
     samples += [

@@ -1,4 +1,4 @@
-"""The onboarding part of bootstrap_sandbox (DESIGN 13)."""
+"""The onboarding part of bootstrap_sandbox."""
 
 import io
 import json

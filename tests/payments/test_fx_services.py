@@ -170,7 +170,7 @@ def test_amounts_must_be_asked_for_the_currency_the_quote_sells(account):
 
 
 class PricelessProvider:
-    """A provider that gives a rate but no price (spec 2.6: price null)."""
+    """A provider that gives a rate but no price (price null)."""
 
     def quote(self, pair, *, amount_currency, amount, tenor, value_date):
         return ProviderQuote(rate=Decimal("1.50000000"), price=None)

@@ -1,4 +1,4 @@
-"""Idempotency-Key on payment creation (spec 4.1, 9; DESIGN 7)."""
+"""Idempotency-Key on payment creation."""
 
 import json
 import uuid

@@ -1,5 +1,5 @@
-"""International transfers and crypto-funded payments, converted through an FX quote
-(DESIGN 7, 8): the quote is spent with the acceptance, in one transaction."""
+"""International transfers and crypto-funded payments, converted through an FX quote:
+the quote is spent with the acceptance, in one transaction."""
 
 import uuid
 from datetime import timedelta

@@ -1,4 +1,4 @@
-"""GET .../payment-requests and .../transactions: newest first, cursor-paginated (DESIGN 7)."""
+"""GET .../payment-requests and .../transactions: newest first, cursor-paginated."""
 
 from decimal import Decimal
 

@@ -1,4 +1,4 @@
-"""POST /v1/customers/{customerId}/accounts/{accountId}/payments (spec 2.1, 4.1; DESIGN 6, 7)."""
+"""POST /v1/customers/{customerId}/accounts/{accountId}/payments."""
 
 import uuid
 from datetime import UTC, datetime, timedelta

@@ -1,4 +1,4 @@
-"""The dates of a schedule's series (spec 3.2): month ends, leap years, every frequency."""
+"""The dates of a schedule's series: month ends, leap years, every frequency."""
 
 from datetime import date
 

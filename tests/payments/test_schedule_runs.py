@@ -1,4 +1,4 @@
-"""Running scheduled payments: the service, the command and the beat task (spec 3.2; DESIGN 7)."""
+"""Running scheduled payments: the service, the command and the beat task."""
 
 import io
 from datetime import UTC, date, datetime, timedelta

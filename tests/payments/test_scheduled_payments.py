@@ -1,4 +1,4 @@
-"""Scheduled creates, the scheduled-payments list and cancellation (spec 3.2; DESIGN 7)."""
+"""Scheduled creates, the scheduled-payments list and cancellation."""
 
 import uuid
 from datetime import UTC, date, datetime

@@ -1,5 +1,5 @@
 """After acceptance: settlement, failure, compliance review, the sandbox routes
-that drive them, and the operator commands (spec 3.1; DESIGN 6)."""
+that drive them, and the operator commands."""
 
 import io
 import uuid

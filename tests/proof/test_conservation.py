@@ -1,4 +1,4 @@
-"""Conservation of money under concurrency (DESIGN.md section 6), on PostgreSQL.
+"""Conservation of money under concurrency, on PostgreSQL.
 
 5,000 random operations from 16 threads across 50 accounts in two currencies:
 payments (some refused for funds, some held for review), settlements, failures

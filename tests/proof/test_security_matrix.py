@@ -1,5 +1,5 @@
 """The security matrix: every route of the URL configuration, every method, every
-kind of caller that must not get in (DESIGN.md sections 3 and 4).
+kind of caller that must not get in (tenancy and tokens).
 
 Routes are found by walking Django's resolver, so a route added later is in the
 matrix without anyone naming it. A route the matrix cannot call fails the test:

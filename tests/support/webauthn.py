@@ -6,7 +6,7 @@ One EC P-256 credential (COSE ES256), `none` attestation. Registration answers
 `{fmt: "none", attStmt: {}, authData}` where authData is
 rpIdHash | flags | signCount | aaguid | credentialIdLength | credentialId | COSE key.
 An assertion signs authData || SHA-256(clientDataJSON) with ECDSA-SHA256.
-Wire values are base64url without padding (DESIGN.md section 12).
+Wire values are base64url without padding.
 """
 
 import base64

@@ -9,7 +9,7 @@ from bankapi.models import SandboxManifest
 from bankapi.sandbox import SandboxContext
 
 MANIFEST_KEY = "bootstrap_sandbox"
-# Key order of the printed object, as DESIGN.md section 13 lists it.
+# Key order of the printed object: other tools read it, so it stays as it is.
 ORDER = [
     "consumerProgramId",
     "businessProgramId",

@@ -4,7 +4,7 @@ from datetime import date
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from payments.formats import iso_date_parse
+from bankapi.formats import iso_date_parse
 from payments.services.schedules import (
     RunDateInFuture,
     run_date_check,

@@ -1,4 +1,4 @@
-"""The text formats payments accept, and their parsers.
+"""The text formats the API accepts (amounts, days, times, ids), and their parsers.
 
 Every pattern spells digits `[0-9]` and is anchored with `\\A...\\Z`, and is applied
 with `fullmatch`: Python's `\\d` also matches Arabic-Indic and other Unicode digits

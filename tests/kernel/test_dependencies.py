@@ -1,0 +1,114 @@
+"""Dependencies point one way: domain apps import the kernel, never the reverse,
+and the apps' import graph has no cycle. Read from the source (every import
+statement, those inside functions included), so an import hidden in a function
+to dodge a cycle is found too."""
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNEL = "bankapi"
+DOMAIN_APPS = ("authn", "payments", "batches", "cards", "onboarding", "events")
+# The kernel modules whose job is to wire the apps together: the root urls and
+# the Celery app (settings name classes by dotted string and import nothing).
+WIRING = {"bankapi/urls.py", "bankapi/celery.py"}
+
+# Every edge one domain app may have to another, and why. Anything else fails.
+ALLOWED = {
+    ("batches", "payments"): "a batch funds and pays through the payments ledger and payment services",
+    ("batches", "authn"): "submitting a batch takes the authn step-up confirmation",
+    ("cards", "authn"): "showing card details takes the authn step-up confirmation",
+    ("payments", "events"): "payment state changes write their events in the same transaction",
+    ("batches", "events"): "batch state changes write their events in the same transaction",
+    ("cards", "events"): "a card issued writes its event in the same transaction",
+    ("onboarding", "events"): "application changes write their events in the same transaction",
+}
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def app_imports() -> dict[tuple[str, str], list[str]]:
+    """(importing app, imported app) -> where, for every import between two apps."""
+    apps = (KERNEL, *DOMAIN_APPS)
+    edges: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for app in apps:
+        for path in sorted((ROOT / app).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            if "/migrations/" in relative:
+                continue
+            for line, module in imported_modules(path):
+                target = module.split(".")[0]
+                if target in apps and target != app:
+                    edges[(app, target)].append(f"{relative}:{line} imports {module}")
+    return edges
+
+
+def cycle_in(edges: set[tuple[str, str]]) -> list[str] | None:
+    """One cycle of the directed graph, as the list of its nodes, or None."""
+    graph: dict[str, list[str]] = defaultdict(list)
+    for source, target in edges:
+        graph[source].append(target)
+    state: dict[str, str] = {}
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = "open"
+        for target in sorted(graph[node]):
+            if state.get(target) == "open":
+                return [*path[path.index(target) :], target]
+            if target not in state and (found := visit(target, [*path, target])):
+                return found
+        state[node] = "done"
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node, [node])):
+            return found
+    return None
+
+
+def test_the_kernel_imports_no_domain_app():
+    kernel_imports = [
+        where
+        for (source, _), places in app_imports().items()
+        if source == KERNEL
+        for where in places
+        if where.split(":")[0] not in WIRING
+    ]
+
+    assert kernel_imports == []
+
+
+def test_domain_apps_import_each_other_only_along_the_allowed_edges():
+    unexplained = {
+        edge: places
+        for edge, places in app_imports().items()
+        if edge[0] != KERNEL and edge[1] != KERNEL and edge not in ALLOWED
+    }
+
+    assert unexplained == {}
+
+
+def test_the_app_import_graph_has_no_cycle():
+    edges = {
+        edge
+        for edge, places in app_imports().items()
+        if edge[0] != KERNEL or any(where.split(":")[0] not in WIRING for where in places)
+    }
+
+    assert cycle_in(edges) is None
+
+
+def test_the_cycle_finder_finds_a_cycle_and_none_in_a_chain():
+    assert cycle_in({("events", "payments"), ("payments", "events")}) == ["events", "payments", "events"]
+    assert cycle_in({("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}) == ["a", "b", "c", "a"]
+    assert cycle_in({("batches", "payments"), ("payments", "bankapi"), ("batches", "bankapi")}) is None
