@@ -110,7 +110,10 @@ def _refuse_unless_plain(model: type[models.Model], rows: Sequence[models.Model]
     unfilled = [
         f.name
         for f in model._meta.concrete_fields
-        if f.has_db_default() or f.generated or (f.db_returning and not f.primary_key)
+        # Django 5.2's Field API; the 5.2 stubs do not declare these two yet.
+        if f.has_db_default()  # type: ignore[attr-defined]
+        or f.generated
+        or (f.db_returning and not f.primary_key)  # type: ignore[attr-defined]
     ]
     if unfilled:
         raise TypeError(
