@@ -32,6 +32,10 @@ def test_database_url() -> str:
 
 def server_environment(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
+    # As in the suite's own process: the servers of different tests share one Redis
+    # and one client address, so the request budgets are out of the way unless a
+    # test sets them (the budget tests do, through `extra`).
+    env.update(REQUEST_BUDGET_PER_TOKEN="1000000000", REQUEST_BUDGET_PER_ADDRESS="1000000000")
     env.update(DATABASE_URL=test_database_url(), PYTHONUNBUFFERED="1", **extra)
     return env
 
