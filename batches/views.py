@@ -201,7 +201,7 @@ class BatchRouteView(ScopedAPIView):
     roles: tuple[str, ...] = (Role.CUSTOMER, Role.CUSTODIAN, Role.MANAGEMENT)
     post_roles: tuple[str, ...] = (Role.CUSTOMER, Role.CUSTODIAN)
     # POST's submit action, made once per idempotencyKey.
-    idempotency_operation = SUBMIT_OPERATION
+    idempotency_operation: str | None = SUBMIT_OPERATION
     # A batch of 10,000 payments is larger than the API's usual body limit.
     max_body_bytes = MAX_BODY_BYTES
 

@@ -111,6 +111,9 @@ class FileRouteView(BatchRouteView):
 
     roles = (Role.CUSTOMER, Role.CUSTODIAN)
     parser_classes = [XmlDocumentParser]
+    # Takes no idempotency key: a file is made once by its MsgId (a second upload
+    # is 409 DUPLICATE_MESSAGE), which the database's unique constraint enforces.
+    idempotency_operation = None
 
     def required_token_use(self, claims: dict) -> str:
         return "access"
