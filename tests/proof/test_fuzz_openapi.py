@@ -69,6 +69,12 @@ CARDHOLDERS_REASON = "cardholders are a capability of the program, not of the re
 # A pain.001 body is a string to a JSON Schema: whether it is well-formed XML, valid
 # against the message's XSD, with matching control figures, only the XSD can say. Any
 # field of such a refusal is allowed ("*": its element paths are the document's own).
+# Whether a payment is within the program's limits and the account's funds is the
+# program's settings and the ledger's state at the time, not the request's shape.
+MONEY_REASONS = {
+    "LIMIT_EXCEEDED": "the program's per-payment and daily limits, and what the account sent today",
+    "INSUFFICIENT_FUNDS": "the account's available balance at the time",
+}
 ISO_DOCUMENT_REASON = "a pain.001 document: its XSD, not a JSON Schema of a string, states its rules"
 UNSTATABLE: dict[str, dict[int, dict[str, str]]] = {
     "GET /v1/accounts/{accountId}/fx/quote": {
@@ -102,6 +108,7 @@ UNSTATABLE: dict[str, dict[int, dict[str, str]]] = {
             "payee.account.iban": IBAN_REASON,
             "payee.account.bic": BIC_REASON,
         },
+        422: MONEY_REASONS,
     },
     "POST /v1/customers/{customerId}/accounts/{accountId}/international-transfers": {
         400: {
@@ -109,6 +116,7 @@ UNSTATABLE: dict[str, dict[int, dict[str, str]]] = {
             "payee.account.iban": IBAN_REASON,
             "payee.account.bic": BIC_REASON,
         },
+        422: MONEY_REASONS,
     },
     "POST /v1/customers/{customerId}/documents/presign": {
         400: {"documentType": "which document types a collection takes is the program's KYC schema"},
