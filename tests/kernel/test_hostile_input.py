@@ -3,10 +3,7 @@
 import http.client
 import io
 import json
-import os
 import re
-import subprocess
-import sys
 import uuid
 from decimal import Decimal
 from pathlib import Path
@@ -19,6 +16,7 @@ from rest_framework.views import APIView
 from bankapi.models import Account
 from payments.models import PaymentRequest
 from tests.payments.conftest import Snapshot, payments_url
+from tests.support.embedded_server import embedded_gunicorn
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
@@ -247,28 +245,8 @@ def test_an_unknown_field_on_a_public_route_is_refused(api, sandbox):
 @pytest.fixture
 def gunicorn(tmp_path):
     """A real gunicorn serving the project on a free port (the embedded default settings)."""
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
-    env.update(BANKAPI_VAR_DIR=str(tmp_path), BANKAPI_ENV="development", PYTHONUNBUFFERED="1")
-    server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "gunicorn"), "-b", "127.0.0.1:0", "-w", "1", "bankapi.wsgi"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        port = None
-        for line in server.stdout:
-            found = re.search(r"Listening at: http://127\.0\.0\.1:(\d+)", line)
-            if found:
-                port = int(found.group(1))
-                break
-        assert port, "gunicorn did not start"
+    with embedded_gunicorn(tmp_path) as port:
         yield port
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def post_chunked(port: int, body: bytes) -> tuple[int, dict]:

@@ -10,10 +10,6 @@ same server as `manage.py runserver`), which does not.
 
 import http.client
 import json
-import os
-import re
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -22,6 +18,7 @@ import pytest
 from django.conf import settings
 
 from onboarding.services.documents import local_document_url
+from tests.support.embedded_server import embedded_gunicorn
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 4096
@@ -58,34 +55,8 @@ def gunicorn(tmp_path_factory):
     """gunicorn serving the project on a free port, files kept under its var folder,
     signing URLs with this test process's secret."""
     var = tmp_path_factory.mktemp("gunicorn-var")
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
-    env.update(
-        BANKAPI_VAR_DIR=str(var),
-        BANKAPI_ENV="development",
-        SECRET_KEY=settings.SECRET_KEY,
-        DOCUMENT_UPLOAD_MAX_BYTES=str(LIMIT),
-        PYTHONUNBUFFERED="1",
-    )
-    server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "gunicorn"), "-b", "127.0.0.1:0", "-w", "1", "bankapi.wsgi"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        port = None
-        for line in server.stdout:
-            found = re.search(r"Listening at: http://127\.0\.0\.1:(\d+)", line)
-            if found:
-                port = int(found.group(1))
-                break
-        assert port, "gunicorn did not start"
+    with embedded_gunicorn(var, SECRET_KEY=settings.SECRET_KEY, DOCUMENT_UPLOAD_MAX_BYTES=str(LIMIT)) as port:
         yield f"http://127.0.0.1:{port}/", var / "media"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 @pytest.mark.parametrize("size", [LIMIT, 3000, 1], ids=["at-the-limit", "several-chunks", "tiny"])
