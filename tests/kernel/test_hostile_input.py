@@ -6,7 +6,6 @@ import json
 import re
 import uuid
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -18,7 +17,6 @@ from payments.models import PaymentRequest
 from tests.payments.conftest import Snapshot, payments_url
 from tests.support.embedded_server import embedded_gunicorn
 
-ROOT = Path(__file__).resolve().parents[2]
 LIMIT = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
 OVERSIZED = b'{"padding": "' + b"x" * LIMIT + b'"}'
 

@@ -11,7 +11,6 @@ same server as `manage.py runserver`), which does not.
 import http.client
 import json
 import uuid
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -20,7 +19,6 @@ from django.conf import settings
 from onboarding.services.documents import local_document_url
 from tests.support.embedded_server import embedded_gunicorn
 
-ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 4096
 PDF = b"%PDF-1.7\n" + bytes(range(256)) * 16  # 4105 bytes: trimmed per test
 
