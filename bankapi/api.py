@@ -22,6 +22,7 @@ from bankapi.pagination import DEFAULT_LIMIT, MAX_LIMIT, NEXT_TOKEN_PATTERN, pag
 from bankapi.responses import ok
 from bankapi.rows import JoinedSelect, Part
 from bankapi.scope import Role, Scope, access_account, parse_uuid, scope_from_request
+from bankapi.tenancy import ACCOUNT_OF_CUSTOMER, CUSTOMERS, OWNED_BY_CUSTOMER, Caller, Term, customers_rule
 
 PAGE_PARAMETERS = [
     OpenApiParameter(
@@ -92,46 +93,77 @@ _USER_DEFERRED = frozenset({"password", "totp_secret", "step_up_pin"})
 
 def _caller_from(customer_row: type[Model] | None) -> Callable[[Callable[[str], str]], str]:
     """FROM the active user of an id, its customer and program, and the account
-    named in the path if it is that customer's, in the user's program and
-    environment (and `customer_row`'s row of that id if it is the account's
-    customer's, in the same tenant). Parameters: account id, customer id,
-    [customer_row id,] user id, True."""
+    named in the path if the tenancy rules give it to a customer user acting for
+    its own customer (and `customer_row`'s row of that id if the rules give it
+    with that customer). The conditions are the rules of `bankapi.tenancy`, the
+    caller's values read from the user's own columns. Parameters: account id,
+    customer id, [customer_row id,] user id, True."""
 
     def text(name: Callable[[str], str]) -> str:
         def table(model: type[Model]) -> str:
             return name(model._meta.db_table)
 
+        user = get_user_model()
+        # Where each row the rules name sits in this statement.
+        rows: dict[str, tuple[str, type[Model]]] = {"customer": ("c", Customer), "account": ("a", Account)}
+
         def col(alias: str, model: type[Model], field: str) -> str:
             column = model._meta.get_field(field).column  # type: ignore[union-attr]
             return f"{name(alias)}.{name(str(column))}"
 
-        def same_tenant(alias: str, model: type[Model], other: str, other_model: type[Model]) -> str:
-            return " AND ".join(
-                f"{col(alias, model, field)} = {col(other, other_model, field)}"
-                for field in ("program", "sandbox")
-            )
+        def term(value: Term) -> str:
+            if isinstance(value, Caller):
+                return col("u", user, value.attr)
+            alias, model = rows[value.name]
+            return col(alias, model, value.field)
 
-        user = get_user_model()
-        u_customer, a_customer = col("u", user, "customer"), col("a", Account, "customer")
-        u_program = col("u", user, "program")
+        own_customers = CUSTOMERS[Role.CUSTOMER]
+        u_customer, u_program = col("u", user, "customer"), col("u", user, "program")
         joins = [
             f"FROM {table(user)} {name('u')}",
             f"LEFT JOIN {table(Customer)} {name('c')} ON {col('c', Customer, 'id')} = {u_customer}",
             f"LEFT JOIN {table(Program)} {name('p')} ON {col('p', Program, 'id')} = {u_program}",
             f"LEFT JOIN {table(Account)} {name('a')} ON {col('a', Account, 'id')} = %s "
-            f"AND {a_customer} = %s AND {a_customer} = {u_customer} "
-            f"AND {same_tenant('a', Account, 'u', user)}",
+            f"AND {col('c', Customer, 'id')} = %s AND {own_customers.sql(Customer, 'c', term, name)} "
+            f"AND {ACCOUNT_OF_CUSTOMER.sql(Account, 'a', term, name)}",
         ]
         if customer_row is not None:
             joins.append(
                 f"LEFT JOIN {table(customer_row)} {name('r')} ON {col('r', customer_row, 'id')} = %s "
-                f"AND {col('r', customer_row, 'customer')} = {col('a', Account, 'customer')} "
-                f"AND {same_tenant('r', customer_row, 'a', Account)}"
+                f"AND {OWNED_BY_CUSTOMER.sql(customer_row, 'r', term, name)}"
             )
         joins.append(f"WHERE {col('u', user, 'id')} = %s AND {col('u', user, 'is_active')} = %s")
         return " ".join(joins)
 
     return text
+
+
+def preloaded_account(
+    scope: Scope, account: Account | None, customer_id: str, account_id: str
+) -> Account | None:
+    """`account` (read with the caller) if it is the one the path names and the
+    tenancy rules give it to the caller with its customer as `access_account`
+    would; else None, and the route resolves the account with `access_account`.
+
+    The caller's own customer (`scope.customer`, loaded with the user) is the
+    only customer the check knows: a customer user's. Any other caller, or an
+    account the statement did not find, takes the queries of `access_account`,
+    which apply the same rules and so give the same answer."""
+    own, rule = scope.customer, customers_rule(scope.role)
+    if (
+        account is None
+        or own is None
+        or rule is None
+        or parse_uuid(customer_id) != own.id
+        or parse_uuid(account_id) != account.id
+        or not rule.holds(own, scope)
+        or not ACCOUNT_OF_CUSTOMER.holds(account, scope, {"customer": own})
+    ):
+        return None
+    account.customer = own
+    if scope.program is not None:
+        account.program = scope.program
+    return account
 
 
 def _with_user_loader(authenticator: BaseAuthentication, load_user: Callable[[uuid.UUID], Any]) -> Any:
@@ -164,8 +196,31 @@ class AccountScopedView(ScopedAPIView):
     _selects: dict[type[Model] | None, JoinedSelect] = {}
     _preloaded: tuple[Account | None, Model | None] = (None, None)
 
+    _body_error: Exception | None = None
+
     def customer_row_id(self) -> uuid.UUID | None:
+        """The id of the `customer_row` the request names (e.g. read with
+        `body_value`), or None."""
         return None
+
+    def body_value(self, key: str) -> Any:
+        """`key` of the parsed body, read while the caller is being read: None if
+        the body is not an object. A body that does not parse gives None here and
+        raises its error from `body()`, when the route reads its body, so the
+        answer is the one it would be had the body been read only then (a
+        foreign account's 404 first)."""
+        try:
+            data = self.request.data
+        except Exception as error:  # noqa: BLE001 (whatever it is, raised again by body())
+            self._body_error = error
+            return None
+        return data.get(key) if isinstance(data, dict) else None
+
+    def body(self) -> Any:
+        """The parsed request body (`request.data`), or the error parsing it raised."""
+        if self._body_error is not None:
+            raise self._body_error
+        return self.request.data
 
     def get_authenticators(self) -> list:
         # The bearer authentication (a settings entry, so the kernel does not
@@ -212,32 +267,18 @@ class AccountScopedView(ScopedAPIView):
         return user
 
     def preloaded_row(self) -> Model | None:
-        """The `customer_row` read with the caller, if its account was (None otherwise)."""
-        return self._preloaded[1] if self._preloaded[0] is not None else None
-
-    def _own_account(self) -> Account | None:
-        """The account read with the caller, if the scope's rules give it to the caller."""
-        account, scope = self._preloaded[0], self.scope
-        own = scope.customer
-        if (
-            account is None
-            or scope.role != Role.CUSTOMER
-            or own is None
-            or account.customer_id != own.id
-            or (own.program_id, own.sandbox) != (scope.program_id, scope.sandbox)
-            or (account.program_id, account.sandbox) != (scope.program_id, scope.sandbox)
-        ):
-            return None
-        account.customer = own
-        if scope.program is not None:
-            account.program = scope.program
-        return account
+        """The `customer_row` read with the caller, if the route's account is the
+        one read with it (None otherwise). Not yet checked: whoever uses it
+        confirms it with `bankapi.tenancy.OWNED_BY_CUSTOMER`."""
+        account, row = self._preloaded
+        return row if account is not None and account is getattr(self, "account", None) else None
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
-        self.account = self._own_account() or access_account(
-            self.scope, kwargs["customerId"], kwargs["accountId"]
-        )
+        customer_id, account_id = kwargs["customerId"], kwargs["accountId"]
+        self.account = preloaded_account(
+            self.scope, self._preloaded[0], customer_id, account_id
+        ) or access_account(self.scope, customer_id, account_id)
 
 
 class CursorListView(ScopedAPIView):

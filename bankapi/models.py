@@ -20,6 +20,7 @@ from bankapi.codes import (
     normalise_bic,
     normalise_iban,
 )
+from bankapi.tenancy import TENANT
 
 
 class DecimalDigits(TypedDict):
@@ -66,7 +67,7 @@ class TenantQuerySet(models.QuerySet[_RowT]):
         Narrowing further (to the caller's customer or custodian) is the
         selector's job: what "own" means differs per resource.
         """
-        return self.filter(program_id=scope.program_id, sandbox=scope.sandbox)
+        return TENANT.filter(self, scope)
 
 
 class TenantOwned(models.Model):

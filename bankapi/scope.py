@@ -16,6 +16,7 @@ from bankapi.errors import ApiError, ErrorCode, not_found, validation_error
 from bankapi.logs import log_context_bind
 from bankapi.models import Account, Customer, Program
 from bankapi.roles import Role
+from bankapi.tenancy import ACCOUNT_OF_CUSTOMER, customers_rule
 
 RowT = TypeVar("RowT", bound=Model)
 
@@ -103,17 +104,11 @@ def program_for(scope: Scope) -> Program:
 
 
 def customers_of(scope: Scope) -> QuerySet[Customer]:
-    """The customers this caller may act for, inside its program and environment."""
-    customers = Customer.objects.for_scope(scope)
-    if scope.role == Role.MANAGEMENT:
-        return customers
-    # A user missing its customer (or custodian) acts for nobody: filtering on a
-    # null id would read as IS NULL and match every customer without one.
-    if scope.role == Role.CUSTOMER and scope.customer_id is not None:
-        return customers.filter(id=scope.customer_id)
-    if scope.role == Role.CUSTODIAN and scope.custodian_id is not None:
-        return customers.filter(custodian_id=scope.custodian_id)
-    return customers.none()
+    """The customers this caller may act for, inside its program and environment
+    (the rule of its role: `bankapi.tenancy.CUSTOMERS`)."""
+    rule = customers_rule(scope.role)
+    rows = Customer.objects.all()
+    return rows.none() if rule is None else rule.filter(rows, scope)
 
 
 def get_or_not_found(
@@ -134,15 +129,10 @@ def get_or_not_found(
 
 def access_customer(scope: Scope, customer_id: str) -> Customer:
     """The customer named in the path, or not-found if the caller may not see it."""
-    own = scope.customer
-    if (
-        scope.role == Role.CUSTOMER
-        and own is not None
-        and parse_uuid(customer_id) == own.id
-        and (own.program_id, own.sandbox) == (scope.program_id, scope.sandbox)
-    ):
-        # A customer's own customer, loaded with the user: the same row the query
-        # below would find, without asking again.
+    own, rule = scope.customer, customers_rule(scope.role)
+    if own is not None and rule is not None and parse_uuid(customer_id) == own.id and rule.holds(own, scope):
+        # The caller's own customer, loaded with the user, which the rule gives
+        # it: the same row the query below would find, without asking again.
         return own
     return get_or_not_found(customers_of(scope), customer_id, "Customer")
 
@@ -154,9 +144,8 @@ def accounts_of(scope: Scope) -> QuerySet[Account]:
 def access_account(scope: Scope, customer_id: str, account_id: str) -> Account:
     """The account named in the path, owned by the customer named in the path."""
     customer = access_customer(scope, customer_id)
-    account = get_or_not_found(
-        Account.objects.for_scope(scope).filter(customer=customer), account_id, "Account"
-    )
+    accounts = ACCOUNT_OF_CUSTOMER.filter(Account.objects.all(), scope, {"customer": customer})
+    account = get_or_not_found(accounts, account_id, "Account")
     # Both are the rows the account points at (same ids): following them costs no query.
     account.customer = customer
     if scope.program is not None:

@@ -1,13 +1,10 @@
 """Payment routes. Views parse and authorise; services decide."""
 
-import re
 import uuid
 from collections.abc import Callable
 
-from django.core.exceptions import RequestDataTooBig
 from django.db import transaction
 from django.http import HttpResponse
-from django.http.request import RawPostDataException
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 
 from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
@@ -84,9 +81,10 @@ class AccountCreateView(AccountScopedView):
     def validated_body(self, serializer: type, plain: Callable[..., dict | None] | None = None) -> dict:
         """The body validated by `serializer`; `plain` may recognise a common shape
         in plain code first (None: not that shape, the serializer decides)."""
-        data = plain(self.request.data, self.account) if plain else None
+        raw = self.body()
+        data = plain(raw, self.account) if plain else None
         if data is None:
-            body = serializer(data=self.request.data, context={"account": self.account})
+            body = serializer(data=raw, context={"account": self.account})
             body.is_valid(raise_exception=True)
             data = body.validated_data
         return data
@@ -116,12 +114,6 @@ class AccountCreateView(AccountScopedView):
         )
 
 
-# Where a payment body names its beneficiary, read from the raw body before it is
-# parsed: only a hint for reading the beneficiary with the caller (see
-# AccountScopedView). The parsed body decides; a missed hint costs one query.
-_BENEFICIARY_HINT = re.compile(rb'"beneficiaryId"\s*:\s*"([0-9a-fA-F-]{36})"')
-
-
 def _counted(submission: PaymentSubmission) -> PaymentSubmission:
     """Counts a payment made now (not a schedule for a later day), once it is
     committed: a replay of its answer does not run this again."""
@@ -137,12 +129,9 @@ class PaymentCreateView(AccountCreateView):
     idempotency_operation = create.OPERATION
 
     def customer_row_id(self) -> uuid.UUID | None:
-        try:
-            body = self.request.body
-        except (RawPostDataException, RequestDataTooBig, OSError):
-            return None
-        found = _BENEFICIARY_HINT.search(body) if isinstance(body, bytes) else None
-        return parse_uuid(found.group(1).decode()) if found else None
+        # The beneficiary the body names is read with the caller and its account.
+        named = self.body_value("beneficiaryId")
+        return parse_uuid(named) if isinstance(named, str) else None
 
     @extend_schema(
         tags=["payments"],

@@ -4,6 +4,7 @@ from django.db.models import QuerySet
 
 from bankapi.models import Account, Customer
 from bankapi.scope import Scope, customers_of, get_or_not_found
+from bankapi.tenancy import OWNED_BY_CUSTOMER
 from payments.models import Beneficiary, PaymentRequest, ScheduledPayment, StatementEntry
 
 LISTED_STATUSES = [
@@ -15,11 +16,8 @@ LISTED_STATUSES = [
 
 def beneficiary_of(customer: Customer, beneficiary_id: str) -> Beneficiary:
     """The customer's own saved beneficiary; anyone else's is not found."""
-    return get_or_not_found(
-        Beneficiary.objects.in_tenant(customer.program_id, customer.sandbox).filter(customer=customer),
-        beneficiary_id,
-        "Beneficiary",
-    )
+    beneficiaries = OWNED_BY_CUSTOMER.filter(Beneficiary.objects.all(), None, {"customer": customer})
+    return get_or_not_found(beneficiaries, beneficiary_id, "Beneficiary")
 
 
 def payment_requests_of(account: Account) -> QuerySet[PaymentRequest]:

@@ -16,6 +16,7 @@ from decimal import Decimal
 from bankapi.errors import validation_error
 from bankapi.models import Account
 from bankapi.scope import parse_uuid
+from bankapi.tenancy import OWNED_BY_CUSTOMER
 from payments.models import Beneficiary, PaymentRequest, ScheduledPayment
 from payments.rules import virtual_iban_error
 from payments.selectors import beneficiary_of
@@ -44,22 +45,22 @@ def payee_resolve(
     payee: dict | None,
     beneficiary_read: Beneficiary | None = None,
 ) -> tuple[Beneficiary | None, dict | None]:
-    """The beneficiary (the customer's own, else 404) and the payee as paid.
+    """The beneficiary (the account's customer's own, else 404) and the payee as paid.
 
-    `beneficiary_read` is a beneficiary already read for this request, used when
-    it is the one named and the account's customer's own."""
+    `beneficiary_read` is a beneficiary already read for this request (with the
+    caller, see `bankapi.api.AccountScopedView`), used when it is the one named
+    and the rule of `beneficiary_of` gives it; otherwise it is read by that rule."""
     if beneficiary_id is None:
         return None, payee
-    customer = account.customer
+    owner = {"customer": account.customer}
     if (
         beneficiary_read is not None
         and parse_uuid(beneficiary_id) == beneficiary_read.id
-        and beneficiary_read.customer_id == customer.id
-        and (beneficiary_read.program_id, beneficiary_read.sandbox) == (customer.program_id, customer.sandbox)
+        and OWNED_BY_CUSTOMER.holds(beneficiary_read, None, owner)
     ):
         beneficiary = beneficiary_read
     else:
-        beneficiary = beneficiary_of(customer, beneficiary_id)
+        beneficiary = beneficiary_of(account.customer, beneficiary_id)
     return beneficiary, beneficiary.payee_details()
 
 

@@ -66,8 +66,8 @@ def test_an_account_of_the_customer_in_another_environment_is_not_found(
 
 
 def test_a_beneficiary_the_raw_body_hides_is_still_the_one_paid(api, sandbox, customer_auth, account):
-    # "beneficiaryId" spelled with a JSON escape: the body means the same, the
-    # beneficiary is found by its own query.
+    # "beneficiaryId" spelled with a JSON escape: the body means the same, and
+    # the parsed body names the beneficiary read with the caller.
     raw = (
         '{"amount": "10.00", "reference": "Invoice 42", '
         f'"\\u0062eneficiaryId": "{sandbox["customer"]["beneficiaryId"]}"}}'
@@ -81,7 +81,7 @@ def test_a_beneficiary_the_raw_body_hides_is_still_the_one_paid(api, sandbox, cu
 
 
 def test_a_body_naming_two_beneficiaries_pays_neither(api, sandbox, customer_auth, account, snapshot):
-    # The first one would be read with the caller; the body is refused all the same.
+    # A key twice does not parse: nothing is read with the caller, the body is refused.
     raw = (
         f'{{"beneficiaryId": "{sandbox["customer"]["beneficiaryId"]}", "amount": "10.00", '
         f'"reference": "Invoice 42", "beneficiaryId": "{uuid.uuid4()}"}}'
