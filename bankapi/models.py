@@ -58,11 +58,9 @@ _RowT = TypeVar("_RowT", bound=models.Model)
 
 
 class TenantQuerySet(models.QuerySet[_RowT]):
-    def in_tenant(self, program_id: uuid.UUID | str, sandbox: bool) -> "TenantQuerySet[_RowT]":
-        return self.filter(program_id=program_id, sandbox=sandbox)
-
     def for_scope(self, scope: "Scope") -> "TenantQuerySet[_RowT]":
-        """Rows of the caller's program and environment (a `bankapi.scope.Scope`).
+        """Rows of the caller's program and environment (a `bankapi.scope.Scope`):
+        the rule `bankapi.tenancy.TENANT`.
 
         Narrowing further (to the caller's customer or custodian) is the
         selector's job: what "own" means differs per resource.

@@ -48,10 +48,6 @@ class Scope:
     def is_management(self) -> bool:
         return self.role == Role.MANAGEMENT
 
-    def tenant_filter(self, prefix: str = "") -> dict:
-        """Keyword filter restricting a queryset to this program and environment."""
-        return {f"{prefix}program_id": self.program_id, f"{prefix}sandbox": self.sandbox}
-
 
 def parse_uuid(value: str | None) -> uuid.UUID | None:
     try:

@@ -63,24 +63,25 @@ class Rule:
     def __add__(self, other: "Rule") -> "Rule":
         return Rule(self.equal + other.equal)
 
+    @staticmethod
+    def _value(field: str, term: Term, caller: "Scope | None", rows: Mapping[str, Model] | None) -> Any:
+        if isinstance(term, Caller):
+            if caller is None:
+                raise TypeError(f"this rule compares {field} with the caller's {term.attr}: pass the caller")
+            return getattr(caller, term.attr)
+        return getattr((rows or {})[term.name], term.field)
+
     def values(
         self, caller: "Scope | None", rows: Mapping[str, Model] | None = None
     ) -> dict[str, Any] | None:
         """Each field's required value, or None when a term has none (no row
         matches). `caller` may be None for a rule with no `Caller` term."""
         found: dict[str, Any] = {}
-        for name, term in self.equal:
-            if isinstance(term, Caller):
-                if caller is None:
-                    raise TypeError(
-                        f"this rule compares {name} with the caller's {term.attr}: pass the caller"
-                    )
-                value = getattr(caller, term.attr)
-            else:
-                value = getattr((rows or {})[term.name], term.field)
+        for field, term in self.equal:
+            value = self._value(field, term, caller, rows)
             if value is None:
                 return None
-            found[name] = value
+            found[field] = value
         return found
 
     def filter(
@@ -92,8 +93,11 @@ class Rule:
 
     def holds(self, row: Model, caller: "Scope | None", related: Mapping[str, Model] | None = None) -> bool:
         """Whether the rule gives the caller this row, already in memory."""
-        values = self.values(caller, related)
-        return values is not None and all(getattr(row, name) == value for name, value in values.items())
+        for field, term in self.equal:
+            value = self._value(field, term, caller, related)
+            if value is None or getattr(row, field) != value:
+                return False
+        return True
 
     def sql(
         self, model: type[Model], alias: str, term: Callable[[Term], str], name: Callable[[str], str]
