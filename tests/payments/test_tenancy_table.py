@@ -9,8 +9,10 @@ selectors answer, found or not; for any other caller it finds nothing and the
 route asks the selectors.
 """
 
+import dataclasses
 import uuid
 from dataclasses import dataclass
+from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
@@ -24,7 +26,8 @@ from bankapi.api import AccountScopedView, preloaded_account
 from bankapi.errors import ApiError
 from bankapi.models import Account, Custodian, Customer, Program
 from bankapi.roles import Role
-from bankapi.scope import Scope, access_account, parse_uuid, scope_from_request
+from bankapi.scope import Scope, access_account, access_customer, parse_uuid, scope_from_request
+from bankapi.tenancy import CUSTOMERS
 from payments.models import Beneficiary
 from payments.services.create import payee_resolve
 from tests.payments.conftest import payments_url
@@ -135,7 +138,7 @@ def _outcome(call) -> Any:
 
 
 def _id(row: Any) -> Any:
-    return row.id if isinstance(row, Account | Beneficiary) else row
+    return row.id if isinstance(row, Account | Beneficiary | Customer) else row
 
 
 # (customerId, accountId) named in the path: customer names of the world, or ids.
@@ -339,3 +342,29 @@ def test_a_body_that_does_not_parse_is_refused_after_the_account_is_resolved(
     assert (mine.status_code, mine.json()["code"]) == (400, "VALIDATION_ERROR")
     assert mine.json()["errors"][0]["message"].startswith("JSON parse error"), mine.json()
     assert (theirs.status_code, theirs.json()["code"]) == (404, "RESOURCE_NOT_FOUND")
+
+
+@pytest.mark.parametrize("caller", [c for c in CALLERS if c not in ("disabled", "management-no-program")])
+def test_a_customer_is_found_alike_in_memory_and_by_query(world, caller):
+    # The caller's own customer, loaded with the user, is checked in memory; with
+    # it not loaded, the same question goes to the database.
+    claims = _claims(world, caller)
+    loaded = _scope(world, caller, claims, user_for_claims(claims))
+    asked = dataclasses.replace(loaded, customer=None)
+    for name, customer in world.customers.items():
+        for named in (str(customer.id), str(customer.id).upper()):
+            with CaptureQueriesContext(connection) as queries:
+                from_memory = _id(_outcome(partial(access_customer, loaded, named)))
+            by_query = _id(_outcome(partial(access_customer, asked, named)))
+            assert from_memory == by_query, (caller, name, from_memory, by_query)
+            own = loaded.customer is not None and loaded.customer.id == customer.id and by_query != 404
+            assert (len(queries.captured_queries) == 0) == own, (caller, name)
+
+
+def test_a_rule_about_the_caller_cannot_be_checked_without_one(world):
+    # A forgotten caller must not read as "no condition" (every customer).
+    customer = world.customers["alice"]
+    with pytest.raises(TypeError):
+        CUSTOMERS[Role.CUSTOMER].holds(customer, None)
+    with pytest.raises(TypeError):
+        CUSTOMERS[Role.CUSTODIAN].filter(Customer.objects.all(), None)
