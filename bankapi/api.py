@@ -185,10 +185,11 @@ class AccountScopedView(ScopedAPIView):
     (the user with its customer and program, see `authn.tokens.user_for_claims`),
     and so may one more row of that customer that the request names
     (`customer_row`, its id from `customer_row_id()`, e.g. a payment's
-    beneficiary): one statement instead of three. Every rule is then checked
-    on the rows in memory, in the same order; anything not found that way
-    (another customer's account, a custodian's caller) is looked up as before,
-    and answers as before.
+    beneficiary, named by the parsed body): one statement instead of three.
+    Its conditions and the check of its rows in memory (`preloaded_account`)
+    are the rules of `bankapi.tenancy`, the ones `access_account` queries with;
+    anything not found that way (another customer's account, a custodian's
+    caller) is looked up by `access_account`, and answers the same.
     """
 
     account: Account
