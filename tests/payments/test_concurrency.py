@@ -2,7 +2,6 @@
 
 import threading
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 import pytest
@@ -14,7 +13,7 @@ from payments.models import PaymentRequest
 from tests.conftest import requires_postgres
 from tests.payments.conftest import payments_url
 from tests.payments.factories import funded_account
-from tests.support.race import on_own_connection, run_at_once
+from tests.support.race import run_at_once, run_on_pool
 
 pytestmark = [requires_postgres, pytest.mark.django_db(transaction=True)]
 
@@ -73,8 +72,7 @@ def test_a_hundred_concurrent_payments_from_fifty_pounds_accept_exactly_fifty(
         )
         return response.status_code, response.json().get("code")
 
-    with ThreadPoolExecutor(max_workers=25) as pool:
-        results = list(pool.map(lambda index: on_own_connection(send, index), range(100)))
+    results = run_on_pool(100, send, threads=25)
     watching.set()
     watcher.join()
 

@@ -1,7 +1,6 @@
 """The daily outbound limit's count on the account row: what each account has sent today."""
 
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -14,7 +13,7 @@ from payments.services.settlement import payment_fail
 from tests.conftest import requires_postgres
 from tests.payments.conftest import payments_url
 from tests.payments.factories import funded_account
-from tests.support.race import on_own_connection
+from tests.support.race import run_on_pool
 
 
 def pay(api, sandbox, auth, account, amount):
@@ -137,8 +136,7 @@ def test_concurrent_payments_fit_the_daily_limit_exactly(transactional_db, sandb
         response = pay(APIClient(), sandbox, customer_auth, account, "10.00")
         return response.status_code, response.json().get("code")
 
-    with ThreadPoolExecutor(max_workers=20) as pool:
-        results = list(pool.map(lambda index: on_own_connection(send, index), range(40)))
+    results = run_on_pool(40, send, threads=20)
 
     assert results.count((200, None)) == 10
     assert results.count((422, "LIMIT_EXCEEDED")) == 30
