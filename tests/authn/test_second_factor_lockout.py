@@ -20,10 +20,10 @@ from rest_framework.test import APIClient
 from authn.models import LoginThrottle
 from authn.services.totp import totp_verify
 from bankapi.errors import ApiError, ErrorCode
-from tests.authn.factories import PASSWORD, UserFactory
 from tests.authn.helpers import assert_error, auth_post, challenge_of, login, tokens_of, totp_now, user
 from tests.authn.test_totp import wrong_code
 from tests.conftest import requires_postgres
+from tests.support.factories import PASSWORD, UserFactory
 from tests.support.race import run_at_once
 
 

@@ -12,7 +12,6 @@ from rest_framework.test import APIClient
 
 from authn.models import User
 from authn.services.totp import totp_verify
-from tests.authn.factories import PASSWORD, UserFactory
 from tests.authn.helpers import (
     assert_error,
     auth_post,
@@ -27,6 +26,7 @@ from tests.authn.helpers import (
 )
 from tests.conftest import requires_postgres
 from tests.support.auth import access_header, id_header
+from tests.support.factories import PASSWORD, UserFactory
 from tests.support.race import run_at_once
 
 

@@ -24,7 +24,7 @@ from payments.models import PaymentRequest
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
 from tests.conftest import requires_postgres, requires_redis
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 from tests.support.race import run_at_once
 
 PAYERS = 10

@@ -19,8 +19,8 @@ from payments.services.settlement import (
     payment_settle,
 )
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
 from tests.support.auth import access_header, id_header
+from tests.support.factories import funded_account
 
 
 @pytest.fixture

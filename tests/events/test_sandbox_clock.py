@@ -13,7 +13,7 @@ from events.models import Event
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
 from payments.services.acceptance import PaymentInstruction
 from payments.services.schedules import schedule_create, scheduled_payments_run, utc_today
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 
 URL = "/v1/sandbox/scheduled-payments/run"
 PAYEE = {"name": "Landlord", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}

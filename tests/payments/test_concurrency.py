@@ -12,7 +12,7 @@ from bankapi.models import Account
 from payments.models import PaymentRequest
 from tests.conftest import requires_postgres
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 from tests.support.race import run_at_once, run_on_pool
 
 pytestmark = [requires_postgres, pytest.mark.django_db(transaction=True)]

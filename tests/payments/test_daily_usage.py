@@ -12,7 +12,7 @@ from payments.models import PaymentRequest
 from payments.services.settlement import payment_fail
 from tests.conftest import requires_postgres
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 from tests.support.race import run_on_pool
 
 

@@ -10,7 +10,7 @@ from bankapi.models import Account, Customer, Program
 from payments.ledger import ledger_fund_account
 from payments.models import PaymentRequest
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 
 
 def _pay(api, sandbox, auth, account, amount: str):

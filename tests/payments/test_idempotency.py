@@ -83,7 +83,7 @@ def test_the_body_key_is_honoured_and_the_header_wins_over_it(api, sandbox, cust
 def test_a_key_reused_for_another_payment_is_a_400_mismatch(
     api, sandbox, customer, customer_auth, account, snapshot
 ):
-    from tests.payments.factories import BeneficiaryFactory
+    from tests.support.factories import BeneficiaryFactory
 
     key = uuid.uuid4()
     pay(api, customer_auth, account, body_for(sandbox), key)

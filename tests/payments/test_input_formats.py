@@ -14,8 +14,8 @@ from django.core.exceptions import ValidationError
 from bankapi.models import Account
 from payments.models import Beneficiary, PaymentRequest, ScheduledPayment
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
 from tests.support.auth import access_header
+from tests.support.factories import funded_account
 
 KEY = "6b1a3f4e-5c2d-4e8f-9a0b-1c2d3e4f5a6b"
 # Each is read as KEY by uuid.UUID, which takes far more than the canonical form.

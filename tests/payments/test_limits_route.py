@@ -12,8 +12,8 @@ from bankapi.models import Program
 from payments.models import PaymentRequest
 from payments.services.settlement import payment_fail
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
 from tests.support.auth import access_header
+from tests.support.factories import funded_account
 
 PAYEE = {"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
 

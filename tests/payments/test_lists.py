@@ -8,8 +8,8 @@ from bankapi.models import Account
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.settlement import payment_fail, payment_settle
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
 from tests.support.auth import id_header
+from tests.support.factories import funded_account
 
 REQUEST_KEYS = {
     "requestId",

@@ -12,8 +12,8 @@ from payments.ledger import system_account_for
 from payments.models import LedgerPosting, PaymentRequest, SystemAccount
 from payments.services.settlement import payment_fail
 from tests.payments.conftest import balance, payments_url
-from tests.payments.factories import BeneficiaryFactory, funded_account
 from tests.support.auth import access_header, id_header
+from tests.support.factories import BeneficiaryFactory, funded_account
 
 
 def pay(api, auth, account, **body):

@@ -12,7 +12,7 @@ from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
 from payments.services.acceptance import PaymentInstruction
 from payments.services.schedules import schedule_create, scheduled_payments_run
 from tests.payments.conftest import balance
-from tests.payments.factories import IbanBeneficiaryFactory, funded_account
+from tests.support.factories import IbanBeneficiaryFactory, funded_account
 
 DAY = date(2026, 3, 10)
 UK_PAYEE = {"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}

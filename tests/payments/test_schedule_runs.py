@@ -22,7 +22,7 @@ from payments.services.schedules import (
 )
 from payments.tasks import run_scheduled_payments
 from tests.payments.conftest import balance, payments_url
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 
 DAY = date(2026, 3, 10)
 

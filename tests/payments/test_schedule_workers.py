@@ -13,7 +13,7 @@ from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
 from payments.services.acceptance import PaymentInstruction
 from payments.services.schedules import schedule_create, scheduled_payments_run, utc_today
 from tests.conftest import requires_postgres, requires_redis
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 from tests.support.race import run_at_once
 from tests.support.worker import celery_workers
 

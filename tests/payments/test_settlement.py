@@ -24,8 +24,8 @@ from payments.services.settlement import (
 )
 from payments.tasks import settle_pending_payments
 from tests.payments.conftest import balance, payments_url
-from tests.payments.factories import funded_account
 from tests.support.auth import id_header
+from tests.support.factories import funded_account
 
 
 def accept(account: Account, amount: str = "10.00", reference: str = "Invoice 9") -> PaymentRequest:

@@ -25,7 +25,7 @@ from payments.services.schedules import schedule_create, scheduled_payments_run
 from payments.services.settlement import payment_fail, payment_settle
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 
 START = datetime(2026, 6, 1, 21, 30, tzinfo=UTC)
 PAYEE = {"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}

@@ -29,8 +29,8 @@ from payments.statement_formats import CAMT053_NAMESPACE, CAMT053_XSD, CSV_HEADE
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
 from tests.support.auth import access_header
+from tests.support.factories import funded_account
 
 NS = {"c": CAMT053_NAMESPACE}
 MICROSECOND = timedelta(microseconds=1)
