@@ -2,10 +2,18 @@ from decimal import Decimal
 
 import pytest
 
-from bankapi.models import Account, Customer, IdempotencyRecord
+from bankapi.models import Account, Customer, IdempotencyRecord, Program
 from payments.ledger import ledger_check
-from payments.models import PaymentRequest, StatementEntry
-from tests.support.auth import access_header
+from payments.models import Beneficiary, FxRate, PaymentRequest, StatementEntry
+from payments.sandbox_fx import SANDBOX_RATES, SANDBOX_SPREAD_BPS
+from tests.support.factories import (
+    BeneficiaryFactory,
+    ProgramFactory,
+    SignedIn,
+    customer_user,
+    funded_account,
+    uk_account,
+)
 
 
 def payments_url(customer_id, account_id, what: str = "payments") -> str:
@@ -13,23 +21,105 @@ def payments_url(customer_id, account_id, what: str = "payments") -> str:
 
 
 @pytest.fixture
-def customer(sandbox) -> Customer:
-    return Customer.objects.get(id=sandbox["customer"]["customerId"])
+def program(db) -> Program:
+    """A consumer program with the default limits, international payments on."""
+    return ProgramFactory(international_payments_enabled=True)
 
 
 @pytest.fixture
-def account(sandbox) -> Account:
-    return Account.objects.get(id=sandbox["customer"]["accountId"])
+def fx_rates(db) -> None:
+    """The rate table a new deployment starts with: GBP/EUR 1.17, GBP/USD 1.27 and
+    EUR/USD 1.0855 at mid, 25 basis points of spread."""
+    for base, quote, mid in SANDBOX_RATES:
+        FxRate.objects.get_or_create(
+            base_currency=base,
+            quote_currency=quote,
+            defaults={"mid_rate": mid, "spread_bps": SANDBOX_SPREAD_BPS},
+        )
 
 
 @pytest.fixture
-def customer2_auth(sandbox) -> dict[str, str]:
-    return access_header(sandbox["customer2"]["email"], sandbox["consumerProgramId"])
+def payer(program) -> SignedIn:
+    """The customer the tests pay for, and its TOTP-confirmed user."""
+    return customer_user(program)
 
 
 @pytest.fixture
-def business_auth(sandbox) -> dict[str, str]:
-    return access_header(sandbox["business"]["email"], sandbox["businessProgramId"])
+def customer(payer) -> Customer:
+    return payer.customer
+
+
+@pytest.fixture
+def account(customer) -> Account:
+    """The payer's GBP account, holding 100,000.00."""
+    return funded_account(customer, "100000.00", **uk_account())
+
+
+@pytest.fixture
+def low_account(customer) -> Account:
+    """A GBP account of the payer holding 5.00."""
+    return funded_account(customer, "5.00", **uk_account())
+
+
+@pytest.fixture
+def short_reference_account(customer) -> Account:
+    """A GBP account of the payer holding 100,000.00 whose references take 35 characters at most."""
+    return funded_account(customer, "100000.00", reference_max=35, **uk_account())
+
+
+@pytest.fixture
+def eur_account(customer) -> Account:
+    """The payer's EUR account, holding 100,000.00."""
+    return funded_account(customer, "100000.00", currency="EUR")
+
+
+@pytest.fixture
+def beneficiary(customer) -> Beneficiary:
+    """The payer's saved UK beneficiary."""
+    return BeneficiaryFactory(customer=customer, sort_code="040004", account_number="12345678")
+
+
+@pytest.fixture
+def customer_auth(payer) -> dict[str, str]:
+    return payer.access
+
+
+@pytest.fixture
+def customer_id_auth(payer) -> dict[str, str]:
+    return payer.id
+
+
+@pytest.fixture
+def customer2(program) -> SignedIn:
+    """Another customer of the payer's program."""
+    return customer_user(program)
+
+
+@pytest.fixture
+def customer2_account(customer2) -> Account:
+    """The other customer's GBP account, holding 100,000.00."""
+    return funded_account(customer2.customer, "100000.00", **uk_account())
+
+
+@pytest.fixture
+def customer2_beneficiary(customer2) -> Beneficiary:
+    return BeneficiaryFactory(customer=customer2.customer)
+
+
+@pytest.fixture
+def customer2_auth(customer2) -> dict[str, str]:
+    return customer2.access
+
+
+@pytest.fixture
+def business(db) -> SignedIn:
+    """A customer of another (business) program."""
+    return customer_user(ProgramFactory(account_type=Program.AccountType.BUSINESS))
+
+
+@pytest.fixture
+def business_auth(business) -> dict[str, str]:
+    return business.access
 
 
 def balance(account: Account) -> Decimal:

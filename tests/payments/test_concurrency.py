@@ -18,9 +18,10 @@ from tests.support.race import run_at_once, run_on_pool
 pytestmark = [requires_postgres, pytest.mark.django_db(transaction=True)]
 
 
-def test_twenty_concurrent_requests_with_one_key_pay_once(transactional_db, sandbox, customer_auth):
-    account = Account.objects.get(id=sandbox["customer"]["accountId"])
-    body = {"amount": "10.00", "reference": "Once", "beneficiaryId": sandbox["customer"]["beneficiaryId"]}
+def test_twenty_concurrent_requests_with_one_key_pay_once(
+    transactional_db, customer_auth, beneficiary, account
+):
+    body = {"amount": "10.00", "reference": "Once", "beneficiaryId": str(beneficiary.id)}
     key = str(uuid.uuid4())
 
     def send(_):
@@ -50,10 +51,10 @@ def test_twenty_concurrent_requests_with_one_key_pay_once(transactional_db, sand
 
 
 def test_a_hundred_concurrent_payments_from_fifty_pounds_accept_exactly_fifty(
-    transactional_db, sandbox, customer_auth
+    transactional_db, customer, customer_auth, beneficiary
 ):
-    account = funded_account(Account.objects.get(id=sandbox["customer"]["accountId"]).customer, "50.00")
-    body = {"amount": "1.00", "reference": "Race", "beneficiaryId": sandbox["customer"]["beneficiaryId"]}
+    account = funded_account(customer, "50.00")
+    body = {"amount": "1.00", "reference": "Race", "beneficiaryId": str(beneficiary.id)}
     lowest = [Decimal("50.00")]
     watching = threading.Event()
 

@@ -39,10 +39,10 @@ def next_payment_fits(data: dict) -> Decimal:
 
 
 @pytest.fixture
-def token_now(sandbox):
+def token_now(payer):
     """The customer's access token issued at call time: under a travelled clock,
     one issued at the real time would not be valid yet."""
-    return lambda: access_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
+    return lambda: access_header(payer.email, payer.program_id)
 
 
 @pytest.fixture
