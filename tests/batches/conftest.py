@@ -66,12 +66,6 @@ def plain_api() -> APIClient:
 
 
 @pytest.fixture
-def program(db) -> Program:
-    """The consumer program the batches are made in."""
-    return ProgramFactory()
-
-
-@pytest.fixture
 def custodian_setup(program) -> CustodianSetup:
     """A custodian with a signed-in user (TOTP) and two clients holding 100,000.00 GBP each."""
     return custodian_with_clients(program, clients=2, balance="100000.00")
@@ -130,22 +124,6 @@ def customer_account(customer) -> Account:
 @pytest.fixture
 def customer_auth(customer) -> dict[str, str]:
     return customer.access
-
-
-@pytest.fixture
-def customer2(program) -> SignedIn:
-    """Another customer of the same program."""
-    return customer_user(program)
-
-
-@pytest.fixture
-def customer2_account(customer2) -> Account:
-    return funded_account(customer2.customer, "100000.00", **uk_account())
-
-
-@pytest.fixture
-def customer2_auth(customer2) -> dict[str, str]:
-    return customer2.access
 
 
 @pytest.fixture

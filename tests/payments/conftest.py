@@ -21,12 +21,6 @@ def payments_url(customer_id, account_id, what: str = "payments") -> str:
 
 
 @pytest.fixture
-def program(db) -> Program:
-    """A consumer program with the default limits, international payments on."""
-    return ProgramFactory(international_payments_enabled=True)
-
-
-@pytest.fixture
 def fx_rates(db) -> None:
     """The rate table a new deployment starts with: GBP/EUR 1.17, GBP/USD 1.27 and
     EUR/USD 1.0855 at mid, 25 basis points of spread."""
@@ -90,25 +84,8 @@ def customer_id_auth(payer) -> dict[str, str]:
 
 
 @pytest.fixture
-def customer2(program) -> SignedIn:
-    """Another customer of the payer's program."""
-    return customer_user(program)
-
-
-@pytest.fixture
-def customer2_account(customer2) -> Account:
-    """The other customer's GBP account, holding 100,000.00."""
-    return funded_account(customer2.customer, "100000.00", **uk_account())
-
-
-@pytest.fixture
 def customer2_beneficiary(customer2) -> Beneficiary:
     return BeneficiaryFactory(customer=customer2.customer)
-
-
-@pytest.fixture
-def customer2_auth(customer2) -> dict[str, str]:
-    return customer2.access
 
 
 @pytest.fixture
