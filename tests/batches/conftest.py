@@ -13,7 +13,6 @@ from tests.support.factories import (
     custodian_with_clients,
     customer_user,
     funded_account,
-    management_user,
     uk_account,
 )
 
@@ -97,11 +96,6 @@ def custodian_auth(custodian_setup) -> dict[str, str]:
 @pytest.fixture
 def custodian(custodian_setup) -> Custodian:
     return custodian_setup.custodian
-
-
-@pytest.fixture
-def management(db) -> SignedIn:
-    return management_user()
 
 
 @pytest.fixture
