@@ -12,6 +12,9 @@ from tests.support.auth import access_header, id_header
 from tests.support.network import LoopbackNetwork, install_loopback_network
 from tests.support.openapi import ResponseChecker
 
+# Fixtures shared by several domains' tests (program, customer2 and its account and token).
+pytest_plugins = ["tests.support.fixtures"]
+
 ON_POSTGRES = settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 HAS_REDIS = bool(os.environ.get("REDIS_URL"))
 

@@ -4,9 +4,9 @@ is the next challenge, never tokens."""
 import pyotp
 
 from authn.services.challenges import Kind
-from tests.authn.factories import PASSWORD, UserFactory
 from tests.authn.helpers import assert_error, auth_post, bearer, challenge_of, login, tokens_of, user
 from tests.support.auth import access_header, id_header, tokens_for
+from tests.support.factories import PASSWORD, UserFactory
 
 NEW_PASSWORD = "Velvet-Orchard-Compass-81"
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from authn.models import AuthChallenge, LoginThrottle, RefreshToken
 from authn.tasks import purge_auth_records
-from tests.authn.factories import UserFactory
+from tests.support.factories import UserFactory
 
 
 def test_purge_keeps_what_can_still_be_used(sandbox):

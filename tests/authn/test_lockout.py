@@ -1,19 +1,18 @@
 """Lockout: five failed passwords within 15 minutes lock the
 (program, e-mail) for 15 minutes, known address or not."""
 
-import threading
 from datetime import timedelta
 from unittest import mock
 
 import pytest
 import time_machine
-from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from authn.models import LoginThrottle, User
 from tests.authn.helpers import assert_error, auth_post, challenge_of, login
 from tests.conftest import requires_postgres
+from tests.support.race import run_at_once
 
 
 def fail_five_times(api, email: str, program: str) -> None:
@@ -152,21 +151,7 @@ def every_attempt_gets_a_check_slot(settings):
 def test_concurrent_failures_all_count(sandbox, every_attempt_gets_a_check_slot):
     program = sandbox["consumerProgramId"]
     email = "racer@sandbox.example"
-    barrier = threading.Barrier(8)
-    statuses: list[int] = []
-
-    def attempt():
-        try:
-            barrier.wait()
-            statuses.append(login(APIClient(), email, "wrong-password", program).status_code)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=attempt) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    statuses = run_at_once(8, lambda _: login(APIClient(), email, "wrong-password", program).status_code)
 
     throttle = LoginThrottle.objects.get(program_id=program, email=email)
     assert sorted(set(statuses)) <= [401, 429] and len(statuses) == 8
@@ -180,21 +165,11 @@ def test_parallel_wrong_passwords_cannot_outrun_the_lockout(sandbox, every_attem
     """20 wrong passwords released at once: at most five are checked, the rest are 429."""
     spare, program = sandbox["spareUser"], sandbox["consumerProgramId"]
     count = 20
-    barrier = threading.Barrier(count)
-    statuses: list[int] = []
 
-    def attempt(index: int) -> None:
-        try:
-            barrier.wait()
-            statuses.append(login(APIClient(), spare["email"], f"wrong-{index}", program).status_code)
-        finally:
-            connection.close()
+    def attempt(index: int) -> int:
+        return login(APIClient(), spare["email"], f"wrong-{index}", program).status_code
 
-    threads = [threading.Thread(target=attempt, args=(index,)) for index in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    statuses = run_at_once(count, attempt)
 
     assert len(statuses) == count and set(statuses) <= {401, 429}
     assert statuses.count(401) <= 5, f"{statuses.count(401)} passwords were checked despite the lockout"
@@ -208,21 +183,11 @@ def test_parallel_right_and_wrong_passwords_never_fail_the_server(sandbox, every
     """A right password clears the counter while wrong ones are creating it: no 500."""
     spare, program = sandbox["spareUser"], sandbox["consumerProgramId"]
     passwords = [spare["password"] if index % 2 else f"wrong-{index}" for index in range(12)]
-    barrier = threading.Barrier(len(passwords))
-    statuses: list[int] = []
 
-    def attempt(password: str) -> None:
-        try:
-            barrier.wait()
-            statuses.append(login(APIClient(), spare["email"], password, program).status_code)
-        finally:
-            connection.close()
+    def attempt(index: int) -> int:
+        return login(APIClient(), spare["email"], passwords[index], program).status_code
 
-    threads = [threading.Thread(target=attempt, args=(password,)) for password in passwords]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    statuses = run_at_once(len(passwords), attempt)
 
     # (More than five wrong ones may be checked here: each right password clears the count.)
     assert len(statuses) == len(passwords) and set(statuses) <= {200, 401, 429}

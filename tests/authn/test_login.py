@@ -10,7 +10,6 @@ import pytest
 from django.core import mail
 
 from authn.models import AuthChallenge, User
-from tests.authn.factories import PASSWORD, UserFactory
 from tests.authn.helpers import (
     assert_error,
     auth_post,
@@ -22,6 +21,7 @@ from tests.authn.helpers import (
     user,
 )
 from tests.support.auth import id_header
+from tests.support.factories import PASSWORD, UserFactory
 from tests.support.webauthn import SoftwareAuthenticator
 
 

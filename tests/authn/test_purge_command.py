@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from authn.models import AuthChallenge, RefreshToken
 from bankapi.models import Customer, IdempotencyRecord
-from tests.authn.factories import UserFactory
+from tests.support.factories import UserFactory
 
 
 def _idempotency_record(customer: Customer, created_at) -> IdempotencyRecord:

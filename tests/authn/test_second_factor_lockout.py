@@ -8,13 +8,11 @@ minutes: 429 with Retry-After, even for the right code. A right code clears the
 count; a right password does not.
 """
 
-import threading
 from datetime import timedelta
 
 import pytest
 import time_machine
 from django.core import mail
-from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -22,10 +20,11 @@ from rest_framework.test import APIClient
 from authn.models import LoginThrottle
 from authn.services.totp import totp_verify
 from bankapi.errors import ApiError, ErrorCode
-from tests.authn.factories import PASSWORD, UserFactory
 from tests.authn.helpers import assert_error, auth_post, challenge_of, login, tokens_of, totp_now, user
 from tests.authn.test_totp import wrong_code
 from tests.conftest import requires_postgres
+from tests.support.factories import PASSWORD, UserFactory
+from tests.support.race import run_at_once
 
 
 def totp_session(api, person: dict, program: str) -> str:
@@ -206,21 +205,11 @@ def test_parallel_wrong_codes_cannot_outrun_the_lockout(sandbox):
     sessions = [totp_session(APIClient(), person, program) for _ in range(4)]
     bad = wrong_code(person["totpSecret"])
     requests = [session for session in sessions for _ in range(5)]
-    barrier = threading.Barrier(len(requests))
-    statuses: list[int] = []
 
-    def attempt(session: str) -> None:
-        try:
-            barrier.wait()
-            statuses.append(verify_2fa(APIClient(), session, bad, program).status_code)
-        finally:
-            connection.close()
+    def attempt(index: int) -> int:
+        return verify_2fa(APIClient(), requests[index], bad, program).status_code
 
-    threads = [threading.Thread(target=attempt, args=(session,)) for session in requests]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    statuses = run_at_once(len(requests), attempt)
 
     assert len(statuses) == len(requests) and set(statuses) <= {401, 429}
     assert statuses.count(401) <= 5, f"{statuses.count(401)} codes were checked despite the lockout"

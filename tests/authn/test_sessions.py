@@ -5,8 +5,8 @@ import pytest
 
 from authn.models import AuthChallenge
 from authn.services.challenges import Kind, challenge_create
-from tests.authn.factories import UserFactory
 from tests.authn.helpers import assert_error, auth_post
+from tests.support.factories import UserFactory
 from tests.support.webauthn import b64url
 
 ASSERTION = {

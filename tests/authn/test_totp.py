@@ -1,6 +1,5 @@
 """TOTP: verify-2fa, enrolment (mfa/setup, mfa/verify-setup) and the step-up check."""
 
-import threading
 from datetime import timedelta
 from urllib.parse import parse_qs, urlparse
 
@@ -13,7 +12,6 @@ from rest_framework.test import APIClient
 
 from authn.models import User
 from authn.services.totp import totp_verify
-from tests.authn.factories import PASSWORD, UserFactory
 from tests.authn.helpers import (
     assert_error,
     auth_post,
@@ -28,6 +26,8 @@ from tests.authn.helpers import (
 )
 from tests.conftest import requires_postgres
 from tests.support.auth import access_header, id_header
+from tests.support.factories import PASSWORD, UserFactory
+from tests.support.race import run_at_once
 
 
 def wrong_code(secret: str) -> str:
@@ -280,21 +280,11 @@ def test_two_requests_racing_with_one_code_cannot_both_pass(sandbox):
         for _ in range(5)
     ]
     code = totp_now(customer["totpSecret"])
-    barrier = threading.Barrier(len(sessions))
-    statuses: list[int] = []
 
-    def verify(session: str) -> None:
-        try:
-            barrier.wait()
-            body = {"session_token": session, "totp_code": code}
-            statuses.append(auth_post(APIClient(), "verify-2fa", body, program=program).status_code)
-        finally:
-            connection.close()
+    def verify(index: int) -> int:
+        body = {"session_token": sessions[index], "totp_code": code}
+        return auth_post(APIClient(), "verify-2fa", body, program=program).status_code
 
-    threads = [threading.Thread(target=verify, args=(session,)) for session in sessions]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    statuses = run_at_once(len(sessions), verify)
 
     assert sorted(statuses) == [200] + [401] * 4

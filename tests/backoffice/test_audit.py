@@ -16,6 +16,7 @@ from onboarding.models import Application, DocumentUpload
 from tests.backoffice.conftest import staff_user
 from tests.backoffice.test_settings_actions import _program_form
 from tests.payments.test_query_budget import _pay
+from tests.support.factories import BeneficiaryFactory, funded_account
 
 SECRET = "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0"
 
@@ -85,8 +86,10 @@ def test_a_group_change_is_recorded_and_no_secret_ever_is(staff_client, sandbox)
         assert secret not in everything
 
 
-def test_a_payment_writes_no_history(api, sandbox, customer_auth):
-    assert _pay(api, sandbox, customer_auth).status_code == 200
+def test_a_payment_writes_no_history(api, payer):
+    account = funded_account(payer.customer, "100.00")
+    payee = BeneficiaryFactory(customer=payer.customer)
+    assert _pay(api, account, payee, payer.access).status_code == 200
     assert not ChangeRecord.objects.exists()
 
 

@@ -14,7 +14,7 @@ from batches.services.processing import batch_process
 from payments.ledger import ledger_fund_account
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 
 URL = "/admin/batches/batchitem/"
 

@@ -5,8 +5,16 @@ import pytest
 from rest_framework.test import APIClient
 
 from authn.models import User
-from bankapi.models import Account, Custodian, Customer
-from tests.support.auth import access_header, id_header
+from bankapi.models import Account, Custodian, Customer, Program
+from tests.support.factories import (
+    CustodianSetup,
+    ProgramFactory,
+    SignedIn,
+    custodian_with_clients,
+    customer_user,
+    funded_account,
+    uk_account,
+)
 
 URL = "/v1/batch-payments"
 PAYEE_UK = {
@@ -57,33 +65,73 @@ def plain_api() -> APIClient:
 
 
 @pytest.fixture
-def custodian_accounts(sandbox) -> list[dict]:
-    return sandbox["custodian"]["accounts"]
+def custodian_setup(program) -> CustodianSetup:
+    """A custodian with a signed-in user (TOTP) and two clients holding 100,000.00 GBP each."""
+    return custodian_with_clients(program, clients=2, balance="100000.00")
 
 
 @pytest.fixture
-def custodian_user(sandbox) -> User:
-    return User.objects.get(email=sandbox["custodian"]["email"], program_id=sandbox["consumerProgramId"])
+def custodian_accounts(custodian_setup) -> list[dict]:
+    return [
+        {
+            "customerId": str(account.customer_id),
+            "accountId": str(account.id),
+            "sortCode": account.sort_code,
+            "accountNumber": account.account_number,
+        }
+        for account in custodian_setup.accounts
+    ]
 
 
 @pytest.fixture
-def custodian_auth(sandbox) -> dict[str, str]:
-    return access_header(sandbox["custodian"]["email"], sandbox["consumerProgramId"])
+def custodian_user(custodian_setup) -> User:
+    return custodian_setup.user
 
 
 @pytest.fixture
-def management_auth(sandbox) -> dict[str, str]:
-    return id_header(sandbox["management"]["email"], None)
+def custodian_auth(custodian_setup) -> dict[str, str]:
+    return custodian_setup.person.access
 
 
 @pytest.fixture
-def customer2_auth(sandbox) -> dict[str, str]:
-    return access_header(sandbox["customer2"]["email"], sandbox["consumerProgramId"])
+def custodian(custodian_setup) -> Custodian:
+    return custodian_setup.custodian
 
 
 @pytest.fixture
-def custodian(sandbox) -> Custodian:
-    return Custodian.objects.get(name="Sandbox Custodian", program_id=sandbox["consumerProgramId"])
+def management_auth(management) -> dict[str, str]:
+    return management.id
+
+
+@pytest.fixture
+def customer(program) -> SignedIn:
+    """A customer of the program (no custodian) with a TOTP-confirmed user."""
+    return customer_user(program)
+
+
+@pytest.fixture
+def customer_account(customer) -> Account:
+    """The customer's GBP account, holding 100,000.00, named by sort code and number."""
+    return funded_account(customer.customer, "100000.00", **uk_account())
+
+
+@pytest.fixture
+def customer_auth(customer) -> dict[str, str]:
+    return customer.access
+
+
+@pytest.fixture
+def business_program(db) -> Program:
+    """A business program that offers the PIN confirmation."""
+    return ProgramFactory(account_type=Program.AccountType.BUSINESS, pin_confirmation_enabled=True)
+
+
+@pytest.fixture
+def business(business_program) -> SignedIn:
+    """A company customer of the business program."""
+    person = customer_user(business_program)
+    Customer.objects.filter(id=person.customer.id).update(kind=Customer.Kind.COMPANY)
+    return person
 
 
 def balance(account_id) -> Decimal:

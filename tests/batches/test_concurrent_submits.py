@@ -19,7 +19,6 @@ from batches.services.submit import OPERATION
 from tests.batches.conftest import URL, balance, payment
 from tests.batches.test_submit import initiate, submit, totp, wrong_totp
 from tests.conftest import requires_postgres
-from tests.support.auth import access_header
 from tests.support.passkeys import enrol_passkey
 from tests.support.race import run_at_once
 
@@ -50,12 +49,11 @@ def _second_factor_failures(user: User) -> int:
 
 
 @pytest.mark.django_db
-def test_a_duplicate_of_a_submit_in_flight_is_a_409_and_its_code_is_not_checked(sandbox):
+def test_a_duplicate_of_a_submit_in_flight_is_a_409_and_its_code_is_not_checked(custodian_setup):
     # Given a submit whose key is held by the first copy, still running
-    program_id = sandbox["consumerProgramId"]
-    user = User.objects.get(email=sandbox["custodian"]["email"], program_id=program_id)
-    auth = access_header(user.email, program_id)
-    payments = [payment(sandbox["custodian"]["accounts"][0], "10.00")]
+    user, auth = custodian_setup.user, custodian_setup.person.access
+    program_id = user.program_id
+    payments = [payment(custodian_setup.accounts[0], "10.00")]
     api = APIClient()
     sca = initiate(api, auth, payments)
     key = uuid.uuid4()
@@ -85,13 +83,12 @@ def test_a_duplicate_of_a_submit_in_flight_is_a_409_and_its_code_is_not_checked(
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("confirm", [_totp, _passkey], ids=["totp", "passkey"])
-def test_twenty_duplicate_submits_at_once_make_one_batch_and_count_no_wrong_code(sandbox, confirm):
+def test_twenty_duplicate_submits_at_once_make_one_batch_and_count_no_wrong_code(custodian_setup, confirm):
     # Given a custodian with a live scaChallenge and a confirmation for it
-    program_id = sandbox["consumerProgramId"]
-    user = User.objects.get(email=sandbox["custodian"]["email"], program_id=program_id)
-    auth = access_header(user.email, program_id)
-    payer = sandbox["custodian"]["accounts"][0]
-    before = balance(payer["accountId"])
+    user, auth = custodian_setup.user, custodian_setup.person.access
+    program_id = user.program_id
+    payer = custodian_setup.accounts[0]
+    before = balance(payer.id)
     payments = [payment(payer, "10.00")]
     api = APIClient()
     sca = initiate(api, auth, payments)
@@ -123,7 +120,7 @@ def test_twenty_duplicate_submits_at_once_make_one_batch_and_count_no_wrong_code
         else:
             assert answer["code"] == "IDEMPOTENCY_KEY_IN_PROGRESS"
     assert _second_factor_failures(user) == 0
-    assert balance(payer["accountId"]) == before - Decimal("10.00")
+    assert balance(payer.id) == before - Decimal("10.00")
     assert IdempotencyRecord.objects.get().state == IdempotencyRecord.State.COMPLETED
     # And a duplicate sent afterwards answers the first answer again
     again = APIClient().post(URL, body, format="json", **auth)

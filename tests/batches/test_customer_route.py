@@ -14,9 +14,10 @@ def route(customer_id) -> str:
     return f"/v1/customers/{customer_id}/batch-payments"
 
 
-def test_a_customer_verifies_lists_and_reads_its_own_drafts(api, customer_auth, sandbox):
-    own = Account.objects.get(id=sandbox["customer"]["accountId"])
-    foreign = Account.objects.get(id=sandbox["customer2"]["accountId"])
+def test_a_customer_verifies_lists_and_reads_its_own_drafts(
+    api, customer_auth, customer_account, customer2_account
+):
+    own, foreign = customer_account, customer2_account
     url = route(own.customer_id)
 
     draft_id = verify(api, customer_auth, [payment(own), payment(foreign)], url=url)
@@ -32,8 +33,8 @@ def test_a_customer_verifies_lists_and_reads_its_own_drafts(api, customer_auth, 
     assert api.get(f"/v1/batch-payments/{draft_id}", **customer_auth).status_code == 200
 
 
-def test_another_customers_route_is_a_404(api, customer_auth, sandbox):
-    other = sandbox["customer2"]["customerId"]
+def test_another_customers_route_is_a_404(api, customer_auth, customer2):
+    other = customer2.customer.id
     for response in (
         api.get(route(other), **customer_auth),
         api.post(route(other), {"action": "verify", "payments": [{}]}, format="json", **customer_auth),
@@ -64,6 +65,6 @@ def test_the_route_lists_only_the_customers_batches(api, custodian, custodian_au
     assert api.get(f"{route(first.customer_id)}?limit=0", **custodian_auth).status_code == 400
 
 
-def test_management_callers_do_not_use_the_customer_route(api, management_auth, sandbox):
-    url = f"{route(sandbox['customer']['customerId'])}?programId={sandbox['consumerProgramId']}"
+def test_management_callers_do_not_use_the_customer_route(api, management_auth, customer, program):
+    url = f"{route(customer.customer.id)}?programId={program.id}"
     assert api.get(url, **management_auth).status_code == 401

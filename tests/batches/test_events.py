@@ -8,7 +8,7 @@ from batches.services.processing import batch_process
 from events.models import Event
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,6 @@ from batches.services.processing import batch_process
 from tests.batches.conftest import PAYEE_IBAN, URL, payment, verify
 from tests.batches.factories import make_batch
 from tests.batches.helpers import batch_submitted
-from tests.support.auth import access_header, id_header
 
 pytestmark = pytest.mark.django_db
 
@@ -40,15 +39,17 @@ def test_a_batch_answers_its_status_and_items(api, custodian_auth, custodian_use
     assert refused["amount"] is None
 
 
-def test_management_reads_a_programs_batch(api, management_auth, sandbox, custodian, custodian_accounts):
+def test_management_reads_a_programs_batch(
+    api, management_auth, program, business_program, custodian, custodian_accounts
+):
     batch = make_batch(
         account=Account.objects.get(id=custodian_accounts[0]["accountId"]), custodian=custodian
     )
-    response = api.get(f"{URL}/{batch.id}?programId={sandbox['consumerProgramId']}", **management_auth)
+    response = api.get(f"{URL}/{batch.id}?programId={program.id}", **management_auth)
     assert response.status_code == 200
     assert len(response.json()["data"]["paymentsBatchItems"]) == 2
     assert api.get(f"{URL}/{batch.id}", **management_auth).status_code == 400
-    other = api.get(f"{URL}/{batch.id}?programId={sandbox['businessProgramId']}", **management_auth)
+    other = api.get(f"{URL}/{batch.id}?programId={business_program.id}", **management_auth)
     assert other.status_code == 404
 
 
@@ -60,33 +61,30 @@ def test_unknown_ids_are_a_404(api, custodian_auth, batch_id):
 
 
 def test_another_callers_batch_and_draft_are_a_404(
-    api, custodian, custodian_auth, custodian_accounts, sandbox
+    api, custodian, custodian_auth, custodian_accounts, customer2_auth, business
 ):
     batch = make_batch(
         account=Account.objects.get(id=custodian_accounts[0]["accountId"]), custodian=custodian
     )
     draft_id = verify(api, custodian_auth, [payment(custodian_accounts[0])])
-    customer2 = access_header(sandbox["customer2"]["email"], sandbox["consumerProgramId"])
-    business = access_header(sandbox["business"]["email"], sandbox["businessProgramId"])
-    for auth in (customer2, business):
+    for auth in (customer2_auth, business.access):
         for some_id in (batch.id, draft_id):
             response = api.get(f"{URL}/{some_id}", **auth)
             assert response.status_code == 404
 
 
-def test_a_customers_own_draft_through_the_management_route_is_a_404(api, customer_auth, sandbox):
-    own = Account.objects.get(id=sandbox["customer"]["accountId"])
-    draft_id = verify(api, customer_auth, [payment(own)])
+def test_a_customers_own_draft_through_the_management_route_is_a_404(
+    api, customer_auth, customer_account, management_auth, program
+):
+    draft_id = verify(api, customer_auth, [payment(customer_account)])
     assert api.get(f"{URL}/{draft_id}", **customer_auth).status_code == 200
-    management = id_header(sandbox["management"]["email"], None)
-    response = api.get(f"{URL}/{draft_id}?programId={sandbox['consumerProgramId']}", **management)
+    response = api.get(f"{URL}/{draft_id}?programId={program.id}", **management_auth)
     assert response.status_code == 404
 
 
-def test_wrong_tokens(api, custodian, custodian_accounts, sandbox):
+def test_wrong_tokens(api, custodian, custodian_accounts, custodian_setup):
     batch = make_batch(
         account=Account.objects.get(id=custodian_accounts[0]["accountId"]), custodian=custodian
     )
     assert api.get(f"{URL}/{batch.id}").status_code == 401
-    id_token = id_header(sandbox["custodian"]["email"], sandbox["consumerProgramId"])
-    assert api.get(f"{URL}/{batch.id}", **id_token).status_code == 401
+    assert api.get(f"{URL}/{batch.id}", **custodian_setup.person.id).status_code == 401

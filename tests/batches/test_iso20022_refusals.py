@@ -13,7 +13,6 @@ from batches.models import Batch, Draft
 from tests.batches.conftest import URL, payment
 from tests.batches.iso20022 import FILES_URL, upload
 from tests.batches.test_submit import totp
-from tests.support.auth import access_header
 from tests.support.pain001 import V03, V09, Instruction, Tx, pain001, scan
 
 pytestmark = pytest.mark.django_db
@@ -270,7 +269,7 @@ def test_a_requested_date_no_payment_can_have_is_a_400(api, custodian_auth, cust
 
 
 def test_a_known_msgid_is_a_409_naming_the_draft_then_the_batch(
-    api, custodian_auth, custodian_user, custodian_accounts, sandbox
+    api, custodian_auth, custodian_user, custodian_accounts, customer, customer_account
 ):
     first = upload(api, custodian_auth, one_payment(custodian_accounts[0], "ERP-7"))
     draft_id = first.json()["requestId"]
@@ -293,15 +292,12 @@ def test_a_known_msgid_is_a_409_naming_the_draft_then_the_batch(
     after = upload(api, custodian_auth, one_payment(custodian_accounts[0], "ERP-7"))
     assert after.status_code == 409 and f"batch {draft_id}" in after.json()["message"]
     # Another owner's MsgId is its own: a customer may use the same one.
-    customer = sandbox["customer"]
-    from bankapi.models import Account
-
-    own = Account.objects.get(id=customer["accountId"])
+    own = customer_account
     theirs = upload(
         api,
-        access_header(customer["email"], sandbox["consumerProgramId"]),
+        customer.access,
         one_payment({"sortCode": own.sort_code, "accountNumber": own.account_number}, "ERP-7"),
-        url=f"/v1/customers/{customer['customerId']}/batch-payments/files",
+        url=f"/v1/customers/{customer.customer.id}/batch-payments/files",
     )
     assert theirs.status_code == 200, theirs.json()
     assert Draft.objects.count() == 2
@@ -352,9 +348,8 @@ def test_initiate_and_submit_without_payments_or_a_file_draft_are_400s(
     ]
 
 
-def test_an_outsider_gets_404s(api, sandbox, custodian_auth, custodian_accounts, customer2_auth):
-    customer = sandbox["customer"]
-    foreign = f"/v1/customers/{customer['customerId']}/batch-payments"
+def test_an_outsider_gets_404s(api, customer, custodian_auth, custodian_accounts, customer2_auth):
+    foreign = f"/v1/customers/{customer.customer.id}/batch-payments"
     draft_id = upload(api, custodian_auth, one_payment(custodian_accounts[0])).json()["requestId"]
 
     upload_elsewhere = upload(api, customer2_auth, one_payment(custodian_accounts[0]), url=f"{foreign}/files")
@@ -387,7 +382,7 @@ def test_a_custodians_file_on_one_customers_route_pays_only_from_that_customer(
     ]
 
 
-def test_wrong_tokens_are_refused(api, sandbox, custodian_accounts, management_auth):
+def test_wrong_tokens_are_refused(api, custodian_accounts, management_auth):
     body = one_payment(custodian_accounts[0])
     id_token = {"HTTP_AUTHORIZATION": management_auth["HTTP_AUTHORIZATION"]}
 

@@ -5,13 +5,13 @@ from decimal import Decimal
 
 import pytest
 
-from bankapi.models import Account
+from authn.services.stepup import step_up_pin_set
 from batches.models import Batch, BatchItem
 from payments.models import PaymentRequest
 from tests.batches.conftest import URL, balance, payment, verify
 from tests.batches.iso20022 import FILES_URL, report, statuses, upload
 from tests.batches.test_submit import totp
-from tests.support.auth import access_header
+from tests.support.factories import funded_account, uk_account
 from tests.support.pain001 import V03, V09, Instruction, Tx, iban, pain001, scan
 from tests.support.passkeys import enrol_passkey
 
@@ -43,7 +43,7 @@ def three_payments(first: dict, second: dict, version: str, msg_id: str = "ERP-2
     )
 
 
-def confirm(api, auth, url: str, user, method: str, sca: dict, sandbox, pin: str | None = None) -> dict:
+def confirm(api, auth, url: str, user, method: str, sca: dict, pin: str | None = None) -> dict:
     if method == "totp":
         return totp(user)
     if method == "pin":
@@ -62,7 +62,7 @@ def confirm(api, auth, url: str, user, method: str, sca: dict, sandbox, pin: str
 @pytest.mark.parametrize("version", [V03, V09])
 @pytest.mark.parametrize("method", ["totp", "passkey"])
 def test_a_custodians_file_becomes_a_paid_batch_and_its_status_report(
-    api, custodian_auth, custodian_user, custodian_accounts, sandbox, version, method
+    api, custodian_auth, custodian_user, custodian_accounts, version, method
 ):
     first, second = custodian_accounts
     before = (balance(first["accountId"]), balance(second["accountId"]))
@@ -121,7 +121,7 @@ def test_a_custodians_file_becomes_a_paid_batch_and_its_status_report(
     assert initiated.status_code == 200, initiated.json()
     assert initiated.json()["data"]["totalAmount"] == "15.25"
     sca = initiated.json()["data"]["scaChallenge"]
-    confirmation = confirm(api, custodian_auth, URL, custodian_user, method, sca, sandbox)
+    confirmation = confirm(api, custodian_auth, URL, custodian_user, method, sca)
     body = {"action": "submit", "batchId": draft_id, "scaChallenge": sca, "confirmation": confirmation}
     submitted = api.post(URL, body, format="json", **custodian_auth)
 
@@ -163,11 +163,11 @@ def test_a_custodians_file_becomes_a_paid_batch_and_its_status_report(
 
 
 @pytest.mark.parametrize("version", [V03, V09])
-def test_a_customers_own_file_confirmed_with_its_pin(api, sandbox, version):
-    business = sandbox["business"]
-    auth = access_header(business["email"], sandbox["businessProgramId"])
-    account = Account.objects.get(id=business["accountId"])
-    url = f"/v1/customers/{business['customerId']}/batch-payments"
+def test_a_customers_own_file_confirmed_with_its_pin(api, business, version):
+    step_up_pin_set(user=business.user, pin="2468")
+    auth = business.access
+    account = funded_account(business.customer, "100.00", **uk_account())
+    url = f"/v1/customers/{business.customer.id}/batch-payments"
     file = pain001(
         [Instruction(scan(account.sort_code, account.account_number), [Tx("PIN-1", "3.00", PAYEE_UK)])],
         msg_id="PIN-FILE",
@@ -183,7 +183,7 @@ def test_a_customers_own_file_confirmed_with_its_pin(api, sandbox, version):
     ]
     body = {"action": "submit", "batchId": draft_id, "scaChallenge": sca}
     submitted = api.post(
-        url, body | {"confirmation": {"method": "pin", "pin": business["pin"]}}, format="json", **auth
+        url, body | {"confirmation": {"method": "pin", "pin": "2468"}}, format="json", **auth
     )
     assert submitted.status_code == 200, submitted.json()
     paid = statuses(report(api, auth, draft_id, url=url))
@@ -292,16 +292,16 @@ def test_reason_codes_follow_the_first_reason_of_each_refused_payment(
 
 
 def test_management_reads_a_batchs_report_but_never_a_drafts(
-    api, management_auth, custodian_auth, custodian_user, custodian_accounts, sandbox
+    api, management_auth, custodian_auth, custodian_user, custodian_accounts, program
 ):
     first = custodian_accounts[0]
     file = pain001(
         [Instruction(scan(first["sortCode"], first["accountNumber"]), [Tx("M-1", "1.00", PAYEE_UK)])]
     )
     draft_id = upload(api, custodian_auth, file).json()["requestId"]
-    program = f"programId={sandbox['consumerProgramId']}"
+    program_query = f"programId={program.id}"
 
-    hidden = api.get(f"{URL}/{draft_id}/status-report?{program}", **management_auth)
+    hidden = api.get(f"{URL}/{draft_id}/status-report?{program_query}", **management_auth)
 
     assert hidden.status_code == 404 and hidden.json()["code"] == "RESOURCE_NOT_FOUND"
     sca = api.post(URL, {"action": "initiate", "batchId": draft_id}, format="json", **custodian_auth).json()[
@@ -314,7 +314,7 @@ def test_management_reads_a_batchs_report_but_never_a_drafts(
         "confirmation": totp(custodian_user),
     }
     assert api.post(URL, body, format="json", **custodian_auth).status_code == 200
-    seen = api.get(f"{URL}/{draft_id}/status-report?{program}", **management_auth)
+    seen = api.get(f"{URL}/{draft_id}/status-report?{program_query}", **management_auth)
     assert seen.status_code == 200 and b"<TxSts>ACSC</TxSts>" in seen.content
 
 

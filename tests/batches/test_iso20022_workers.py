@@ -2,14 +2,12 @@
 one MsgId racing make one draft, and a 10,000-transaction file goes from upload
 to a paid batch and its pain.002. Skipped on the embedded default."""
 
-import threading
 import time
 import uuid
 from decimal import Decimal
 
 import pyotp
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from authn.models import User
@@ -22,8 +20,9 @@ from payments.models import PaymentRequest
 from tests.batches.conftest import URL
 from tests.batches.iso20022 import report, statuses, upload
 from tests.conftest import requires_postgres, requires_redis
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 from tests.support.pain001 import V09, large_file, scan
+from tests.support.race import run_at_once
 from tests.support.worker import celery_workers
 
 PAYERS = 10
@@ -66,24 +65,8 @@ def test_concurrent_uploads_of_one_msgid_make_one_draft(transactional_db):
     user, payers = _custodian_with_payers(2)
     auth = _auth(user)
     body = large_file(_debtors(payers), 20, msg_id="RACE-1")
-    # One refused upload first: the OpenAPI document the answers are checked
-    # against is built once, before the threads answer at once.
     assert upload(APIClient(), auth, b"").status_code == 400
-    start = threading.Barrier(4)
-    answers: list = []
-
-    def uploader():
-        try:
-            start.wait()
-            answers.append(upload(APIClient(), auth, body))
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=uploader) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    answers = run_at_once(4, lambda _: upload(APIClient(), auth, body))
 
     assert sorted(answer.status_code for answer in answers) == [200, 409, 409, 409]
     draft = Draft.objects.get()

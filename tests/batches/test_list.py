@@ -6,10 +6,11 @@ import pytest
 from django.utils import timezone
 
 from bankapi.models import Account, Program
+from bankapi.roles import Role
 from batches.models import Batch
 from tests.batches.conftest import URL, other_custodian_with_account, payment, verify
 from tests.batches.factories import make_batch
-from tests.support.auth import access_header, id_header
+from tests.support.factories import SignedIn, UserFactory, funded_account
 
 pytestmark = pytest.mark.django_db
 
@@ -20,8 +21,8 @@ def account(custodian_accounts) -> Account:
 
 
 @pytest.fixture
-def program_query(sandbox) -> str:
-    return f"programId={sandbox['consumerProgramId']}"
+def program_query(program) -> str:
+    return f"programId={program.id}"
 
 
 def listed(api, auth, query=""):
@@ -234,20 +235,20 @@ def test_management_with_an_unknown_program_is_a_404(api, management_auth):
 
 
 def test_management_sees_the_programs_batches_with_names(
-    api, management_auth, program_query, custodian, account, sandbox
+    api, management_auth, program_query, custodian, account, customer_account, business
 ):
     custodian_batch = make_batch(account=account, custodian=custodian)
-    own = Account.objects.get(id=sandbox["customer"]["accountId"])
+    own = customer_account
     customer_batch = make_batch(account=own, owner_customer=own.customer)
-    business = Account.objects.get(id=sandbox["business"]["accountId"])
-    make_batch(account=business, owner_customer=business.customer)
+    business_account = funded_account(business.customer, "0")
+    make_batch(account=business_account, owner_customer=business.customer)
 
     data = listed(api, management_auth, f"{program_query}&includeItemSummary=true")
 
     by_id = {entry["id"]: entry for entry in data["paymentsBatches"]}
     assert set(by_id) == {str(custodian_batch.id), str(customer_batch.id)}
     assert by_id[str(custodian_batch.id)]["customerName"] == account.customer.name
-    assert by_id[str(custodian_batch.id)]["custodianName"] == "Sandbox Custodian"
+    assert by_id[str(custodian_batch.id)]["custodianName"] == "Test Custodian"
     assert by_id[str(customer_batch.id)]["customerName"] == own.customer.name
     assert by_id[str(customer_batch.id)]["custodianName"] is None
     assert by_id[str(customer_batch.id)]["itemsStatus"]["completed"] == 1
@@ -259,36 +260,31 @@ def test_enrichment_is_for_management_only(api, custodian_auth, custodian, accou
     assert "customerName" not in entry and "custodianName" not in entry
 
 
-def test_program_id_is_ignored_for_customers_and_custodians(api, custodian_auth, custodian, account, sandbox):
+def test_program_id_is_ignored_for_customers_and_custodians(
+    api, custodian_auth, custodian, account, business_program
+):
     batch = make_batch(account=account, custodian=custodian)
-    assert ids(listed(api, custodian_auth, f"programId={sandbox['businessProgramId']}")) == [str(batch.id)]
+    assert ids(listed(api, custodian_auth, f"programId={business_program.id}")) == [str(batch.id)]
 
 
-def test_outsiders_see_nothing(api, custodian, account, sandbox, customer_auth):
+def test_outsiders_see_nothing(
+    api, custodian, account, program, business_program, customer_auth, management_auth
+):
     batch = make_batch(account=account, custodian=custodian)
-    other_custodian, other_account = other_custodian_with_account(sandbox["consumerProgramId"])
+    other_custodian, other_account = other_custodian_with_account(program.id)
     make_batch(account=other_account, custodian=other_custodian)
-    from authn.models import User
-
-    User.objects.create(
-        email="other.custodian@sandbox.example",
-        program_id=sandbox["consumerProgramId"],
-        role="custodian",
-        custodian=other_custodian,
-    )
-    other_auth = access_header("other.custodian@sandbox.example", sandbox["consumerProgramId"])
+    other = SignedIn(UserFactory(program_id=program.id, role=Role.CUSTODIAN, custodian=other_custodian))
+    other_auth = other.access
     assert str(batch.id) not in ids(listed(api, other_auth))
     assert len(ids(listed(api, other_auth))) == 1
     assert ids(listed(api, customer_auth)) == []
-    business_mgmt_view = listed(
-        api, id_header(sandbox["management"]["email"], None), f"programId={sandbox['businessProgramId']}"
-    )
+    business_mgmt_view = listed(api, management_auth, f"programId={business_program.id}")
     assert str(batch.id) not in ids(business_mgmt_view)
 
 
-def test_wrong_tokens_are_refused(api, sandbox, program_query):
-    custodian_id_token = id_header(sandbox["custodian"]["email"], sandbox["consumerProgramId"])
-    management_access = access_header(sandbox["management"]["email"], None)
+def test_wrong_tokens_are_refused(api, custodian_setup, management, program_query):
+    custodian_id_token = custodian_setup.person.id
+    management_access = management.access
     assert api.get(URL, **custodian_id_token).status_code == 401
     assert api.get(f"{URL}?{program_query}", **management_access).status_code == 401
     assert api.get(URL).status_code == 401

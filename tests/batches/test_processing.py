@@ -17,7 +17,7 @@ from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.settlement import payment_fail
 from tests.batches.conftest import PAYEE_IBAN, balance, payment
 from tests.batches.helpers import batch_submitted
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 
 pytestmark = pytest.mark.django_db
 

@@ -9,10 +9,11 @@ import pytest
 from django.utils import timezone
 
 from authn.models import User
-from bankapi.models import Account, IdempotencyRecord
+from authn.services.stepup import step_up_pin_set
+from bankapi.models import IdempotencyRecord
 from batches.models import Batch, Draft, ScaChallenge
 from tests.batches.conftest import URL, balance, payment, verify
-from tests.support.auth import access_header
+from tests.support.factories import funded_account, uk_account
 from tests.support.passkeys import enrol_passkey
 
 pytestmark = pytest.mark.django_db
@@ -106,12 +107,12 @@ def test_a_used_challenge_cannot_submit_again(api, custodian_auth, custodian_use
     assert Batch.objects.count() == 1
 
 
-def test_a_stale_or_unknown_challenge_is_a_400(api, custodian_auth, custodian_user, payments, sandbox):
+def test_a_stale_or_unknown_challenge_is_a_400(
+    api, custodian_auth, custodian_user, payments, customer_auth, customer_account
+):
     sca = initiate(api, custodian_auth, payments)
     ScaChallenge.objects.filter(id=sca["id"]).update(expires_at=timezone.now() - timedelta(seconds=1))
-    customer_auth = access_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
-    own = Account.objects.get(id=sandbox["customer"]["accountId"])
-    someone_elses = initiate(api, customer_auth, [payment(own)])
+    someone_elses = initiate(api, customer_auth, [payment(customer_account)])
 
     for challenge in (sca, {"id": "nope", "expiresAt": sca["expiresAt"]}, someone_elses):
         response = submit(api, custodian_auth, payments, challenge, totp(custodian_user))
@@ -160,32 +161,28 @@ def test_a_refused_submit_does_not_keep_its_key(api, custodian_auth, custodian_u
     )
 
 
-def test_keys_are_the_callers_own(api, custodian_auth, custodian_user, payments, sandbox):
+def test_keys_are_the_callers_own(
+    api, custodian_auth, custodian_user, payments, customer, customer_auth, customer_account
+):
     sca = initiate(api, custodian_auth, payments)
     first = submit(api, custodian_auth, payments, sca, totp(custodian_user), idempotencyKey=KEY)
-    customer_user = User.objects.get(
-        email=sandbox["customer"]["email"], program_id=sandbox["consumerProgramId"]
-    )
-    customer_auth = access_header(customer_user.email, sandbox["consumerProgramId"])
-    own = [payment(Account.objects.get(id=sandbox["customer"]["accountId"]), "1.00")]
+    own = [payment(customer_account, "1.00")]
     other = submit(
-        api, customer_auth, own, initiate(api, customer_auth, own), totp(customer_user), idempotencyKey=KEY
+        api, customer_auth, own, initiate(api, customer_auth, own), totp(customer.user), idempotencyKey=KEY
     )
     assert other.status_code == 200
     assert other.json()["data"]["batchId"] != first.json()["data"]["batchId"]
 
 
-def test_pin_where_the_program_offers_it(api, sandbox):
-    business = sandbox["business"]
-    auth = access_header(business["email"], sandbox["businessProgramId"])
-    own = [payment(Account.objects.get(id=business["accountId"]), "3.00")]
+def test_pin_where_the_program_offers_it(api, business):
+    step_up_pin_set(user=business.user, pin="2468")
+    auth = business.access
+    own = [payment(funded_account(business.customer, "100.00", **uk_account()), "3.00")]
     sca = initiate(api, auth, own)
 
-    wrong = submit(
-        api, auth, own, sca, {"method": "pin", "pin": "0000" if business["pin"] != "0000" else "1111"}
-    )
+    wrong = submit(api, auth, own, sca, {"method": "pin", "pin": "0000"})
     assert wrong.status_code == 401 and wrong.json()["code"] == "INVALID_CREDENTIALS"
-    response = submit(api, auth, own, sca, {"method": "pin", "pin": business["pin"]})
+    response = submit(api, auth, own, sca, {"method": "pin", "pin": "2468"})
     assert response.status_code == 200, response.json()
     assert response.json()["data"]["counts"] == {"total": 1, "valid": 1, "invalid": 0}
 
@@ -198,8 +195,8 @@ def test_pin_where_the_program_does_not_offer_it_is_a_422(api, custodian_auth, p
     assert not Batch.objects.exists()
 
 
-def test_passkey_confirmation(api, custodian_auth, custodian_user, payments, sandbox):
-    authenticator = enrol_passkey(api, custodian_user.email, sandbox["consumerProgramId"])
+def test_passkey_confirmation(api, custodian_auth, custodian_user, payments):
+    authenticator = enrol_passkey(api, custodian_user.email, custodian_user.program_id)
     sca = initiate(api, custodian_auth, payments)
 
     challenge = api.post(
@@ -311,20 +308,18 @@ def test_submit_bad_input_is_a_400(api, custodian_auth, custodian_user, payments
     assert not Batch.objects.exists()
 
 
-def test_the_single_customer_route_submits_from_its_own_accounts(api, sandbox):
-    me = sandbox["customer"]
-    user = User.objects.get(email=me["email"], program_id=sandbox["consumerProgramId"])
-    auth = access_header(me["email"], sandbox["consumerProgramId"])
-    url = f"/v1/customers/{me['customerId']}/batch-payments"
-    own = [payment(Account.objects.get(id=me["accountId"]), "2.00")]
+def test_the_single_customer_route_submits_from_its_own_accounts(api, customer, customer_account):
+    auth = customer.access
+    url = f"/v1/customers/{customer.customer.id}/batch-payments"
+    own = [payment(customer_account, "2.00")]
 
-    response = submit(api, auth, own, initiate(api, auth, own, url=url), totp(user), url=url)
+    response = submit(api, auth, own, initiate(api, auth, own, url=url), totp(customer.user), url=url)
 
     assert response.status_code == 200, response.json()
     batch_id = response.json()["data"]["batchId"]
     listed = api.get(url, **auth).json()["data"]["paymentsBatches"]
     assert [entry["id"] for entry in listed] == [batch_id]
-    assert listed[0]["customerId"] == me["customerId"]
+    assert listed[0]["customerId"] == str(customer.customer.id)
     assert api.get(f"{url}/{batch_id}", **auth).json()["data"]["status"] == "COMPLETED"
 
 

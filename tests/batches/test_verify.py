@@ -88,12 +88,10 @@ def test_verification_runs_twice_without_harm(api, custodian_auth, custodian_acc
 
 
 def test_payer_of_another_custodian_or_a_plain_customer_is_an_invalid_item(
-    api, custodian_auth, custodian_accounts, sandbox
+    api, custodian_auth, custodian_accounts, program, customer_account
 ):
-    _, foreign = other_custodian_with_account(sandbox["consumerProgramId"])
-    from bankapi.models import Account
-
-    plain = Account.objects.get(id=sandbox["customer"]["accountId"])
+    _, foreign = other_custodian_with_account(program.id)
+    plain = customer_account
     draft_id = verify(api, custodian_auth, [payment(foreign), payment(plain), payment(custodian_accounts[0])])
 
     draft = api.get(f"{URL}/{draft_id}", **custodian_auth).json()["data"]["draft"]
@@ -239,39 +237,32 @@ def test_an_expired_draft_shows_no_payload(api, custodian_auth, custodian_accoun
 
 
 def test_drafts_are_their_owners_only(
-    api, custodian_auth, custodian_accounts, customer_auth, management_auth, sandbox
+    api, custodian_auth, custodian_accounts, customer_auth, management_auth, program
 ):
     draft_id = verify(api, custodian_auth, [payment(custodian_accounts[0])])
 
     for auth, url in (
         (customer_auth, f"{URL}/{draft_id}"),
-        (management_auth, f"{URL}/{draft_id}?programId={sandbox['consumerProgramId']}"),
+        (management_auth, f"{URL}/{draft_id}?programId={program.id}"),
     ):
         response = api.get(url, **auth)
         assert response.status_code == 404
         assert response.json()["code"] == "RESOURCE_NOT_FOUND"
     assert api.get(f"{URL}?drafts=true", **customer_auth).json()["data"]["paymentsBatches"] == []
-    management_list = api.get(
-        f"{URL}?drafts=true&programId={sandbox['consumerProgramId']}", **management_auth
-    )
+    management_list = api.get(f"{URL}?drafts=true&programId={program.id}", **management_auth)
     assert management_list.json()["data"]["paymentsBatches"] == []
 
 
-def test_a_customer_verifies_from_its_own_accounts(api, customer_auth, sandbox):
-    from bankapi.models import Account
-
-    own = Account.objects.get(id=sandbox["customer"]["accountId"])
-    foreign = Account.objects.get(id=sandbox["customer2"]["accountId"])
+def test_a_customer_verifies_from_its_own_accounts(api, customer_auth, customer_account, customer2_account):
+    own, foreign = customer_account, customer2_account
     draft_id = verify(api, customer_auth, [payment(own), payment(foreign)])
     draft = api.get(f"{URL}/{draft_id}", **customer_auth).json()["data"]["draft"]
     assert [e["index"] for e in draft["validPayments"]] == [0]
     assert [e["index"] for e in draft["invalidPayments"]] == [1]
 
 
-def test_verify_takes_the_access_token_only(api, sandbox, custodian_accounts):
-    from tests.support.auth import id_header
-
-    auth = id_header(sandbox["custodian"]["email"], sandbox["consumerProgramId"])
+def test_verify_takes_the_access_token_only(api, custodian_setup, custodian_accounts):
+    auth = custodian_setup.person.id
     response = api.post(
         URL, {"action": "verify", "payments": [payment(custodian_accounts[0])]}, format="json", **auth
     )
@@ -279,8 +270,8 @@ def test_verify_takes_the_access_token_only(api, sandbox, custodian_accounts):
     assert api.post(URL, {"action": "verify", "payments": [{}]}, format="json").status_code == 401
 
 
-def test_management_callers_cannot_post(api, management_auth, sandbox, custodian_accounts):
-    url = f"{URL}?programId={sandbox['consumerProgramId']}"
+def test_management_callers_cannot_post(api, management_auth, program, custodian_accounts):
+    url = f"{URL}?programId={program.id}"
     response = api.post(
         url,
         {"action": "verify", "payments": [payment(custodian_accounts[0])]},

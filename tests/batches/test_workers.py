@@ -5,7 +5,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from decimal import Decimal
@@ -25,7 +24,8 @@ from payments.models import PaymentRequest
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
 from tests.conftest import requires_postgres, requires_redis
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
+from tests.support.race import run_at_once
 
 PAYERS = 10
 
@@ -62,25 +62,8 @@ def _paid_exactly_once(batch: Batch, payers: list[Account], amount_each: Decimal
 def test_two_runners_at_once_pay_every_item_exactly_once(transactional_db):
     user, payers = _custodian_with_payers(4)
     batch = batch_submitted(user, [payment(payers[n % 4], "1.00") for n in range(200)])
-    start = threading.Barrier(3)
-    errors = []
-
-    def runner():
-        try:
-            start.wait()
-            batch_process(str(batch.id), chunk_size=7)
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=runner) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-    assert errors == []
+    # A runner that raises fails the race with its exception.
+    run_at_once(3, lambda _: batch_process(str(batch.id), chunk_size=7))
     batch.refresh_from_db()
     _paid_exactly_once(batch, payers, Decimal("1.00"), 200)
 
@@ -201,21 +184,9 @@ def test_two_submits_racing_with_one_challenge_make_one_batch(transactional_db):
         "scaChallenge": sca,
         "confirmation": {"method": "pin", "pin": "2468"},
     }
-    start = threading.Barrier(2)
-    statuses = []
-
-    def submitter():
-        try:
-            start.wait()
-            statuses.append(APIClient().post("/v1/batch-payments", body, format="json", **auth).status_code)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=submitter) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    statuses = run_at_once(
+        2, lambda _: APIClient().post("/v1/batch-payments", body, format="json", **auth).status_code
+    )
 
     assert sorted(statuses) == [200, 400]
     assert Batch.objects.filter(owner_customer=customer).count() == 1

@@ -1,15 +1,13 @@
 """One passkey session, one reveal: parallel requests with the same session and
 assertion cannot both see the card (PostgreSQL, real threads)."""
 
-import threading
-
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from tests.cards.test_secure_details import open_session, passkey_confirmation
 from tests.conftest import requires_postgres
 from tests.support.passkeys import enrol_passkey
+from tests.support.race import run_at_once
 
 
 @requires_postgres
@@ -22,21 +20,11 @@ def test_parallel_reveals_with_one_passkey_session_show_the_card_once(business):
     session = open_session(client, business)
     confirmations = [passkey_confirmation(session, authenticator) for _ in range(4)]
     url, headers = business.card_url("/secure"), business.auth
-    barrier = threading.Barrier(len(confirmations))
-    statuses: list[int] = []
 
-    def reveal(confirmation: dict) -> None:
-        try:
-            barrier.wait()
-            response = APIClient().post(url, {"confirmation": confirmation}, format="json", **headers)
-            statuses.append(response.status_code)
-        finally:
-            connection.close()
+    def reveal(index: int) -> int:
+        body = {"confirmation": confirmations[index]}
+        return APIClient().post(url, body, format="json", **headers).status_code
 
-    threads = [threading.Thread(target=reveal, args=(confirmation,)) for confirmation in confirmations]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    statuses = run_at_once(len(confirmations), reveal)
 
     assert sorted(statuses) == [200, 401, 401, 401]

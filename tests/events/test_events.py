@@ -19,18 +19,7 @@ from payments.services.settlement import (
     payment_settle,
 )
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
-from tests.support.auth import access_header, id_header
-
-
-@pytest.fixture
-def customer(sandbox) -> Customer:
-    return Customer.objects.get(id=sandbox["customer"]["customerId"])
-
-
-@pytest.fixture
-def account(sandbox) -> Account:
-    return Account.objects.get(id=sandbox["customer"]["accountId"])
+from tests.support.factories import funded_account
 
 
 def accept(account: Account, amount: str = "10.00"):
@@ -74,12 +63,11 @@ def test_a_rolled_back_change_leaves_no_event(account):
     assert Event.objects.count() == before
 
 
-def test_a_refused_payment_writes_no_event(api, sandbox, customer_auth):
-    low = sandbox["customer"]["lowBalanceAccountId"]
+def test_a_refused_payment_writes_no_event(api, customer_auth, low_account, beneficiary):
     before = Event.objects.count()
     response = api.post(
-        payments_url(sandbox["customer"]["customerId"], low),
-        {"amount": "50.00", "reference": "Too much", "beneficiaryId": sandbox["customer"]["beneficiaryId"]},
+        payments_url(low_account.customer_id, low_account.id),
+        {"amount": "50.00", "reference": "Too much", "beneficiaryId": str(beneficiary.id)},
         format="json",
         **customer_auth,
     )
@@ -87,7 +75,7 @@ def test_a_refused_payment_writes_no_event(api, sandbox, customer_auth):
     assert Event.objects.count() == before
 
 
-def test_the_events_list_shows_the_callers_own_events_newest_first(api, sandbox, customer_auth, account):
+def test_the_events_list_shows_the_callers_own_events_newest_first(api, customer_auth, account):
     first, second = accept(account), accept(account)
     payment_settle(first)
 
@@ -168,9 +156,9 @@ def test_pages_follow_each_other_without_gaps_or_repeats(api, customer_auth, acc
     assert len(seen) >= 5
 
 
-def test_another_customers_events_are_never_listed_or_redelivered(api, sandbox, account):
+def test_another_customers_events_are_never_listed_or_redelivered(api, customer2_auth, account):
     event = Event.objects.get(resource_id=str(accept(account).id))
-    other = access_header(sandbox["customer2"]["email"], sandbox["consumerProgramId"])
+    other = customer2_auth
 
     listed = api.get("/v1/events", **other).json()["data"]["events"]
     assert str(event.event_id) not in {e["eventId"] for e in listed}
@@ -179,13 +167,13 @@ def test_another_customers_events_are_never_listed_or_redelivered(api, sandbox, 
     assert response.json()["code"] == "RESOURCE_NOT_FOUND"
 
 
-def test_management_sees_the_named_programs_events_only(api, sandbox, account):
+def test_management_sees_the_named_programs_events_only(api, management, business, account):
     event = Event.objects.get(resource_id=str(accept(account).id))
-    management = id_header(sandbox["management"]["email"], None)
+    auth = management.id
 
-    own = api.get("/v1/events", {"programId": sandbox["consumerProgramId"]}, **management).json()["data"]
-    other = api.get("/v1/events", {"programId": sandbox["businessProgramId"]}, **management).json()["data"]
-    missing = api.get("/v1/events", **management)
+    own = api.get("/v1/events", {"programId": str(account.program_id)}, **auth).json()["data"]
+    other = api.get("/v1/events", {"programId": str(business.program_id)}, **auth).json()["data"]
+    missing = api.get("/v1/events", **auth)
 
     assert str(event.event_id) in {e["eventId"] for e in own["events"]}
     assert str(event.event_id) not in {e["eventId"] for e in other["events"]}
@@ -207,11 +195,10 @@ def test_events_of_the_other_environment_are_invisible(api, customer, account):
     assert response.json()["data"]["events"] == []
 
 
-def test_wrong_tokens_are_refused(api, sandbox, customer_id_auth):
+def test_wrong_tokens_are_refused(api, customer_id_auth, management, program):
     assert api.get("/v1/events").status_code == 401
     assert api.get("/v1/events", **customer_id_auth).status_code == 401
-    management_access = access_header(sandbox["management"]["email"], None)
-    response = api.get("/v1/events", {"programId": sandbox["consumerProgramId"]}, **management_access)
+    response = api.get("/v1/events", {"programId": str(program.id)}, **management.access)
     assert response.status_code == 401
 
 
@@ -222,10 +209,9 @@ def test_redeliver_of_an_event_with_no_endpoint_queues_nothing(api, customer_aut
     assert response.json()["data"] == {"eventId": str(event.event_id), "queued": 0}
 
 
-def test_programs_other_than_the_callers_are_not_a_way_in(api, sandbox, account):
+def test_programs_other_than_the_callers_are_not_a_way_in(api, business_auth, account):
     accept(account)
-    business = access_header(sandbox["business"]["email"], sandbox["businessProgramId"])
-    events = api.get("/v1/events", **business).json()["data"]["events"]
+    events = api.get("/v1/events", **business_auth).json()["data"]["events"]
     assert not Event.objects.filter(
         event_id__in=[e["eventId"] for e in events], program_id=account.program_id
     )

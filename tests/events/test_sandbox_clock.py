@@ -13,7 +13,7 @@ from events.models import Event
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
 from payments.services.acceptance import PaymentInstruction
 from payments.services.schedules import schedule_create, scheduled_payments_run, utc_today
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 
 URL = "/v1/sandbox/scheduled-payments/run"
 PAYEE = {"name": "Landlord", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
@@ -31,11 +31,6 @@ def month_end_anchor() -> date:
     today = utc_today()
     year = today.year if today < date(today.year, 1, 31) else today.year + 1
     return date(year, 1, 31)
-
-
-@pytest.fixture
-def account(sandbox) -> Account:
-    return Account.objects.get(id=sandbox["customer"]["accountId"])
 
 
 def test_three_months_ahead_in_one_call_month_end_rule_included(api, customer_auth, account):
@@ -81,8 +76,8 @@ def test_a_second_call_for_the_same_day_pays_nothing(api, customer_auth, account
     assert (first["paid"], second["paid"]) == (1, 0)
 
 
-def test_only_the_callers_schedules_run(api, sandbox, customer_auth, account):
-    other_account = Account.objects.get(id=sandbox["customer2"]["accountId"])
+def test_only_the_callers_schedules_run(api, customer_auth, account, customer2_account):
+    other_account = customer2_account
     other = monthly(other_account, month_end_anchor())
 
     api.post(URL, {"date": other.scheduled_date.isoformat()}, format="json", **customer_auth)
@@ -111,8 +106,7 @@ def test_bad_dates_are_400_and_run_nothing(api, customer_auth, account, body):
     assert not ScheduleRun.objects.filter(schedule=schedule).exists()
 
 
-def test_production_tokens_get_404(api, sandbox):
-    customer = Customer.objects.get(id=sandbox["customer"]["customerId"])
+def test_production_tokens_get_404(api, customer):
     live = Customer.objects.create(program_id=customer.program_id, sandbox=False, name="Live clock")
     live_account = funded_account(live, "100.00")
     schedule = monthly(live_account, month_end_anchor())

@@ -7,7 +7,6 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
-from bankapi.models import Account
 from events.models import Delivery
 from events.services import endpoint_create
 from payments.services.acceptance import PaymentInstruction, payment_accept
@@ -27,9 +26,8 @@ def _sweep() -> str:
     return out.getvalue()
 
 
-def test_a_due_retry_is_delivered_by_the_command(sandbox, hook, settings, django_capture_on_commit_callbacks):
+def test_a_due_retry_is_delivered_by_the_command(account, hook, settings, django_capture_on_commit_callbacks):
     settings.WEBHOOK_RETRY_BASE_SECONDS = 0.0
-    account = Account.objects.get(id=sandbox["customer"]["accountId"])
     endpoint_create(
         program_id=account.program_id, sandbox=True, url=hook.url, event_types=["payment_request.accepted"]
     )

@@ -44,25 +44,13 @@ def deployment(settings):
 
 
 @pytest.fixture
-def account(sandbox) -> Account:
-    return Account.objects.get(id=sandbox["customer"]["accountId"])
-
-
-@pytest.fixture
-def management(sandbox) -> dict[str, str]:
-    from tests.support.auth import id_header
-
-    return id_header(sandbox["management"]["email"], None)
-
-
-@pytest.fixture
-def create(api, management, sandbox):
+def create(api, management, program):
     def post(url: str):
         return api.post(
-            f"/v1/webhook-endpoints?programId={sandbox['consumerProgramId']}",
+            f"/v1/webhook-endpoints?programId={program.id}",
             {"url": url, "eventTypes": [ACCEPTED]},
             format="json",
-            **management,
+            **management.id,
         )
 
     return post

@@ -41,10 +41,9 @@ def pay(account: Account):
 
 @requires_redis
 @pytest.mark.django_db(transaction=True)
-def test_a_receiver_failing_three_times_gets_the_event_once_from_a_real_worker(sandbox, workers):
+def test_a_receiver_failing_three_times_gets_the_event_once_from_a_real_worker(account, workers):
     receiver, server = start_receiver(script=[500, 500, 500])
     try:
-        account = Account.objects.get(id=sandbox["customer"]["accountId"])
         endpoint = subscribe(account, receiver.url)
         workers.start()
 
@@ -62,10 +61,9 @@ def test_a_receiver_failing_three_times_gets_the_event_once_from_a_real_worker(s
 
 @requires_redis
 @pytest.mark.django_db(transaction=True)
-def test_a_worker_killed_mid_delivery_loses_nothing(sandbox, workers):
+def test_a_worker_killed_mid_delivery_loses_nothing(account, workers):
     receiver, server = start_receiver(hold_first=30.0)
     try:
-        account = Account.objects.get(id=sandbox["customer"]["accountId"])
         endpoint = subscribe(account, receiver.url)
         first = workers.start()
         request = pay(account)

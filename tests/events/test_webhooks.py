@@ -16,7 +16,7 @@ from events.services import endpoint_create
 from events.tasks import deliveries_sweep
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.settlement import payment_settle
-from tests.support.auth import access_header, id_header
+from tests.support.factories import funded_account, management_user
 from tests.support.receiver import start_receiver
 
 ACCEPTED = "payment_request.accepted"
@@ -24,18 +24,15 @@ SETTLED = "payment_request.settled"
 
 
 @pytest.fixture
-def account(sandbox) -> Account:
-    return Account.objects.get(id=sandbox["customer"]["accountId"])
+def management(db) -> dict[str, str]:
+    """A management user's id token."""
+    return management_user().id
 
 
 @pytest.fixture
-def management(sandbox) -> dict[str, str]:
-    return id_header(sandbox["management"]["email"], None)
-
-
-@pytest.fixture
-def program_query(sandbox) -> str:
-    return f"?programId={sandbox['consumerProgramId']}"
+def program_query(account) -> str:
+    """The payer's program, named as management names it."""
+    return f"?programId={account.program_id}"
 
 
 @pytest.fixture
@@ -129,21 +126,20 @@ def test_bad_endpoint_bodies_are_400_and_create_nothing(api, management, program
     assert WebhookEndpoint.objects.count() == before
 
 
-def test_endpoint_routes_take_a_management_id_token_only(api, sandbox, customer_auth, program_query):
+def test_endpoint_routes_take_a_management_id_token_only(api, customer_auth, customer_id_auth, program_query):
     body = {"url": "https://hooks.example.com", "eventTypes": [ACCEPTED]}
     assert api.post("/v1/webhook-endpoints", body, format="json").status_code == 401
     assert api.post("/v1/webhook-endpoints", body, format="json", **customer_auth).status_code == 401
-    customer_id_token = id_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
-    response = api.post("/v1/webhook-endpoints", body, format="json", **customer_id_token)
+    response = api.post("/v1/webhook-endpoints", body, format="json", **customer_id_auth)
     assert response.status_code == 403
     assert response.json()["code"] == "FORBIDDEN"
-    management_access = access_header(sandbox["management"]["email"], None)
+    management_access = management_user().access
     assert api.get(f"/v1/webhook-endpoints{program_query}", **management_access).status_code == 401
 
 
-def test_another_programs_endpoint_is_not_found(api, sandbox, management, account):
+def test_another_programs_endpoint_is_not_found(api, business, management, account):
     endpoint = subscribe(account, "https://hooks.example.com/a")
-    other = f"?programId={sandbox['businessProgramId']}"
+    other = f"?programId={business.program_id}"
     assert api.delete(f"/v1/webhook-endpoints/{endpoint.id}{other}", **management).status_code == 404
     assert (
         api.post(f"/v1/webhook-endpoints/{endpoint.id}/rotate-secret{other}", **management).status_code == 404
@@ -202,12 +198,12 @@ def test_a_tampered_body_or_another_secret_does_not_verify(
 
 
 def test_unsubscribed_types_and_other_programs_get_nothing(
-    sandbox, account, receiver, django_capture_on_commit_callbacks
+    business, account, receiver, django_capture_on_commit_callbacks
 ):
     only_settled = receiver()
     subscribe(account, only_settled.url, types=[SETTLED])
     business_hook = receiver()
-    business_account = Account.objects.get(id=sandbox["business"]["accountId"])
+    business_account = funded_account(business.customer, "0")
     subscribe(business_account, business_hook.url)
 
     with django_capture_on_commit_callbacks(execute=True):

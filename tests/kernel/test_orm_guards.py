@@ -14,7 +14,7 @@ from bankapi.models import Account, Customer
 from bankapi.rows import insert_rows
 from events.models import Event
 from payments.ledger import ledger_fund_account
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 
 
 def an_event(sandbox_customer: Customer) -> Event:

@@ -15,7 +15,7 @@ from bankapi.models import Customer, IdempotencyRecord
 from bankapi.transactions import outside_transaction_require
 from payments.models import PaymentRequest
 from payments.services.acceptance import PaymentInstruction, payment_accept
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 
 
 @pytest.fixture

@@ -2,10 +2,13 @@ from decimal import Decimal
 
 import pytest
 
-from bankapi.models import Account, Customer, IdempotencyRecord
+from bankapi.models import Account, IdempotencyRecord
 from payments.ledger import ledger_check
 from payments.models import PaymentRequest, StatementEntry
-from tests.support.auth import access_header
+from tests.support.factories import (
+    funded_account,
+    uk_account,
+)
 
 
 def payments_url(customer_id, account_id, what: str = "payments") -> str:
@@ -13,23 +16,25 @@ def payments_url(customer_id, account_id, what: str = "payments") -> str:
 
 
 @pytest.fixture
-def customer(sandbox) -> Customer:
-    return Customer.objects.get(id=sandbox["customer"]["customerId"])
+def short_reference_account(customer) -> Account:
+    """A GBP account of the payer holding 100,000.00 whose references take 35 characters at most."""
+    return funded_account(customer, "100000.00", reference_max=35, **uk_account())
 
 
 @pytest.fixture
-def account(sandbox) -> Account:
-    return Account.objects.get(id=sandbox["customer"]["accountId"])
+def eur_account(customer) -> Account:
+    """The payer's EUR account, holding 100,000.00."""
+    return funded_account(customer, "100000.00", currency="EUR")
 
 
 @pytest.fixture
-def customer2_auth(sandbox) -> dict[str, str]:
-    return access_header(sandbox["customer2"]["email"], sandbox["consumerProgramId"])
+def customer_auth(payer) -> dict[str, str]:
+    return payer.access
 
 
 @pytest.fixture
-def business_auth(sandbox) -> dict[str, str]:
-    return access_header(sandbox["business"]["email"], sandbox["businessProgramId"])
+def customer_id_auth(payer) -> dict[str, str]:
+    return payer.id
 
 
 def balance(account: Account) -> Decimal:

@@ -14,6 +14,9 @@ from bankapi.codes import bic_problem, currency_problem, iban_problem
 from payments.models import Beneficiary, PaymentRequest
 from tests.payments.conftest import payments_url
 
+# Quotes are priced from the starting rate table.
+pytestmark = pytest.mark.usefixtures("fx_rates")
+
 # Each passes mod-97 (or is refused by nothing but the country's rules).
 BAD_IBANS = {
     "DE5137040044053201300": "A DE IBAN has 22 characters; this one has 21.",
@@ -172,7 +175,7 @@ def test_a_payment_to_a_real_iban_with_its_banks_bic_is_accepted(api, customer_a
 
 @pytest.mark.parametrize("virtual_iban", list(BAD_IBANS))
 def test_a_virtual_iban_no_bank_would_take_is_refused(
-    api, sandbox, customer_auth, account, snapshot, virtual_iban
+    api, customer_auth, account, snapshot, virtual_iban, beneficiary
 ):
     before = snapshot()
 
@@ -181,7 +184,7 @@ def test_a_virtual_iban_no_bank_would_take_is_refused(
         {
             "amount": "10.00",
             "reference": "Invoice 42",
-            "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+            "beneficiaryId": str(beneficiary.id),
             "virtualIban": virtual_iban,
         },
         format="json",
@@ -194,7 +197,7 @@ def test_a_virtual_iban_no_bank_would_take_is_refused(
 
 @pytest.mark.parametrize("currency", ["JPY", "KWD", "XAU", "ABC"])
 def test_a_payment_in_a_currency_without_2_decimal_places_is_refused_naming_currency(
-    api, sandbox, customer_auth, account, snapshot, currency
+    api, customer_auth, account, snapshot, currency, beneficiary
 ):
     before = snapshot()
 
@@ -203,7 +206,7 @@ def test_a_payment_in_a_currency_without_2_decimal_places_is_refused_naming_curr
         {
             "amount": "10.00",
             "reference": "Invoice 42",
-            "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+            "beneficiaryId": str(beneficiary.id),
             "currency": currency,
         },
         format="json",

@@ -49,7 +49,7 @@ def test_an_operator_adds_a_uk_beneficiary_in_admin(operator_client, customer):
     )
 
 
-def test_an_operator_adds_an_iban_beneficiary_in_admin(operator_client, customer):
+def test_an_operator_adds_an_iban_beneficiary_in_admin(operator_client, customer, beneficiary):
     response = operator_client.post(
         "/admin/payments/beneficiary/add/",
         admin_form(customer, account_kind="iban", iban="de89 3704 0044 0532 0130 00", bic="cobadeff"),
@@ -70,7 +70,7 @@ def test_an_operator_adds_an_iban_beneficiary_in_admin(operator_client, customer
         ({"account_kind": "iban", "iban": "DE89370400440532013000", "sort_code": "200000"}, "sort_code"),
     ],
 )
-def test_admin_refuses_invalid_account_details(operator_client, customer, fields, field):
+def test_admin_refuses_invalid_account_details(operator_client, customer, fields, field, beneficiary):
     response = operator_client.post("/admin/payments/beneficiary/add/", admin_form(customer, **fields))
 
     assert response.status_code == 200

@@ -2,7 +2,6 @@
 
 import threading
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 import pytest
@@ -13,15 +12,16 @@ from bankapi.models import Account
 from payments.models import PaymentRequest
 from tests.conftest import requires_postgres
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
-from tests.support.race import on_own_connection, run_at_once
+from tests.support.factories import funded_account
+from tests.support.race import run_at_once, run_on_pool
 
 pytestmark = [requires_postgres, pytest.mark.django_db(transaction=True)]
 
 
-def test_twenty_concurrent_requests_with_one_key_pay_once(transactional_db, sandbox, customer_auth):
-    account = Account.objects.get(id=sandbox["customer"]["accountId"])
-    body = {"amount": "10.00", "reference": "Once", "beneficiaryId": sandbox["customer"]["beneficiaryId"]}
+def test_twenty_concurrent_requests_with_one_key_pay_once(
+    transactional_db, customer_auth, beneficiary, account
+):
+    body = {"amount": "10.00", "reference": "Once", "beneficiaryId": str(beneficiary.id)}
     key = str(uuid.uuid4())
 
     def send(_):
@@ -51,10 +51,10 @@ def test_twenty_concurrent_requests_with_one_key_pay_once(transactional_db, sand
 
 
 def test_a_hundred_concurrent_payments_from_fifty_pounds_accept_exactly_fifty(
-    transactional_db, sandbox, customer_auth
+    transactional_db, customer, customer_auth, beneficiary
 ):
-    account = funded_account(Account.objects.get(id=sandbox["customer"]["accountId"]).customer, "50.00")
-    body = {"amount": "1.00", "reference": "Race", "beneficiaryId": sandbox["customer"]["beneficiaryId"]}
+    account = funded_account(customer, "50.00")
+    body = {"amount": "1.00", "reference": "Race", "beneficiaryId": str(beneficiary.id)}
     lowest = [Decimal("50.00")]
     watching = threading.Event()
 
@@ -73,8 +73,7 @@ def test_a_hundred_concurrent_payments_from_fifty_pounds_accept_exactly_fifty(
         )
         return response.status_code, response.json().get("code")
 
-    with ThreadPoolExecutor(max_workers=25) as pool:
-        results = list(pool.map(lambda index: on_own_connection(send, index), range(100)))
+    results = run_on_pool(100, send, threads=25)
     watching.set()
     watcher.join()
 

@@ -25,37 +25,40 @@ from payments.services.transfers import (
 )
 from tests.payments.conftest import balance
 
+# Quotes are priced from the starting rate table.
+pytestmark = pytest.mark.usefixtures("fx_rates")
 
-def rent(account, sandbox, **fields):
+
+def rent(account, beneficiary, **fields):
     return payment_instruction_build(
         account=account,
         amount=Decimal("10.00"),
         currency="GBP",
         reference="Rent",
-        beneficiary_id=sandbox["customer"]["beneficiaryId"],
+        beneficiary_id=str(beneficiary.id),
         **fields,
     )
 
 
-def test_a_payment_today_answers_its_accepted_request(sandbox, account):
-    submission = payment_submit(account=account, instruction=rent(account, sandbox))
+def test_a_payment_today_answers_its_accepted_request(account, beneficiary):
+    submission = payment_submit(account=account, instruction=rent(account, beneficiary))
 
     assert isinstance(submission, PaymentSubmission) and submission.schedule is None
     request = PaymentRequest.objects.get()
     assert submission.payment_request == request
     assert (request.status, request.amount, request.reference) == ("PENDING", Decimal("10.00"), "Rent")
-    assert str(request.beneficiary_id) == sandbox["customer"]["beneficiaryId"]
+    assert str(request.beneficiary_id) == str(beneficiary.id)
     assert balance(account) == Decimal("99990.00")
     assert PaymentCreatedSerializer(submission).data == {
         "bankTransfer": {"status": "success", "requestId": str(request.id)}
     }
 
 
-def test_a_payment_for_a_later_day_answers_its_schedule_and_pays_nothing(sandbox, account):
+def test_a_payment_for_a_later_day_answers_its_schedule_and_pays_nothing(account, beneficiary):
     later = utc_today() + timedelta(days=3)
 
     submission = payment_submit(
-        account=account, instruction=rent(account, sandbox), scheduled_date=later, frequency="MONTHLY"
+        account=account, instruction=rent(account, beneficiary), scheduled_date=later, frequency="MONTHLY"
     )
 
     assert submission.payment_request is None
@@ -68,42 +71,42 @@ def test_a_payment_for_a_later_day_answers_its_schedule_and_pays_nothing(sandbox
     }
 
 
-def test_a_repeating_payment_starting_today_answers_both(sandbox, account):
-    submission = payment_submit(account=account, instruction=rent(account, sandbox), frequency="WEEKLY")
+def test_a_repeating_payment_starting_today_answers_both(account, beneficiary):
+    submission = payment_submit(account=account, instruction=rent(account, beneficiary), frequency="WEEKLY")
 
     assert submission.payment_request.schedule == submission.schedule
     assert submission.schedule.next_run_date == utc_today() + timedelta(days=7)
 
 
-def test_the_fingerprint_binds_amount_account_and_beneficiary(sandbox, account):
+def test_the_fingerprint_binds_amount_account_and_beneficiary(account, beneficiary):
     # The beneficiary as the body names it: looked up only once the key is held.
     fingerprint = payment_fingerprint(
         account=account,
         amount=Decimal("10"),
-        beneficiary_id=sandbox["customer"]["beneficiaryId"].upper(),
+        beneficiary_id=str(beneficiary.id).upper(),
     )
 
     assert fingerprint == {
         "amount": "10.00",
         "accountId": str(account.id),
-        "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+        "beneficiaryId": str(beneficiary.id),
     }
 
 
-def test_another_customers_beneficiary_is_not_found(sandbox, account):
+def test_another_customers_beneficiary_is_not_found(account, customer2_beneficiary):
     with pytest.raises(ApiError) as refused:
         payment_instruction_build(
             account=account,
             amount=Decimal("10.00"),
             currency="GBP",
             reference="Rent",
-            beneficiary_id=sandbox["customer2"]["beneficiaryId"],
+            beneficiary_id=str(customer2_beneficiary.id),
         )
 
     assert (refused.value.status, refused.value.code) == (404, "RESOURCE_NOT_FOUND")
 
 
-def test_an_international_transfer_answers_its_request_converted_through_the_quote(sandbox, account):
+def test_an_international_transfer_answers_its_request_converted_through_the_quote(account, beneficiary):
     quote = fx_quote_create(
         account=account,
         currency_one="GBP",
@@ -117,7 +120,7 @@ def test_an_international_transfer_answers_its_request_converted_through_the_quo
         account=account,
         quote_id=quote.id,
         reference="Tuition",
-        beneficiary_id=sandbox["customer"]["beneficiaryId"],
+        beneficiary_id=str(beneficiary.id),
     )
 
     request = international_transfer_submit(account=account, instruction=instruction)
@@ -140,11 +143,11 @@ def test_an_international_transfer_answers_its_request_converted_through_the_quo
 
 
 def test_the_payment_route_answers_what_the_serializer_renders_from_the_result(
-    api, sandbox, customer_auth, account
+    api, customer_auth, account, beneficiary
 ):
     response = api.post(
         f"/v1/customers/{account.customer_id}/accounts/{account.id}/payments",
-        {"amount": "10.00", "reference": "Rent", "beneficiaryId": sandbox["customer"]["beneficiaryId"]},
+        {"amount": "10.00", "reference": "Rent", "beneficiaryId": str(beneficiary.id)},
         format="json",
         HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()),
         **customer_auth,

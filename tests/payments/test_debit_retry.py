@@ -6,25 +6,24 @@ from decimal import Decimal
 
 from django.db import connection
 
-from bankapi.models import Account, Customer, Program
+from bankapi.models import Account, Program
 from payments.ledger import ledger_fund_account
 from payments.models import PaymentRequest
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 
 
-def _pay(api, sandbox, auth, account, amount: str):
+def _pay(api, beneficiary, auth, account, amount: str):
     return api.post(
         payments_url(account.customer_id, account.id),
-        {"amount": amount, "reference": "Arrived", "beneficiaryId": sandbox["customer"]["beneficiaryId"]},
+        {"amount": amount, "reference": "Arrived", "beneficiaryId": str(beneficiary.id)},
         format="json",
         HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()),
         **auth,
     )
 
 
-def test_money_arriving_after_the_refused_debit_pays_once(api, sandbox, customer_auth):
-    customer = Customer.objects.get(id=sandbox["customer"]["customerId"])
+def test_money_arriving_after_the_refused_debit_pays_once(api, customer_auth, beneficiary, customer):
     Program.objects.filter(id=customer.program_id).update(fee_per_payment=Decimal("1.00"))
     short, control = funded_account(customer, "5.00"), funded_account(customer, "5.00")
     table, seen = Account._meta.db_table, []
@@ -41,9 +40,9 @@ def test_money_arriving_after_the_refused_debit_pays_once(api, sandbox, customer
             ledger_fund_account(short, Decimal("100.00"), key=f"arrived:{uuid.uuid4()}")
         return execute(sql, params, many, context)
 
-    refused = _pay(api, sandbox, customer_auth, control, "20.00")
+    refused = _pay(api, beneficiary, customer_auth, control, "20.00")
     with connection.execute_wrapper(money_arrives_before_the_lock):
-        accepted = _pay(api, sandbox, customer_auth, short, "20.00")
+        accepted = _pay(api, beneficiary, customer_auth, short, "20.00")
 
     assert (refused.status_code, refused.json()["code"]) == (422, "INSUFFICIENT_FUNDS")
     assert seen == ["debit", "credit"], "the refused debit was not followed by a read of the row"

@@ -9,6 +9,10 @@ import pytest
 from bankapi.models import Account
 from payments.models import FxQuote, FxRate
 from tests.support.auth import access_header
+from tests.support.factories import custodian_with_clients, funded_account
+
+# Quotes are priced from the starting rate table.
+pytestmark = pytest.mark.usefixtures("fx_rates")
 
 THURSDAY = datetime(2026, 3, 5, 10, 0, tzinfo=UTC)
 FRIDAY = datetime(2026, 3, 6, 10, 0, tzinfo=UTC)
@@ -36,12 +40,9 @@ def on_thursday(time_machine):
 
 
 @pytest.fixture
-def customer(sandbox, on_thursday) -> dict:
-    """The sandbox customer, with an access token minted at the frozen time."""
-    return {
-        **sandbox["customer"],
-        "auth": access_header(sandbox["customer"]["email"], sandbox["consumerProgramId"]),
-    }
+def quoter(payer, account, on_thursday) -> dict:
+    """The payer's GBP account, and an access token minted at the frozen time."""
+    return {"accountId": str(account.id), "auth": access_header(payer.email, payer.program_id)}
 
 
 @pytest.mark.parametrize(
@@ -53,12 +54,12 @@ def customer(sandbox, on_thursday) -> dict:
         (None, "2026-03-09T00:00:00Z"),
     ],
 )
-def test_a_customer_gets_a_firm_quote_for_each_tenor(api, customer, tenor, value_date):
+def test_a_customer_gets_a_firm_quote_for_each_tenor(api, quoter, tenor, value_date):
     # Given the sandbox rate table (GBP/EUR mid 1.17, spread 25 bps), on a Thursday
     params = dict(SELL_100_GBP_FOR_EUR, **({"tenor": tenor} if tenor else {}))
 
     # When the customer asks to sell 100.00 GBP for EUR
-    response = api.get(quote_url(customer["accountId"]), params, **customer["auth"])
+    response = api.get(quote_url(quoter["accountId"]), params, **quoter["auth"])
 
     # Then a firm quote comes back: 1.17 less 0.25%, and the EUR amount rounded down
     assert response.status_code == 200, response.content
@@ -79,13 +80,13 @@ def test_a_customer_gets_a_firm_quote_for_each_tenor(api, customer, tenor, value
     }
     # And it is stored for the account, unused
     quote = FxQuote.objects.get(id=data["quoteId"])
-    assert str(quote.account_id) == customer["accountId"]
+    assert str(quote.account_id) == quoter["accountId"]
     assert (quote.rate, quote.price, quote.used_at) == (Decimal("1.16707500"), Decimal("116.70"), None)
     assert str(quote.program_id) == str(quote.account.program_id) and quote.sandbox is True
 
 
-def test_amount_rate_and_price_are_json_numbers_written_digit_for_digit(api, customer):
-    response = api.get(quote_url(customer["accountId"]), SELL_100_GBP_FOR_EUR, **customer["auth"])
+def test_amount_rate_and_price_are_json_numbers_written_digit_for_digit(api, quoter):
+    response = api.get(quote_url(quoter["accountId"]), SELL_100_GBP_FOR_EUR, **quoter["auth"])
 
     text = response.content.decode()
     assert '"amount":100.00' in text
@@ -95,11 +96,11 @@ def test_amount_rate_and_price_are_json_numbers_written_digit_for_digit(api, cus
     assert all(isinstance(data[name], float) for name in ("amount", "rate", "price"))
 
 
-def test_large_amounts_keep_every_digit(api, customer):
+def test_large_amounts_keep_every_digit(api, quoter):
     # Given an amount with more significant digits than a float holds
     params = dict(SELL_100_GBP_FOR_EUR, amountCurrency="EUR", amount="1234567890123456.78")
 
-    response = api.get(quote_url(customer["accountId"]), params, **customer["auth"])
+    response = api.get(quote_url(quoter["accountId"]), params, **quoter["auth"])
 
     # Then amount and price reach the client to the cent (a float would say ...456.8)
     assert response.status_code == 200, response.content
@@ -108,11 +109,11 @@ def test_large_amounts_keep_every_digit(api, customer):
     assert '"price":1057830807894485.60' in text
 
 
-def test_buying_a_fixed_amount_prices_what_the_customer_pays_rounded_up(api, customer):
+def test_buying_a_fixed_amount_prices_what_the_customer_pays_rounded_up(api, quoter):
     # When the customer wants exactly 100.00 EUR and sells GBP for it
     params = dict(SELL_100_GBP_FOR_EUR, amountCurrency="EUR")
 
-    response = api.get(quote_url(customer["accountId"]), params, **customer["auth"])
+    response = api.get(quote_url(quoter["accountId"]), params, **quoter["auth"])
 
     # Then 100 / 1.167075 = 85.6843... GBP is rounded up to the cent
     assert response.status_code == 200, response.content
@@ -124,7 +125,7 @@ def test_buying_a_fixed_amount_prices_what_the_customer_pays_rounded_up(api, cus
     )
 
 
-def test_the_spread_is_taken_against_the_customer_in_both_directions(api, customer):
+def test_the_spread_is_taken_against_the_customer_in_both_directions(api, quoter):
     # Given every pair of the sandbox table (GBP, EUR and USD), asked both ways round
     rows = list(FxRate.objects.all())
     pairs = {frozenset((row.base_currency, row.quote_currency)) for row in rows}
@@ -135,7 +136,7 @@ def test_the_spread_is_taken_against_the_customer_in_both_directions(api, custom
             mid = row.mid_rate if one == row.base_currency else 1 / row.mid_rate
             params = {"currencyOne": one, "currencyTwo": two, "amountCurrency": one, "amount": "1000.00"}
 
-            response = api.get(quote_url(customer["accountId"]), params, **customer["auth"])
+            response = api.get(quote_url(quoter["accountId"]), params, **quoter["auth"])
 
             # Then the customer's rate is below mid, and the price below 1000 at mid
             assert response.status_code == 200, response.content
@@ -148,11 +149,11 @@ def test_the_spread_is_taken_against_the_customer_in_both_directions(api, custom
     assert len(set(quoted)) == 6
 
 
-def test_the_inverse_of_a_table_pair_is_priced_from_the_inverted_mid(api, customer):
+def test_the_inverse_of_a_table_pair_is_priced_from_the_inverted_mid(api, quoter):
     # When the customer sells EUR for exactly 100.00 GBP (the table holds GBP/EUR)
     params = {"currencyOne": "EUR", "currencyTwo": "GBP", "amountCurrency": "GBP", "amount": "100"}
 
-    response = api.get(quote_url(customer["accountId"]), params, **customer["auth"])
+    response = api.get(quote_url(quoter["accountId"]), params, **quoter["auth"])
 
     # Then the rate is 1/1.17 less 0.25%, and the EUR to pay is rounded up
     data = exact(response)["data"]
@@ -172,13 +173,13 @@ def test_the_inverse_of_a_table_pair_is_priced_from_the_inverted_mid(api, custom
         (SATURDAY, "2026-03-09", "2026-03-09", "2026-03-10"),
     ],
 )
-def test_value_dates_skip_the_weekend(api, sandbox, time_machine, moment, on, tn, spot):
+def test_value_dates_skip_the_weekend(api, time_machine, moment, on, tn, spot, account, payer, program):
     time_machine.move_to(moment, tick=False)
-    auth = access_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
+    auth = access_header(payer.email, payer.program_id)
     value_dates = {}
     for tenor in ("ON", "TN", "SPOT"):
         params = dict(SELL_100_GBP_FOR_EUR, tenor=tenor)
-        response = api.get(quote_url(sandbox["customer"]["accountId"]), params, **auth)
+        response = api.get(quote_url(str(account.id)), params, **auth)
         assert response.status_code == 200, response.content
         value_dates[tenor] = response.json()["data"]["valueDate"]
 
@@ -186,10 +187,10 @@ def test_value_dates_skip_the_weekend(api, sandbox, time_machine, moment, on, tn
 
 
 @pytest.mark.parametrize("value_date", ["2026-03-05", "2026-03-13", "2027-01-04"])
-def test_a_valuation_date_overrides_the_tenor(api, customer, value_date):
+def test_a_valuation_date_overrides_the_tenor(api, quoter, value_date):
     params = dict(SELL_100_GBP_FOR_EUR, tenor="ON", valueDate=value_date)
 
-    response = api.get(quote_url(customer["accountId"]), params, **customer["auth"])
+    response = api.get(quote_url(quoter["accountId"]), params, **quoter["auth"])
 
     assert response.status_code == 200, response.content
     data = response.json()["data"]
@@ -197,12 +198,13 @@ def test_a_valuation_date_overrides_the_tenor(api, customer, value_date):
     assert str(FxQuote.objects.get(id=data["quoteId"]).value_date) == value_date
 
 
-def test_a_custodian_quotes_for_its_clients_accounts_only(api, sandbox, on_thursday):
-    auth = access_header(sandbox["custodian"]["email"], sandbox["custodian"]["programId"])
-    client_account = sandbox["custodian"]["accounts"][0]["accountId"]
+def test_a_custodian_quotes_for_its_clients_accounts_only(api, program, on_thursday, account):
+    custodian = custodian_with_clients(program, clients=1)
+    auth = access_header(custodian.user.email, program.id)
+    client_account = str(custodian.accounts[0].id)
 
     own = api.get(quote_url(client_account), SELL_100_GBP_FOR_EUR, **auth)
-    other = api.get(quote_url(sandbox["customer"]["accountId"]), SELL_100_GBP_FOR_EUR, **auth)
+    other = api.get(quote_url(str(account.id)), SELL_100_GBP_FOR_EUR, **auth)
 
     assert own.status_code == 200, own.content
     assert other.status_code == 404 and other.json()["code"] == "RESOURCE_NOT_FOUND"
@@ -260,12 +262,12 @@ BAD_QUERIES = [
 
 
 @pytest.mark.parametrize(("change", "field"), BAD_QUERIES)
-def test_a_bad_query_parameter_is_a_400_and_stores_nothing(api, customer, change, field):
+def test_a_bad_query_parameter_is_a_400_and_stores_nothing(api, quoter, change, field):
     params = {**SELL_100_GBP_FOR_EUR, **change}
     params = {name: value for name, value in params.items() if value is not None}
     before = FxQuote.objects.count()
 
-    response = api.get(quote_url(customer["accountId"]), params, **customer["auth"])
+    response = api.get(quote_url(quoter["accountId"]), params, **quoter["auth"])
 
     assert response.status_code == 400, response.content
     body = response.json()
@@ -274,22 +276,22 @@ def test_a_bad_query_parameter_is_a_400_and_stores_nothing(api, customer, change
     assert FxQuote.objects.count() == before
 
 
-def test_a_parameter_given_twice_is_a_400(api, customer):
+def test_a_parameter_given_twice_is_a_400(api, quoter):
     url = (
-        quote_url(customer["accountId"])
+        quote_url(quoter["accountId"])
         + "?currencyOne=GBP&currencyTwo=EUR&amountCurrency=GBP&amount=1&amount=2"
     )
 
-    response = api.get(url, **customer["auth"])
+    response = api.get(url, **quoter["auth"])
 
     assert response.status_code == 400
     assert response.json()["errors"] == [{"field": "amount", "message": "Must be given once."}]
     assert not FxQuote.objects.exists()
 
 
-def test_the_indicative_flag_is_refused_whatever_its_value(api, customer):
+def test_the_indicative_flag_is_refused_whatever_its_value(api, quoter):
     response = api.get(
-        quote_url(customer["accountId"]), {**SELL_100_GBP_FOR_EUR, "indicative": "false"}, **customer["auth"]
+        quote_url(quoter["accountId"]), {**SELL_100_GBP_FOR_EUR, "indicative": "false"}, **quoter["auth"]
     )
 
     assert response.status_code == 400
@@ -297,46 +299,46 @@ def test_the_indicative_flag_is_refused_whatever_its_value(api, customer):
     assert not FxQuote.objects.exists()
 
 
-def test_a_pair_missing_from_the_rate_table_is_a_400(api, customer):
+def test_a_pair_missing_from_the_rate_table_is_a_400(api, quoter):
     # Given both currencies are known but the operator removed their pair
     FxRate.objects.filter(base_currency="EUR", quote_currency="USD").delete()
     params = {"currencyOne": "USD", "currencyTwo": "EUR", "amountCurrency": "USD", "amount": "10"}
 
-    response = api.get(quote_url(customer["accountId"]), params, **customer["auth"])
+    response = api.get(quote_url(quoter["accountId"]), params, **quoter["auth"])
 
     assert response.status_code == 400
     assert response.json()["errors"] == [{"field": "currencyTwo", "message": "No rate for USD/EUR."}]
     assert not FxQuote.objects.exists()
 
 
-def test_a_program_without_international_payments_gets_provider_error(api, sandbox, on_thursday):
+def test_a_program_without_international_payments_gets_provider_error(api, business, on_thursday):
     # Given the business program, whose international payments are off
-    business = sandbox["business"]
-    auth = access_header(business["email"], sandbox["businessProgramId"])
+    auth = access_header(business.email, business.program_id)
+    account = funded_account(business.customer, "100000.00")
 
-    response = api.get(quote_url(business["accountId"]), SELL_100_GBP_FOR_EUR, **auth)
-
-    assert response.status_code == 422
-    assert response.json()["code"] == "PROVIDER_ERROR"
-    assert not FxQuote.objects.exists()
-
-
-def test_an_account_whose_provider_cannot_quote_gets_provider_error(api, customer):
-    Account.objects.filter(id=customer["accountId"]).update(fx_quotes_supported=False)
-
-    response = api.get(quote_url(customer["accountId"]), SELL_100_GBP_FOR_EUR, **customer["auth"])
+    response = api.get(quote_url(str(account.id)), SELL_100_GBP_FOR_EUR, **auth)
 
     assert response.status_code == 422
     assert response.json()["code"] == "PROVIDER_ERROR"
     assert not FxQuote.objects.exists()
 
 
-def test_a_rate_too_small_to_quote_gets_provider_error(api, customer):
+def test_an_account_whose_provider_cannot_quote_gets_provider_error(api, quoter):
+    Account.objects.filter(id=quoter["accountId"]).update(fx_quotes_supported=False)
+
+    response = api.get(quote_url(quoter["accountId"]), SELL_100_GBP_FOR_EUR, **quoter["auth"])
+
+    assert response.status_code == 422
+    assert response.json()["code"] == "PROVIDER_ERROR"
+    assert not FxQuote.objects.exists()
+
+
+def test_a_rate_too_small_to_quote_gets_provider_error(api, quoter):
     # Given an operator typo: 1 GBP = 0.00000001 USD, which less the spread is no rate at all
     FxRate.objects.filter(base_currency="GBP", quote_currency="USD").update(mid_rate=Decimal("0.00000001"))
     params = {"currencyOne": "GBP", "currencyTwo": "USD", "amountCurrency": "GBP", "amount": "10"}
 
-    response = api.get(quote_url(customer["accountId"]), params, **customer["auth"])
+    response = api.get(quote_url(quoter["accountId"]), params, **quoter["auth"])
 
     assert response.status_code == 422
     assert response.json()["code"] == "PROVIDER_ERROR"
@@ -344,8 +346,10 @@ def test_a_rate_too_small_to_quote_gets_provider_error(api, customer):
 
 
 @pytest.mark.parametrize("whose", ["customer2", "business"])
-def test_an_outsiders_account_is_not_found(api, sandbox, customer, whose):
-    response = api.get(quote_url(sandbox[whose]["accountId"]), SELL_100_GBP_FOR_EUR, **customer["auth"])
+def test_an_outsiders_account_is_not_found(api, quoter, whose, customer2, business):
+    outsider = {"customer2": customer2, "business": business}[whose]
+    theirs = funded_account(outsider.customer, "100000.00")
+    response = api.get(quote_url(str(theirs.id)), SELL_100_GBP_FOR_EUR, **quoter["auth"])
 
     assert response.status_code == 404
     assert response.json()["code"] == "RESOURCE_NOT_FOUND"
@@ -353,23 +357,23 @@ def test_an_outsiders_account_is_not_found(api, sandbox, customer, whose):
 
 
 @pytest.mark.parametrize("account_id", ["not-a-uuid", "00000000-0000-0000-0000-000000000000"])
-def test_an_unknown_account_is_not_found(api, customer, account_id):
-    response = api.get(quote_url(account_id), SELL_100_GBP_FOR_EUR, **customer["auth"])
+def test_an_unknown_account_is_not_found(api, quoter, account_id):
+    response = api.get(quote_url(account_id), SELL_100_GBP_FOR_EUR, **quoter["auth"])
 
     assert response.status_code == 404
     assert response.json()["code"] == "RESOURCE_NOT_FOUND"
 
 
-def test_without_a_token_the_route_is_unauthorized(api, sandbox):
-    response = api.get(quote_url(sandbox["customer"]["accountId"]), SELL_100_GBP_FOR_EUR)
+def test_without_a_token_the_route_is_unauthorized(api, account):
+    response = api.get(quote_url(str(account.id)), SELL_100_GBP_FOR_EUR)
 
     assert response.status_code == 401
     assert response.json()["code"] == "UNAUTHORIZED"
     assert not FxQuote.objects.exists()
 
 
-def test_the_id_token_is_refused(api, sandbox, customer_id_auth):
-    response = api.get(quote_url(sandbox["customer"]["accountId"]), SELL_100_GBP_FOR_EUR, **customer_id_auth)
+def test_the_id_token_is_refused(api, customer_id_auth, account):
+    response = api.get(quote_url(str(account.id)), SELL_100_GBP_FOR_EUR, **customer_id_auth)
 
     assert response.status_code == 401
     assert response.json()["code"] == "UNAUTHORIZED"

@@ -9,7 +9,6 @@ from django.db import DataError, IntegrityError, transaction
 from django.test import Client
 
 from authn.models import User
-from bankapi.models import Account
 from payments.fx import fx_quote_create
 from payments.models import FxQuote, FxRate
 
@@ -94,9 +93,9 @@ def test_admin_explains_why_an_inverse_pair_is_refused(operator):
     assert FxRate.objects.count() == 3
 
 
-def test_quotes_are_read_only_in_admin(operator, sandbox):
+def test_quotes_are_read_only_in_admin(operator, account):
     quote = fx_quote_create(
-        account=Account.objects.get(id=sandbox["customer"]["accountId"]),
+        account=account,
         currency_one="GBP",
         currency_two="EUR",
         amount_currency="GBP",

@@ -20,6 +20,9 @@ from payments.fx.provider import FxProviderUnavailable, ProviderQuote
 from payments.models import FxQuote
 from tests.conftest import requires_postgres
 
+# Quotes are priced from the starting rate table.
+pytestmark = pytest.mark.usefixtures("fx_rates")
+
 THURSDAY_10AM = datetime(2026, 3, 5, 10, 0, tzinfo=UTC)
 
 
@@ -48,8 +51,8 @@ def refusal(account: Account, quote_id) -> ApiError:
 
 
 @pytest.fixture
-def account(sandbox) -> Account:
-    return Account.objects.get(id=sandbox["customer"]["accountId"])
+def account(account) -> Account:
+    return account
 
 
 def test_consuming_a_live_quote_marks_it_used(account, time_machine):
@@ -117,8 +120,8 @@ def test_a_refused_transfer_leaves_the_quote_unused(account):
     assert consume(account, quote.id).used_at is not None
 
 
-def test_another_accounts_quote_is_not_found(sandbox, account):
-    other = Account.objects.get(id=sandbox["customer"]["eurAccountId"])
+def test_another_accounts_quote_is_not_found(account, eur_account):
+    other = eur_account
     quote = give_quote(other)
 
     error = refusal(account, quote.id)
@@ -133,14 +136,14 @@ def test_a_malformed_or_unknown_quote_id_is_not_found(account, quote_id):
     assert refusal(account, quote_id).code == "RESOURCE_NOT_FOUND"
 
 
-def test_selling_a_fixed_amount_buys_the_price_rounded_down(account):
+def test_selling_a_fixed_amount_buys_the_price_rounded_down(account, customer):
     # 100.00 GBP x 1.167075 = 116.7075 EUR: the customer receives 116.70
     quote = give_quote(account)
 
     assert fx_quote_amounts(quote, sell_currency="GBP") == (Decimal("100.00"), Decimal("116.70"))
 
 
-def test_buying_a_fixed_amount_costs_the_price_rounded_up(account):
+def test_buying_a_fixed_amount_costs_the_price_rounded_up(account, customer):
     # 100.00 EUR / 1.167075 = 85.6843... GBP: the customer pays 85.69
     quote = give_quote(account, amount_currency="EUR")
 
@@ -149,7 +152,7 @@ def test_buying_a_fixed_amount_costs_the_price_rounded_up(account):
 
 @pytest.mark.parametrize("amount", ["0.01", "0.99", "1.00", "33.33", "99.99", "1234.56", "987654.32"])
 @pytest.mark.parametrize("amount_currency", ["GBP", "EUR"])
-def test_the_bank_never_gives_more_than_the_mid_rate_is_worth(account, amount, amount_currency):
+def test_the_bank_never_gives_more_than_the_mid_rate_is_worth(account, amount, amount_currency, customer):
     quote = give_quote(account, amount_currency=amount_currency, amount=Decimal(amount))
 
     sold, bought = fx_quote_amounts(quote, sell_currency="GBP")
@@ -197,7 +200,7 @@ def test_a_quote_without_a_price_converts_at_its_rate(account):
     assert fx_quote_amounts(quote, sell_currency="GBP") == (Decimal("66.67"), Decimal("100.00"))
 
 
-def test_a_providers_price_is_stored_to_the_cent_in_the_banks_favour(account):
+def test_a_providers_price_is_stored_to_the_cent_in_the_banks_favour(account, customer):
     with override_settings(FX_PROVIDER=f"{__name__}.SubCentProvider"):
         received = give_quote(account, amount_currency="GBP", amount=Decimal("10.00"))
         paid = give_quote(account, amount_currency="EUR", amount=Decimal("10.00"))
@@ -224,8 +227,7 @@ def test_a_quote_in_the_past_or_on_a_weekend_is_refused(account, time_machine):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_consuming_outside_a_transaction_is_a_programming_error(sandbox):
-    account = Account.objects.get(id=sandbox["customer"]["accountId"])
+def test_consuming_outside_a_transaction_is_a_programming_error(account):
     quote = give_quote(account)
 
     with pytest.raises(RuntimeError, match=r"transaction\.atomic"):
@@ -253,9 +255,8 @@ def _another_backend_waits_for_a_lock(seconds: float = 5.0) -> bool:
 
 @requires_postgres
 @pytest.mark.django_db(transaction=True)
-def test_two_transfers_racing_for_one_quote_exactly_one_wins(sandbox):
+def test_two_transfers_racing_for_one_quote_exactly_one_wins(account):
     # Given a live quote
-    account = Account.objects.get(id=sandbox["customer"]["accountId"])
     quote = give_quote(account)
     first_holds_the_quote = threading.Event()
     outcomes: dict[str, str] = {}

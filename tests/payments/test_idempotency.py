@@ -8,7 +8,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.utils import timezone
 
-from bankapi.models import Account, IdempotencyRecord
+from bankapi.models import IdempotencyRecord
 from bankapi.tasks import purge_idempotency_records
 from payments.models import PaymentRequest
 from tests.payments.conftest import balance, payments_url
@@ -33,21 +33,21 @@ def claim_left_behind(customer, key, fingerprint, claimed_at):
     )
 
 
-def body_for(sandbox, **overrides):
+def body_for(beneficiary, **overrides):
     return {
         "amount": "10.00",
         "reference": "Invoice 7",
-        "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+        "beneficiaryId": str(beneficiary.id),
     } | overrides
 
 
 def test_a_retry_with_the_same_key_replays_the_first_answer_and_pays_once(
-    api, sandbox, customer_auth, account
+    api, customer_auth, account, beneficiary
 ):
     key = uuid.uuid4()
 
-    first = pay(api, customer_auth, account, body_for(sandbox), key)
-    retry = pay(api, customer_auth, account, body_for(sandbox), key)
+    first = pay(api, customer_auth, account, body_for(beneficiary), key)
+    retry = pay(api, customer_auth, account, body_for(beneficiary), key)
 
     assert first.status_code == retry.status_code == 200
     assert retry.json() == first.json()
@@ -57,22 +57,22 @@ def test_a_retry_with_the_same_key_replays_the_first_answer_and_pays_once(
     assert balance(account) == Decimal("99990.00")
 
 
-def test_the_amount_is_compared_as_money_not_as_text(api, sandbox, customer_auth, account):
+def test_the_amount_is_compared_as_money_not_as_text(api, customer_auth, account, beneficiary):
     key = uuid.uuid4()
 
-    pay(api, customer_auth, account, body_for(sandbox, amount="10"), key)
-    retry = pay(api, customer_auth, account, body_for(sandbox, amount="10.00"), key)
+    pay(api, customer_auth, account, body_for(beneficiary, amount="10"), key)
+    retry = pay(api, customer_auth, account, body_for(beneficiary, amount="10.00"), key)
 
     assert retry.status_code == 200 and retry["Idempotent-Replayed"] == "true"
     assert PaymentRequest.objects.count() == 1
 
 
-def test_the_body_key_is_honoured_and_the_header_wins_over_it(api, sandbox, customer_auth, account):
+def test_the_body_key_is_honoured_and_the_header_wins_over_it(api, customer_auth, account, beneficiary):
     header_key, body_key = uuid.uuid4(), uuid.uuid4()
 
-    first = pay(api, customer_auth, account, body_for(sandbox, idempotencyKey=str(body_key)), header_key)
-    replay_by_body = pay(api, customer_auth, account, body_for(sandbox, idempotencyKey=str(header_key)))
-    fresh = pay(api, customer_auth, account, body_for(sandbox), body_key)
+    first = pay(api, customer_auth, account, body_for(beneficiary, idempotencyKey=str(body_key)), header_key)
+    replay_by_body = pay(api, customer_auth, account, body_for(beneficiary, idempotencyKey=str(header_key)))
+    fresh = pay(api, customer_auth, account, body_for(beneficiary), body_key)
 
     assert replay_by_body.json() == first.json() and replay_by_body["Idempotent-Replayed"] == "true"
     assert fresh.status_code == 200 and "Idempotent-Replayed" not in fresh
@@ -81,20 +81,20 @@ def test_the_body_key_is_honoured_and_the_header_wins_over_it(api, sandbox, cust
 
 
 def test_a_key_reused_for_another_payment_is_a_400_mismatch(
-    api, sandbox, customer, customer_auth, account, snapshot
+    api, customer, customer_auth, account, snapshot, short_reference_account, beneficiary
 ):
-    from tests.payments.factories import BeneficiaryFactory
+    from tests.support.factories import BeneficiaryFactory
 
     key = uuid.uuid4()
-    pay(api, customer_auth, account, body_for(sandbox), key)
-    other_account = Account.objects.get(id=sandbox["customer"]["shortRefAccountId"])
+    pay(api, customer_auth, account, body_for(beneficiary), key)
+    other_account = short_reference_account
     other_beneficiary = BeneficiaryFactory(customer=customer)
     before = snapshot()
 
     responses = [
-        pay(api, customer_auth, account, body_for(sandbox, amount="10.01"), key),
-        pay(api, customer_auth, other_account, body_for(sandbox), key),
-        pay(api, customer_auth, account, body_for(sandbox, beneficiaryId=str(other_beneficiary.id)), key),
+        pay(api, customer_auth, account, body_for(beneficiary, amount="10.01"), key),
+        pay(api, customer_auth, other_account, body_for(beneficiary), key),
+        pay(api, customer_auth, account, body_for(beneficiary, beneficiaryId=str(other_beneficiary.id)), key),
     ]
 
     assert [r.status_code for r in responses] == [400, 400, 400]
@@ -103,7 +103,7 @@ def test_a_key_reused_for_another_payment_is_a_400_mismatch(
 
 
 def test_a_key_whose_first_request_is_still_running_is_a_409(
-    api, sandbox, customer, customer_auth, account, snapshot
+    api, customer, customer_auth, account, snapshot, beneficiary
 ):
     key = uuid.uuid4()
     claim_left_behind(
@@ -112,19 +112,19 @@ def test_a_key_whose_first_request_is_still_running_is_a_409(
         fingerprint={
             "amount": "10.00",
             "accountId": str(account.id),
-            "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+            "beneficiaryId": str(beneficiary.id),
         },
         claimed_at=timezone.now() - timedelta(seconds=50),
     )
     before = snapshot()
 
-    response = pay(api, customer_auth, account, body_for(sandbox), key)
+    response = pay(api, customer_auth, account, body_for(beneficiary), key)
 
     assert (response.status_code, response.json()["code"]) == (409, "IDEMPOTENCY_KEY_IN_PROGRESS")
     assert before.unchanged()
 
 
-def test_a_claim_left_for_over_a_minute_is_taken_over(api, sandbox, customer, customer_auth, account):
+def test_a_claim_left_for_over_a_minute_is_taken_over(api, customer, customer_auth, account, beneficiary):
     key = uuid.uuid4()
     claim_left_behind(
         customer,
@@ -132,12 +132,12 @@ def test_a_claim_left_for_over_a_minute_is_taken_over(api, sandbox, customer, cu
         fingerprint={
             "amount": "10.00",
             "accountId": str(account.id),
-            "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+            "beneficiaryId": str(beneficiary.id),
         },
         claimed_at=timezone.now() - timedelta(seconds=61),
     )
 
-    response = pay(api, customer_auth, account, body_for(sandbox), key)
+    response = pay(api, customer_auth, account, body_for(beneficiary), key)
 
     assert response.status_code == 200 and "Idempotent-Replayed" not in response
     assert PaymentRequest.objects.count() == 1
@@ -146,37 +146,35 @@ def test_a_claim_left_for_over_a_minute_is_taken_over(api, sandbox, customer, cu
     assert json.loads(bytes(record.response_body)) == response.json()
 
 
-def test_a_request_stopped_before_acceptance_releases_its_key(api, sandbox, customer_auth):
-    low = Account.objects.get(id=sandbox["customer"]["lowBalanceAccountId"])
+def test_a_request_stopped_before_acceptance_releases_its_key(api, customer_auth, low_account, beneficiary):
+    low = low_account
     key = uuid.uuid4()
 
-    refused = pay(api, customer_auth, low, body_for(sandbox, amount="6.00"), key)
+    refused = pay(api, customer_auth, low, body_for(beneficiary, amount="6.00"), key)
     assert IdempotencyRecord.objects.count() == 0
-    retried = pay(api, customer_auth, low, body_for(sandbox, amount="5.00"), key)
+    retried = pay(api, customer_auth, low, body_for(beneficiary, amount="5.00"), key)
 
     assert refused.status_code == 422
     assert retried.status_code == 200 and "Idempotent-Replayed" not in retried
     assert balance(low) == Decimal("0.00")
 
 
-def test_a_not_found_beneficiary_leaves_no_claim(api, sandbox, customer_auth, account):
+def test_a_not_found_beneficiary_leaves_no_claim(api, customer_auth, account, beneficiary):
     response = pay(
-        api, customer_auth, account, body_for(sandbox, beneficiaryId=str(uuid.uuid4())), uuid.uuid4()
+        api, customer_auth, account, body_for(beneficiary, beneficiaryId=str(uuid.uuid4())), uuid.uuid4()
     )
 
     assert response.status_code == 404
     assert IdempotencyRecord.objects.count() == 0
 
 
-def test_keys_are_scoped_to_the_customer(api, sandbox, customer_auth, customer2_auth, account):
+def test_keys_are_scoped_to_the_customer(
+    api, customer_auth, customer2_auth, account, beneficiary, customer2_account, customer2_beneficiary
+):
     key = uuid.uuid4()
-    other = sandbox["customer2"]
-    other_account = Account.objects.get(id=other["accountId"])
 
-    mine = pay(api, customer_auth, account, body_for(sandbox), key)
-    theirs = pay(
-        api, customer2_auth, other_account, body_for(sandbox, beneficiaryId=other["beneficiaryId"]), key
-    )
+    mine = pay(api, customer_auth, account, body_for(beneficiary), key)
+    theirs = pay(api, customer2_auth, customer2_account, body_for(customer2_beneficiary), key)
 
     assert mine.status_code == theirs.status_code == 200
     assert "Idempotent-Replayed" not in theirs

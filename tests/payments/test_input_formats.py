@@ -14,8 +14,11 @@ from django.core.exceptions import ValidationError
 from bankapi.models import Account
 from payments.models import Beneficiary, PaymentRequest, ScheduledPayment
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
 from tests.support.auth import access_header
+from tests.support.factories import funded_account
+
+# Quotes are priced from the starting rate table.
+pytestmark = pytest.mark.usefixtures("fx_rates")
 
 KEY = "6b1a3f4e-5c2d-4e8f-9a0b-1c2d3e4f5a6b"
 # Each is read as KEY by uuid.UUID, which takes far more than the canonical form.
@@ -33,11 +36,11 @@ def pay(api, auth, account, **body):
     return api.post(payments_url(account.customer_id, account.id), body, format="json", **auth)
 
 
-def body_for(sandbox, /, **overrides) -> dict:
+def body_for(beneficiary, /, **overrides) -> dict:
     return {
         "amount": "10.00",
         "reference": "Invoice 42",
-        "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+        "beneficiaryId": str(beneficiary.id),
     } | overrides
 
 
@@ -61,11 +64,11 @@ def assert_refused(response, field: str) -> None:
     ],
 )
 def test_an_amount_in_other_digits_or_with_a_trailing_newline_is_refused(
-    api, sandbox, customer_auth, account, snapshot, amount
+    api, customer_auth, account, snapshot, amount, beneficiary
 ):
     before = snapshot()
 
-    response = pay(api, customer_auth, account, **body_for(sandbox, amount=amount))
+    response = pay(api, customer_auth, account, **body_for(beneficiary, amount=amount))
 
     assert_refused(response, "amount")
     assert before.unchanged()
@@ -73,11 +76,11 @@ def test_an_amount_in_other_digits_or_with_a_trailing_newline_is_refused(
 
 @pytest.mark.parametrize("currency", ["GBP\n", " GBP", "GBP "])
 def test_a_currency_with_whitespace_around_it_is_refused(
-    api, sandbox, customer_auth, account, snapshot, currency
+    api, customer_auth, account, snapshot, currency, beneficiary
 ):
     before = snapshot()
 
-    assert_refused(pay(api, customer_auth, account, **body_for(sandbox, currency=currency)), "currency")
+    assert_refused(pay(api, customer_auth, account, **body_for(beneficiary, currency=currency)), "currency")
     assert before.unchanged()
 
 
@@ -86,12 +89,12 @@ def test_a_currency_with_whitespace_around_it_is_refused(
 )
 @pytest.mark.parametrize("reference", ["INV 1\n", "INV 1\r\n"])
 def test_a_reference_ending_in_a_newline_breaks_the_accounts_charset(
-    api, sandbox, customer_auth, customer, snapshot, charset, reference
+    api, customer_auth, customer, snapshot, charset, reference, beneficiary
 ):
     account = funded_account(customer, "100.00", reference_charset=charset)
     before = snapshot()
 
-    response = pay(api, customer_auth, account, **body_for(sandbox, reference=reference))
+    response = pay(api, customer_auth, account, **body_for(beneficiary, reference=reference))
 
     assert_refused(response, "reference")
     assert before.unchanged()
@@ -104,8 +107,8 @@ def frozen():
 
 
 @pytest.fixture
-def auth(sandbox, frozen):
-    return access_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
+def auth(payer, frozen):
+    return access_header(payer.email, payer.program_id)
 
 
 @pytest.mark.parametrize(
@@ -131,11 +134,11 @@ def auth(sandbox, frozen):
     ],
 )
 def test_a_scheduled_date_that_only_looks_like_a_date_is_refused(
-    api, sandbox, auth, account, snapshot, scheduled_date
+    api, auth, account, snapshot, scheduled_date, beneficiary
 ):
     before = snapshot()
 
-    response = pay(api, auth, account, **body_for(sandbox, scheduledDate=scheduled_date))
+    response = pay(api, auth, account, **body_for(beneficiary, scheduledDate=scheduled_date))
 
     assert_refused(response, "scheduledDate")
     assert before.unchanged() and ScheduledPayment.objects.count() == 0
@@ -155,9 +158,9 @@ def test_a_scheduled_date_that_only_looks_like_a_date_is_refused(
     ],
 )
 def test_dates_and_iso_8601_date_times_schedule_on_their_utc_day(
-    api, sandbox, auth, account, scheduled_date, day
+    api, auth, account, scheduled_date, day, beneficiary
 ):
-    response = pay(api, auth, account, **body_for(sandbox, scheduledDate=scheduled_date))
+    response = pay(api, auth, account, **body_for(beneficiary, scheduledDate=scheduled_date))
 
     assert response.status_code == 200, response.json()
     schedule_id = response.json()["data"]["bankTransfer"]["scheduleId"]
@@ -166,11 +169,11 @@ def test_dates_and_iso_8601_date_times_schedule_on_their_utc_day(
 
 @pytest.mark.parametrize("key", ODD_UUIDS + UUIDS_WITH_WHITESPACE)
 def test_an_idempotency_key_field_not_in_the_canonical_uuid_form_is_refused(
-    api, sandbox, customer_auth, account, snapshot, key
+    api, customer_auth, account, snapshot, key, beneficiary
 ):
     before = snapshot()
 
-    response = pay(api, customer_auth, account, **body_for(sandbox, idempotencyKey=key))
+    response = pay(api, customer_auth, account, **body_for(beneficiary, idempotencyKey=key))
 
     assert_refused(response, "idempotencyKey")
     assert before.unchanged()
@@ -178,13 +181,13 @@ def test_an_idempotency_key_field_not_in_the_canonical_uuid_form_is_refused(
 
 @pytest.mark.parametrize("key", ODD_UUIDS)
 def test_an_idempotency_key_header_not_in_the_canonical_uuid_form_is_refused(
-    api, sandbox, customer_auth, account, snapshot, key
+    api, customer_auth, account, snapshot, key, beneficiary
 ):
     before = snapshot()
 
     response = api.post(
         payments_url(account.customer_id, account.id),
-        body_for(sandbox),
+        body_for(beneficiary),
         format="json",
         HTTP_IDEMPOTENCY_KEY=key,
         **customer_auth,
@@ -195,17 +198,17 @@ def test_an_idempotency_key_header_not_in_the_canonical_uuid_form_is_refused(
 
 
 def test_one_canonical_key_in_either_case_and_with_spaces_around_the_header_is_one_key(
-    api, sandbox, customer_auth, account
+    api, customer_auth, account, beneficiary
 ):
     # Spaces around a header value are not part of it (RFC 9110).
     first = api.post(
         payments_url(account.customer_id, account.id),
-        body_for(sandbox),
+        body_for(beneficiary),
         format="json",
         HTTP_IDEMPOTENCY_KEY=f" {KEY.upper()} ",
         **customer_auth,
     )
-    retry = pay(api, customer_auth, account, **body_for(sandbox, idempotencyKey=KEY))
+    retry = pay(api, customer_auth, account, **body_for(beneficiary, idempotencyKey=KEY))
 
     assert first.status_code == 200, first.json()
     assert retry.json() == first.json() and retry["Idempotent-Replayed"] == "true"
@@ -214,13 +217,13 @@ def test_one_canonical_key_in_either_case_and_with_spaces_around_the_header_is_o
 
 @pytest.mark.parametrize("quote_id", ODD_UUIDS + UUIDS_WITH_WHITESPACE)
 def test_a_quote_id_not_in_the_canonical_uuid_form_is_refused(
-    api, sandbox, customer_auth, account, snapshot, quote_id
+    api, customer_auth, account, snapshot, quote_id, beneficiary
 ):
     before = snapshot()
 
     transfer = api.post(
         payments_url(account.customer_id, account.id, "international-transfers"),
-        {"quoteId": quote_id, "beneficiaryId": sandbox["customer"]["beneficiaryId"], "reference": "Fees"},
+        {"quoteId": quote_id, "beneficiaryId": str(beneficiary.id), "reference": "Fees"},
         format="json",
         **customer_auth,
     )
@@ -264,11 +267,11 @@ def test_a_bic_with_a_trailing_newline_is_invalid(customer):
     ],
 )
 def test_a_date_time_whose_utc_day_is_off_the_calendar_is_a_400_not_a_500(
-    api, sandbox, customer_auth, account, snapshot, scheduled_date
+    api, customer_auth, account, snapshot, scheduled_date, beneficiary
 ):
     before = snapshot()
 
-    response = pay(api, customer_auth, account, **body_for(sandbox, scheduledDate=scheduled_date))
+    response = pay(api, customer_auth, account, **body_for(beneficiary, scheduledDate=scheduled_date))
 
     assert_refused(response, "scheduledDate")
     assert "between 0001-01-01 and 9999-12-31" in response.json()["errors"][0]["message"]
@@ -278,8 +281,8 @@ def test_a_date_time_whose_utc_day_is_off_the_calendar_is_a_400_not_a_500(
 @pytest.mark.parametrize(
     "scheduled_date", ["9999-12-31", "9999-12-31T23:59:59Z", "9999-12-31T23:00:00+05:00"]
 )
-def test_the_calendars_last_day_can_be_scheduled(api, sandbox, customer_auth, account, scheduled_date):
-    response = pay(api, customer_auth, account, **body_for(sandbox, scheduledDate=scheduled_date))
+def test_the_calendars_last_day_can_be_scheduled(api, customer_auth, account, scheduled_date, beneficiary):
+    response = pay(api, customer_auth, account, **body_for(beneficiary, scheduledDate=scheduled_date))
 
     assert response.status_code == 200, response.json()
     schedule_id = response.json()["data"]["bankTransfer"]["scheduleId"]
@@ -288,9 +291,9 @@ def test_the_calendars_last_day_can_be_scheduled(api, sandbox, customer_auth, ac
 
 @pytest.mark.parametrize("scheduled_date", ["0001-01-01", "0001-01-02T03:00:00+05:00"])
 def test_the_calendars_first_day_is_long_past_and_pays_at_once(
-    api, sandbox, customer_auth, account, scheduled_date
+    api, customer_auth, account, scheduled_date, beneficiary
 ):
-    response = pay(api, customer_auth, account, **body_for(sandbox, scheduledDate=scheduled_date))
+    response = pay(api, customer_auth, account, **body_for(beneficiary, scheduledDate=scheduled_date))
 
     assert response.status_code == 200, response.json()
     assert set(response.json()["data"]["bankTransfer"]) == {"status", "requestId"}

@@ -8,12 +8,15 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from bankapi.models import Account, Program
+from bankapi.models import Program
 from payments.ledger import system_account_for
 from payments.models import FxQuote, LedgerPosting, PaymentRequest, SystemAccount
 from payments.services.settlement import payment_fail, payment_settle
 from tests.payments.conftest import balance, payments_url
 from tests.support.auth import id_header
+
+# Quotes are priced from the starting rate table.
+pytestmark = pytest.mark.usefixtures("fx_rates")
 
 
 def quote(api, auth, account, amount="100.00", one="GBP", two="EUR", amount_currency=None) -> dict:
@@ -26,10 +29,10 @@ def quote(api, auth, account, amount="100.00", one="GBP", two="EUR", amount_curr
     return response.json()["data"]
 
 
-def transfer(api, auth, account, sandbox, quote_id, key=None, **fields):
+def transfer(api, auth, account, beneficiary, quote_id, key=None, **fields):
     body = {
         "quoteId": str(quote_id),
-        "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+        "beneficiaryId": str(beneficiary.id),
         "reference": "Tuition",
     }
     body = {name: value for name, value in (body | fields).items() if value is not None}
@@ -49,14 +52,14 @@ def position(account, kind, currency) -> Decimal:
 
 
 def test_a_transfer_pays_the_quotes_buy_amount_and_debits_its_sell_amount(
-    api, sandbox, customer_auth, account
+    api, customer_auth, account, beneficiary
 ):
     given = quote(api, customer_auth, account, "100.00")
     stored = FxQuote.objects.get(id=given["quoteId"])
     bought = stored.price
 
     response = transfer(
-        api, customer_auth, account, sandbox, given["quoteId"], purpose="EDUC", chargeBearer="SHA"
+        api, customer_auth, account, beneficiary, given["quoteId"], purpose="EDUC", chargeBearer="SHA"
     )
 
     assert response.status_code == 200, response.json()
@@ -88,11 +91,13 @@ def test_a_transfer_pays_the_quotes_buy_amount_and_debits_its_sell_amount(
     assert listed.json()["data"]["paymentRequests"][0]["currency"] == "EUR"
 
 
-def test_a_quote_fixed_on_the_buy_side_debits_the_converted_sell_amount(api, sandbox, customer_auth, account):
+def test_a_quote_fixed_on_the_buy_side_debits_the_converted_sell_amount(
+    api, customer_auth, account, beneficiary
+):
     given = quote(api, customer_auth, account, "50.00", amount_currency="EUR")
     sell = FxQuote.objects.get(id=given["quoteId"]).price
 
-    response = transfer(api, customer_auth, account, sandbox, given["quoteId"])
+    response = transfer(api, customer_auth, account, beneficiary, given["quoteId"])
 
     data = response.json()["data"]["internationalTransfer"]
     assert (data["buyAmount"], data["sellAmount"]) == ("50.00", f"{sell:.2f}")
@@ -100,11 +105,11 @@ def test_a_quote_fixed_on_the_buy_side_debits_the_converted_sell_amount(api, san
 
 
 def test_settling_a_transfer_pays_out_in_the_buy_currency_and_books_the_sell_amount(
-    api, sandbox, customer_auth, account
+    api, customer_auth, account, beneficiary
 ):
     given = quote(api, customer_auth, account, "80.00")
     request = PaymentRequest.objects.get(
-        id=transfer(api, customer_auth, account, sandbox, given["quoteId"]).json()["data"][
+        id=transfer(api, customer_auth, account, beneficiary, given["quoteId"]).json()["data"][
             "internationalTransfer"
         ]["requestId"]
     )
@@ -119,9 +124,9 @@ def test_settling_a_transfer_pays_out_in_the_buy_currency_and_books_the_sell_amo
     assert (latest["direction"], latest["amount"], latest["currency"]) == ("DEBIT", "80.00", "GBP")
 
 
-def test_a_failed_transfer_is_reversed_at_the_quoted_amounts(api, sandbox, customer_auth, account):
+def test_a_failed_transfer_is_reversed_at_the_quoted_amounts(api, customer_auth, account, beneficiary):
     given = quote(api, customer_auth, account, "80.00")
-    request_id = transfer(api, customer_auth, account, sandbox, given["quoteId"]).json()["data"][
+    request_id = transfer(api, customer_auth, account, beneficiary, given["quoteId"]).json()["data"][
         "internationalTransfer"
     ]["requestId"]
 
@@ -133,52 +138,52 @@ def test_a_failed_transfer_is_reversed_at_the_quoted_amounts(api, sandbox, custo
     assert position(account, SystemAccount.Kind.CLEARING, "EUR") == Decimal("0")
 
 
-def test_a_used_quote_is_refused(api, sandbox, customer_auth, account, snapshot):
+def test_a_used_quote_is_refused(api, customer_auth, account, snapshot, beneficiary):
     given = quote(api, customer_auth, account)
-    transfer(api, customer_auth, account, sandbox, given["quoteId"])
+    transfer(api, customer_auth, account, beneficiary, given["quoteId"])
     before = snapshot()
 
-    response = transfer(api, customer_auth, account, sandbox, given["quoteId"])
+    response = transfer(api, customer_auth, account, beneficiary, given["quoteId"])
 
     assert (response.status_code, response.json()["code"]) == (422, "QUOTE_ALREADY_USED")
     assert before.unchanged()
 
 
-def test_an_expired_quote_is_refused(api, sandbox, customer_auth, account, snapshot, time_machine):
+def test_an_expired_quote_is_refused(api, customer_auth, account, snapshot, time_machine, beneficiary):
     given = quote(api, customer_auth, account)
     time_machine.move_to(timezone.now() + timedelta(seconds=31))
     before = snapshot()
 
-    response = transfer(api, customer_auth, account, sandbox, given["quoteId"])
+    response = transfer(api, customer_auth, account, beneficiary, given["quoteId"])
 
     assert (response.status_code, response.json()["code"]) == (422, "QUOTE_EXPIRED")
     assert before.unchanged()
 
 
 def test_another_customers_or_an_unknown_quote_is_not_found(
-    api, sandbox, customer_auth, customer2_auth, account, snapshot
+    api, customer_auth, customer2_auth, account, snapshot, customer2_account, beneficiary
 ):
-    theirs = quote(api, customer2_auth, Account.objects.get(id=sandbox["customer2"]["accountId"]))
+    theirs = quote(api, customer2_auth, customer2_account)
     before = snapshot()
 
     responses = [
-        transfer(api, customer_auth, account, sandbox, theirs["quoteId"]),
-        transfer(api, customer_auth, account, sandbox, uuid.uuid4()),
+        transfer(api, customer_auth, account, beneficiary, theirs["quoteId"]),
+        transfer(api, customer_auth, account, beneficiary, uuid.uuid4()),
     ]
 
     assert [r.status_code for r in responses] == [404, 404]
     assert before.unchanged()
 
 
-def test_a_refused_transfer_leaves_the_quote_usable(api, sandbox, customer_auth):
-    low = Account.objects.get(id=sandbox["customer"]["lowBalanceAccountId"])
+def test_a_refused_transfer_leaves_the_quote_usable(api, customer_auth, low_account, beneficiary):
+    low = low_account
     given = quote(api, customer_auth, low, "5.00")
 
-    blank = transfer(api, customer_auth, low, sandbox, given["quoteId"], reference="")
+    blank = transfer(api, customer_auth, low, beneficiary, given["quoteId"], reference="")
     Program.objects.filter(id=low.program_id).update(fee_per_payment=Decimal("0.01"))
-    poor = transfer(api, customer_auth, low, sandbox, given["quoteId"])
+    poor = transfer(api, customer_auth, low, beneficiary, given["quoteId"])
     Program.objects.filter(id=low.program_id).update(fee_per_payment=Decimal("0.00"))
-    paid = transfer(api, customer_auth, low, sandbox, given["quoteId"])
+    paid = transfer(api, customer_auth, low, beneficiary, given["quoteId"])
 
     assert blank.status_code == 400
     assert (poor.status_code, poor.json()["code"]) == (422, "INSUFFICIENT_FUNDS")
@@ -186,21 +191,21 @@ def test_a_refused_transfer_leaves_the_quote_usable(api, sandbox, customer_auth)
     assert balance(low) == Decimal("0.00")
 
 
-def test_limits_apply_to_the_amount_debited(api, sandbox, customer_auth, account, snapshot):
+def test_limits_apply_to_the_amount_debited(api, customer_auth, account, snapshot, beneficiary):
     given = quote(api, customer_auth, account, "25000.01")
     before = snapshot()
 
-    response = transfer(api, customer_auth, account, sandbox, given["quoteId"])
+    response = transfer(api, customer_auth, account, beneficiary, given["quoteId"])
 
     assert (response.status_code, response.json()["code"]) == (422, "LIMIT_EXCEEDED")
     assert before.unchanged()
 
 
-def test_a_quote_selling_another_currency_is_a_400(api, sandbox, customer_auth, account, snapshot):
+def test_a_quote_selling_another_currency_is_a_400(api, customer_auth, account, snapshot, beneficiary):
     given = quote(api, customer_auth, account, one="EUR", two="GBP")
     before = snapshot()
 
-    response = transfer(api, customer_auth, account, sandbox, given["quoteId"])
+    response = transfer(api, customer_auth, account, beneficiary, given["quoteId"])
 
     assert response.status_code == 400
     assert response.json()["errors"][0]["field"] == "quoteId"
@@ -208,24 +213,26 @@ def test_a_quote_selling_another_currency_is_a_400(api, sandbox, customer_auth, 
     assert FxQuote.objects.get(id=given["quoteId"]).used_at is None
 
 
-def test_a_program_whose_fx_was_turned_off_cannot_transfer(api, sandbox, customer_auth, account, snapshot):
+def test_a_program_whose_fx_was_turned_off_cannot_transfer(
+    api, customer_auth, account, snapshot, beneficiary
+):
     given = quote(api, customer_auth, account)
     Program.objects.filter(id=account.program_id).update(international_payments_enabled=False)
     before = snapshot()
 
-    response = transfer(api, customer_auth, account, sandbox, given["quoteId"])
+    response = transfer(api, customer_auth, account, beneficiary, given["quoteId"])
 
     assert (response.status_code, response.json()["code"]) == (422, "PROVIDER_ERROR")
     assert before.unchanged()
 
 
-def test_a_retried_transfer_with_the_same_key_is_replayed(api, sandbox, customer_auth, account):
+def test_a_retried_transfer_with_the_same_key_is_replayed(api, customer_auth, account, beneficiary):
     given, other = quote(api, customer_auth, account), quote(api, customer_auth, account)
     key = uuid.uuid4()
 
-    first = transfer(api, customer_auth, account, sandbox, given["quoteId"], key)
-    retry = transfer(api, customer_auth, account, sandbox, given["quoteId"], key)
-    mismatch = transfer(api, customer_auth, account, sandbox, other["quoteId"], key)
+    first = transfer(api, customer_auth, account, beneficiary, given["quoteId"], key)
+    retry = transfer(api, customer_auth, account, beneficiary, given["quoteId"], key)
+    mismatch = transfer(api, customer_auth, account, beneficiary, other["quoteId"], key)
 
     assert retry.json() == first.json() and retry["Idempotent-Replayed"] == "true"
     assert (mismatch.status_code, mismatch.json()["code"]) == (400, "IDEMPOTENCY_KEY_MISMATCH")
@@ -253,13 +260,13 @@ PAYEE = {"name": "Hans", "account": {"type": "iban", "iban": "DE8937040044053201
     ],
 )
 def test_bad_transfer_input_is_a_400_and_changes_nothing(
-    api, sandbox, customer_auth, account, snapshot, fields, field
+    api, customer_auth, account, snapshot, fields, field, beneficiary
 ):
     given = quote(api, customer_auth, account)
     before = snapshot()
     body = {
         "quoteId": given["quoteId"],
-        "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+        "beneficiaryId": str(beneficiary.id),
         "reference": "Ref",
     }
     body = {name: value for name, value in (body | fields).items() if value is not None}
@@ -277,11 +284,11 @@ def test_bad_transfer_input_is_a_400_and_changes_nothing(
     assert FxQuote.objects.get(id=given["quoteId"]).used_at is None
 
 
-def test_an_inline_payee_can_be_paid_internationally(api, sandbox, customer_auth, account):
+def test_an_inline_payee_can_be_paid_internationally(api, customer_auth, account, beneficiary):
     given = quote(api, customer_auth, account)
 
     response = transfer(
-        api, customer_auth, account, sandbox, given["quoteId"], beneficiaryId=None, payee=PAYEE
+        api, customer_auth, account, beneficiary, given["quoteId"], beneficiaryId=None, payee=PAYEE
     )
 
     assert response.status_code == 200
@@ -289,13 +296,13 @@ def test_an_inline_payee_can_be_paid_internationally(api, sandbox, customer_auth
 
 
 def test_outsiders_and_wrong_tokens_cannot_transfer(
-    api, sandbox, customer_auth, customer2_auth, business_auth, account
+    api, customer_auth, customer2_auth, business_auth, account, beneficiary, payer, program
 ):
     given = quote(api, customer_auth, account)
     url = payments_url(account.customer_id, account.id, "international-transfers")
     body = {
         "quoteId": given["quoteId"],
-        "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+        "beneficiaryId": str(beneficiary.id),
         "reference": "Ref",
     }
 
@@ -303,9 +310,7 @@ def test_outsiders_and_wrong_tokens_cannot_transfer(
         api.post(url, body, format="json", **customer2_auth),
         api.post(url, body, format="json", **business_auth),
         api.post(url, body, format="json"),
-        api.post(
-            url, body, format="json", **id_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
-        ),
+        api.post(url, body, format="json", **id_header(payer.email, payer.program_id)),
     ]
 
     assert [r.status_code for r in responses] == [404, 404, 401, 401]

@@ -12,8 +12,8 @@ from bankapi.models import Program
 from payments.models import PaymentRequest
 from payments.services.settlement import payment_fail
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
 from tests.support.auth import access_header
+from tests.support.factories import funded_account
 
 PAYEE = {"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
 
@@ -39,10 +39,10 @@ def next_payment_fits(data: dict) -> Decimal:
 
 
 @pytest.fixture
-def token_now(sandbox):
+def token_now(payer):
     """The customer's access token issued at call time: under a travelled clock,
     one issued at the real time would not be valid yet."""
-    return lambda: access_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
+    return lambda: access_header(payer.email, payer.program_id)
 
 
 @pytest.fixture

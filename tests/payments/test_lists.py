@@ -4,12 +4,11 @@ from decimal import Decimal
 
 import pytest
 
-from bankapi.models import Account
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.settlement import payment_fail, payment_settle
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
 from tests.support.auth import id_header
+from tests.support.factories import funded_account
 
 REQUEST_KEYS = {
     "requestId",
@@ -50,10 +49,10 @@ def test_payment_requests_are_listed_newest_first_across_pages(api, customer_aut
     assert set(first["paymentRequests"][0]) == REQUEST_KEYS
 
 
-def test_a_payment_request_is_shown_as_the_design_says(api, sandbox, customer_auth, account):
+def test_a_payment_request_is_shown_as_the_design_says(api, customer_auth, account, beneficiary):
     response = api.post(
         payments_url(account.customer_id, account.id),
-        {"amount": "7.5", "reference": "Gym", "beneficiaryId": sandbox["customer"]["beneficiaryId"]},
+        {"amount": "7.5", "reference": "Gym", "beneficiaryId": str(beneficiary.id)},
         format="json",
         **customer_auth,
     )
@@ -69,7 +68,7 @@ def test_a_payment_request_is_shown_as_the_design_says(api, sandbox, customer_au
         "Gym",
     )
     assert (entry["beneficiaryId"], entry["scheduleId"], entry["failureReason"]) == (
-        sandbox["customer"]["beneficiaryId"],
+        str(beneficiary.id),
         None,
         None,
     )
@@ -87,7 +86,7 @@ def test_only_pending_held_and_failed_requests_are_listed(api, customer_auth, cu
     assert statuses == {str(pending.id): "PENDING", str(held.id): "PENDING_TM", str(failed.id): "FAILED"}
 
 
-def test_the_opening_balance_is_a_credit_on_the_transactions_list(api, sandbox, customer_auth, account):
+def test_the_opening_balance_is_a_credit_on_the_transactions_list(api, customer_auth, account):
     listed = api.get(payments_url(account.customer_id, account.id, "transactions"), **customer_auth)
 
     transactions = listed.json()["data"]["transactions"]
@@ -126,9 +125,11 @@ def test_bad_query_parameters_are_a_400(api, customer_auth, account, what, query
 
 
 @pytest.mark.parametrize("what", ["payment-requests", "transactions"])
-def test_outsiders_cannot_list_the_account(api, sandbox, customer2_auth, business_auth, account, what):
+def test_outsiders_cannot_list_the_account(
+    api, customer2_auth, business_auth, account, what, customer2_account
+):
     accept(account)
-    other = Account.objects.get(id=sandbox["customer2"]["accountId"])
+    other = customer2_account
 
     responses = [
         api.get(payments_url(account.customer_id, account.id, what), **customer2_auth),
@@ -140,12 +141,12 @@ def test_outsiders_cannot_list_the_account(api, sandbox, customer2_auth, busines
 
 
 @pytest.mark.parametrize("what", ["payment-requests", "transactions"])
-def test_the_lists_need_the_access_token(api, sandbox, account, what):
+def test_the_lists_need_the_access_token(api, account, what, payer, program):
     url = payments_url(account.customer_id, account.id, what)
 
     responses = [
         api.get(url),
-        api.get(url, **id_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])),
+        api.get(url, **id_header(payer.email, payer.program_id)),
     ]
 
     assert [r.status_code for r in responses] == [401, 401]

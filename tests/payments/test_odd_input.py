@@ -9,6 +9,9 @@ import pytest
 from payments.models import PaymentRequest
 from tests.payments.conftest import payments_url
 
+# Quotes are priced from the starting rate table.
+pytestmark = pytest.mark.usefixtures("fx_rates")
+
 ODD_VALUES = [
     None,
     True,
@@ -80,16 +83,17 @@ def answered(response) -> bool:
 
 
 @pytest.mark.parametrize("field", PAYMENT_FIELDS)
-def test_an_odd_value_in_any_payment_field_is_answered(api, sandbox, customer_auth, field):
-    customer = sandbox["customer"]
-    url = payments_url(customer["customerId"], customer["accountId"])
+def test_an_odd_value_in_any_payment_field_is_answered(
+    api, customer_auth, field, account, beneficiary, customer
+):
+    url = payments_url(customer.id, account.id)
     unanswered = []
 
     # A repeating payment takes the schedule's path through the service as well.
     extras = ({}, {"frequency": "DAILY"}) if field in ("amount", "scheduledDate", "feeWaived") else ({},)
     for value in ODD_VALUES:
         for extra in extras:
-            body = {"amount": "1.00", "reference": "x", "beneficiaryId": customer["beneficiaryId"]}
+            body = {"amount": "1.00", "reference": "x", "beneficiaryId": str(beneficiary.id)}
             if field in ("payee", "cryptoQuote"):
                 del body["beneficiaryId"]
             response = post_json(api, url, body | extra | {field: value}, customer_auth)
@@ -102,9 +106,8 @@ def test_an_odd_value_in_any_payment_field_is_answered(api, sandbox, customer_au
 @pytest.mark.parametrize(
     "part", ["name", "account", "accountType", "type", "sortCode", "accountNumber", "iban", "bic"]
 )
-def test_an_odd_value_inside_an_inline_payee_is_answered(api, sandbox, customer_auth, part):
-    customer = sandbox["customer"]
-    url = payments_url(customer["customerId"], customer["accountId"])
+def test_an_odd_value_inside_an_inline_payee_is_answered(api, customer_auth, part, account, customer):
+    url = payments_url(customer.id, account.id)
     unanswered = []
 
     for value in ODD_VALUES:
@@ -121,16 +124,17 @@ def test_an_odd_value_inside_an_inline_payee_is_answered(api, sandbox, customer_
 
 
 @pytest.mark.parametrize("field", TRANSFER_FIELDS)
-def test_an_odd_value_in_any_transfer_field_is_answered(api, sandbox, customer_auth, field):
-    customer = sandbox["customer"]
-    url = payments_url(customer["customerId"], customer["accountId"], "international-transfers")
+def test_an_odd_value_in_any_transfer_field_is_answered(
+    api, customer_auth, field, account, beneficiary, customer
+):
+    url = payments_url(customer.id, account.id, "international-transfers")
     unanswered = []
 
     for value in ODD_VALUES:
         body = {
             "quoteId": "6b1a3f4e-0000-4000-8000-000000000000",
             "reference": "x",
-            "beneficiaryId": customer["beneficiaryId"],
+            "beneficiaryId": str(beneficiary.id),
         }
         if field == "payee":
             del body["beneficiaryId"]
@@ -142,8 +146,8 @@ def test_an_odd_value_in_any_transfer_field_is_answered(api, sandbox, customer_a
 
 
 @pytest.mark.parametrize("parameter", FX_PARAMETERS)
-def test_an_odd_fx_query_parameter_is_answered(api, sandbox, customer_auth, parameter):
-    url = f"/v1/accounts/{sandbox['customer']['accountId']}/fx/quote"
+def test_an_odd_fx_query_parameter_is_answered(api, customer_auth, parameter, account):
+    url = f"/v1/accounts/{account.id}/fx/quote"
     # Query strings carry text; a lone surrogate can only be sent as its UTF-8 bytes.
     texts = [
         value
@@ -169,9 +173,8 @@ def test_an_odd_fx_query_parameter_is_answered(api, sandbox, customer_auth, para
 
 @pytest.mark.parametrize("body", ["null", "[]", "1", '"x"', "true", "{}", '{"amount": 1e999}'])
 @pytest.mark.parametrize("route", ["payments", "international-transfers"])
-def test_a_body_that_is_not_an_object_of_fields_is_a_400(api, sandbox, customer_auth, route, body):
-    customer = sandbox["customer"]
-    url = payments_url(customer["customerId"], customer["accountId"], route)
+def test_a_body_that_is_not_an_object_of_fields_is_a_400(api, customer_auth, route, body, account, customer):
+    url = payments_url(customer.id, account.id, route)
 
     response = api.post(url, body, content_type="application/json", **customer_auth)
 
@@ -183,8 +186,8 @@ def test_a_body_that_is_not_an_object_of_fields_is_a_400(api, sandbox, customer_
     "identifier",
     ["x", "%00", "%ED%A0%80", "\u0660" * 32, "0" * 5000, "{00000000-0000-0000-0000-000000000000}"],
 )
-def test_an_odd_identifier_in_a_path_is_not_found(api, sandbox, customer_auth, identifier):
-    customer, account = sandbox["customer"]["customerId"], sandbox["customer"]["accountId"]
+def test_an_odd_identifier_in_a_path_is_not_found(api, customer_auth, identifier, account, customer):
+    customer, account = str(customer.id), str(account.id)
     requests = [
         ("get", payments_url(identifier, account, "payment-requests")),
         ("get", payments_url(customer, identifier, "transactions")),
@@ -203,15 +206,14 @@ def test_an_odd_identifier_in_a_path_is_not_found(api, sandbox, customer_auth, i
     assert PaymentRequest.objects.count() == 0
 
 
-def test_an_odd_failure_reason_in_the_sandbox_is_answered(api, sandbox, customer_auth):
-    customer = sandbox["customer"]
+def test_an_odd_failure_reason_in_the_sandbox_is_answered(api, customer_auth, account, beneficiary, customer):
     unanswered = []
 
     for value in ODD_VALUES:
         paid = post_json(
             api,
-            payments_url(customer["customerId"], customer["accountId"]),
-            {"amount": "1.00", "reference": "x", "beneficiaryId": customer["beneficiaryId"]},
+            payments_url(customer.id, account.id),
+            {"amount": "1.00", "reference": "x", "beneficiaryId": str(beneficiary.id)},
             customer_auth,
         )
         request_id = paid.json()["data"]["bankTransfer"]["requestId"]

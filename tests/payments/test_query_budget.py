@@ -17,11 +17,10 @@ from tests.payments.conftest import payments_url
 BUDGET = 10
 
 
-def _pay(api, sandbox, auth, amount="10.00"):
-    customer = sandbox["customer"]
+def _pay(api, account, beneficiary, auth, amount="10.00"):
     return api.post(
-        payments_url(customer["customerId"], customer["accountId"]),
-        {"amount": amount, "reference": "Invoice 42", "beneficiaryId": customer["beneficiaryId"]},
+        payments_url(account.customer_id, account.id),
+        {"amount": amount, "reference": "Invoice 42", "beneficiaryId": str(beneficiary.id)},
         format="json",
         HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()),
         **auth,
@@ -29,15 +28,20 @@ def _pay(api, sandbox, auth, amount="10.00"):
 
 
 def test_creating_a_payment_stays_within_its_statement_budget(
-    api, sandbox, customer_auth, django_assert_max_num_queries, django_capture_on_commit_callbacks
+    api,
+    account,
+    beneficiary,
+    customer_auth,
+    django_assert_max_num_queries,
+    django_capture_on_commit_callbacks,
 ):
     # A process that has paid once already knows its system accounts (they are
     # remembered once committed).
     with django_capture_on_commit_callbacks(execute=True):
-        assert _pay(api, sandbox, customer_auth).status_code == 200
+        assert _pay(api, account, beneficiary, customer_auth).status_code == 200
 
     with django_assert_max_num_queries(BUDGET):
-        response = _pay(api, sandbox, customer_auth, amount="12.34")
+        response = _pay(api, account, beneficiary, customer_auth, amount="12.34")
 
     assert response.status_code == 200
     request_id = response.json()["data"]["bankTransfer"]["requestId"]

@@ -6,13 +6,13 @@ is recorded with its reason and the others pay."""
 from datetime import date
 from decimal import Decimal
 
-from bankapi.models import Account, Customer, Program
+from bankapi.models import Account, Program
 from payments.ledger import ledger_check
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
 from payments.services.acceptance import PaymentInstruction
 from payments.services.schedules import schedule_create, scheduled_payments_run
 from tests.payments.conftest import balance
-from tests.payments.factories import IbanBeneficiaryFactory, funded_account
+from tests.support.factories import IbanBeneficiaryFactory, funded_account
 
 DAY = date(2026, 3, 10)
 UK_PAYEE = {"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
@@ -33,7 +33,7 @@ def run_of(schedule, day=DAY) -> tuple[str, str]:
     return run.outcome, run.reason
 
 
-def test_a_reference_the_account_no_longer_accepts_fails_that_run_and_the_others_pay(customer):
+def test_a_reference_the_account_no_longer_accepts_fails_that_run_and_the_others_pay(customer, account):
     strict, other = funded_account(customer, "10.00"), funded_account(customer, "10.00")
     refused, paid = make_schedule(strict, reference="Rent March"), make_schedule(other)
     Account.objects.filter(id=strict.id).update(reference_max=5)
@@ -101,10 +101,10 @@ def test_an_account_no_longer_in_the_schedules_currency_is_not_debited(customer)
     assert ledger_check().ok
 
 
-def test_an_account_moved_to_another_customer_is_not_debited_for_the_old_one(customer, sandbox):
+def test_an_account_moved_to_another_customer_is_not_debited_for_the_old_one(customer, customer2):
     account = funded_account(customer, "10.00")
     schedule = make_schedule(account)
-    Account.objects.filter(id=account.id).update(customer_id=sandbox["customer2"]["customerId"])
+    Account.objects.filter(id=account.id).update(customer_id=str(customer2.customer.id))
 
     scheduled_payments_run(DAY)
 
@@ -115,8 +115,8 @@ def test_an_account_moved_to_another_customer_is_not_debited_for_the_old_one(cus
     assert balance(account) == Decimal("10.00")
 
 
-def test_a_database_error_in_one_schedule_is_recorded_and_the_others_pay(customer, sandbox):
-    business = Customer.objects.get(id=sandbox["business"]["customerId"])
+def test_a_database_error_in_one_schedule_is_recorded_and_the_others_pay(customer, business, account):
+    business = business.customer
     broken_account, account = funded_account(business, "10.00"), funded_account(customer, "10.00")
     broken, healthy = make_schedule(broken_account), make_schedule(account)
     # A fee the database refuses on the payment request (its check constraint):

@@ -22,7 +22,7 @@ from payments.services.schedules import (
 )
 from payments.tasks import run_scheduled_payments
 from tests.payments.conftest import balance, payments_url
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 
 DAY = date(2026, 3, 10)
 
@@ -292,7 +292,7 @@ def test_the_beat_task_refuses_a_later_day(customer, late_on_the_10th):
 
 
 def test_a_daily_schedule_made_through_the_api_is_not_paid_ahead_by_a_run_30_days_out(
-    api, sandbox, customer_auth, account
+    api, customer_auth, account, beneficiary
 ):
     """The audit's scenario, on the real clock."""
     tomorrow = utc_today() + timedelta(days=1)
@@ -301,7 +301,7 @@ def test_a_daily_schedule_made_through_the_api_is_not_paid_ahead_by_a_run_30_day
         {
             "amount": "1.00",
             "reference": "Daily",
-            "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+            "beneficiaryId": str(beneficiary.id),
             "scheduledDate": tomorrow.isoformat(),
             "frequency": "DAILY",
         },

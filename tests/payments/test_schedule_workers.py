@@ -1,21 +1,20 @@
 """Scheduled payments run by several workers at once, and by a real Celery worker
 (PostgreSQL, and Redis for the worker; skipped otherwise)."""
 
-import threading
 import time
 from datetime import date
 from decimal import Decimal
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from bankapi.celery import app
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
 from payments.services.acceptance import PaymentInstruction
 from payments.services.schedules import schedule_create, scheduled_payments_run, utc_today
 from tests.conftest import requires_postgres, requires_redis
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
+from tests.support.race import run_at_once
 from tests.support.worker import celery_workers
 
 DAY = date(2026, 3, 10)
@@ -34,21 +33,7 @@ def make_schedule(account, anchor=DAY) -> ScheduledPayment:
 def test_two_runners_at_once_pay_each_schedule_exactly_once(transactional_db, customer):
     accounts = [funded_account(customer, "100.00") for _ in range(6)]
     schedules = [make_schedule(accounts[n % 6]) for n in range(60)]
-    start = threading.Barrier(2)
-    summaries = []
-
-    def runner():
-        try:
-            start.wait()
-            summaries.append(scheduled_payments_run(DAY, chunk_size=5))
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=runner) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    summaries = run_at_once(2, lambda _: scheduled_payments_run(DAY, chunk_size=5))
 
     assert sum(summary.paid for summary in summaries) == 60
     assert ScheduleRun.objects.count() == 60

@@ -7,11 +7,13 @@ from decimal import Decimal
 import pytest
 import time_machine
 
-from bankapi.models import Account
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
 from payments.services.schedules import scheduled_payments_run
 from tests.payments.conftest import balance, payments_url
 from tests.support.auth import access_header, id_header
+
+# Quotes are priced from the starting rate table.
+pytestmark = pytest.mark.usefixtures("fx_rates")
 
 TODAY = datetime(2026, 3, 10, 15, 0, tzinfo=UTC)
 SCHEDULE_KEYS = {
@@ -34,16 +36,16 @@ def frozen():
 
 
 @pytest.fixture
-def auth(sandbox, frozen):
+def auth(payer, frozen):
     """Minted inside the frozen clock, so the token is valid there."""
-    return access_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
+    return access_header(payer.email, payer.program_id)
 
 
-def create(api, auth, account, sandbox, key=None, **fields):
+def create(api, auth, account, beneficiary, key=None, **fields):
     body = {
         "amount": "25.00",
         "reference": "Rent",
-        "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+        "beneficiaryId": str(beneficiary.id),
     } | fields
     headers = {"HTTP_IDEMPOTENCY_KEY": str(key)} if key else {}
     return api.post(payments_url(account.customer_id, account.id), body, format="json", **headers, **auth)
@@ -67,9 +69,9 @@ def listed(api, auth, account, **query):
     ],
 )
 def test_a_later_utc_day_creates_a_schedule_and_pays_nothing_yet(
-    api, sandbox, auth, account, scheduled_date, first_run
+    api, auth, account, scheduled_date, first_run, beneficiary
 ):
-    response = create(api, auth, account, sandbox, scheduledDate=scheduled_date)
+    response = create(api, auth, account, beneficiary, scheduledDate=scheduled_date)
 
     assert response.status_code == 200
     transfer = response.json()["data"]["bankTransfer"]
@@ -90,8 +92,8 @@ def test_a_later_utc_day_creates_a_schedule_and_pays_nothing_yet(
         "2026-03-11T00:30:00+02:00",
     ],
 )
-def test_today_or_an_earlier_utc_day_pays_at_once(api, sandbox, auth, account, scheduled_date):
-    response = create(api, auth, account, sandbox, scheduledDate=scheduled_date)
+def test_today_or_an_earlier_utc_day_pays_at_once(api, auth, account, scheduled_date, beneficiary):
+    response = create(api, auth, account, beneficiary, scheduledDate=scheduled_date)
 
     assert set(response.json()["data"]["bankTransfer"]) == {"status", "requestId"}
     assert ScheduledPayment.objects.count() == 0
@@ -100,9 +102,9 @@ def test_today_or_an_earlier_utc_day_pays_at_once(api, sandbox, auth, account, s
 
 @pytest.mark.parametrize("starting", [{"scheduledDate": "2026-03-10"}, {"scheduledDate": "2026-02-01"}, {}])
 def test_a_repeating_payment_starting_today_pays_now_and_goes_on_from_today(
-    api, sandbox, auth, account, starting
+    api, auth, account, starting, beneficiary
 ):
-    response = create(api, auth, account, sandbox, frequency="MONTHLY", **starting)
+    response = create(api, auth, account, beneficiary, frequency="MONTHLY", **starting)
 
     transfer = response.json()["data"]["bankTransfer"]
     assert set(transfer) == {"status", "requestId", "scheduleId"}
@@ -122,30 +124,32 @@ def test_a_repeating_payment_starting_today_pays_now_and_goes_on_from_today(
     assert str(request.schedule_id) == transfer["scheduleId"]
 
 
-def test_a_repeating_payment_refused_today_creates_no_schedule(api, sandbox, auth, snapshot):
-    low = Account.objects.get(id=sandbox["customer"]["lowBalanceAccountId"])
+def test_a_repeating_payment_refused_today_creates_no_schedule(api, auth, snapshot, low_account, beneficiary):
+    low = low_account
     before = snapshot()
 
-    response = create(api, auth, low, sandbox, amount="6.00", frequency="WEEKLY")
+    response = create(api, auth, low, beneficiary, amount="6.00", frequency="WEEKLY")
 
     assert (response.status_code, response.json()["code"]) == (422, "INSUFFICIENT_FUNDS")
     assert before.unchanged() and ScheduledPayment.objects.count() == 0
 
 
-def test_a_retried_scheduled_create_returns_the_original_schedule(api, sandbox, auth, account):
+def test_a_retried_scheduled_create_returns_the_original_schedule(api, auth, account, beneficiary):
     key = uuid.uuid4()
 
-    first = create(api, auth, account, sandbox, key, scheduledDate="2026-04-01", frequency="WEEKLY")
-    retry = create(api, auth, account, sandbox, key, scheduledDate="2026-04-01", frequency="WEEKLY")
+    first = create(api, auth, account, beneficiary, key, scheduledDate="2026-04-01", frequency="WEEKLY")
+    retry = create(api, auth, account, beneficiary, key, scheduledDate="2026-04-01", frequency="WEEKLY")
 
     assert retry.json() == first.json() and retry["Idempotent-Replayed"] == "true"
     assert ScheduledPayment.objects.count() == 1
 
 
-def test_monthly_from_31_january_in_a_leap_year_runs_on_month_ends(api, sandbox, account, customer):
+def test_monthly_from_31_january_in_a_leap_year_runs_on_month_ends(
+    api, account, customer, payer, program, beneficiary
+):
     with time_machine.travel(datetime(2028, 1, 20, 9, 0, tzinfo=UTC), tick=False):
-        auth = access_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
-        response = create(api, auth, account, sandbox, scheduledDate="2028-01-31", frequency="MONTHLY")
+        auth = access_header(payer.email, payer.program_id)
+        response = create(api, auth, account, beneficiary, scheduledDate="2028-01-31", frequency="MONTHLY")
     schedule_id = response.json()["data"]["bankTransfer"]["scheduleId"]
 
     # The 02:00 UTC beat, every day from the 20th of January to the end of June.
@@ -195,7 +199,7 @@ def test_monthly_from_31_january_in_a_leap_year_runs_on_month_ends(api, sandbox,
     ],
 )
 def test_bad_schedule_fields_are_a_400_and_create_nothing(
-    api, sandbox, auth, account, snapshot, fields, field
+    api, auth, account, snapshot, fields, field, beneficiary
 ):
     before = snapshot()
     body = {key: value for key, value in fields.items() if key != "beneficiaryId"}
@@ -207,18 +211,18 @@ def test_bad_schedule_fields_are_a_400_and_create_nothing(
             **auth,
         )
     else:
-        response = create(api, auth, account, sandbox, **body)
+        response = create(api, auth, account, beneficiary, **body)
 
     assert response.status_code == 400, response.json()
     assert field in [error["field"] for error in response.json()["errors"]]
     assert before.unchanged() and ScheduledPayment.objects.count() == 0
 
 
-def test_schedules_are_listed_newest_first_across_pages(api, sandbox, auth, account, frozen):
+def test_schedules_are_listed_newest_first_across_pages(api, auth, account, frozen, beneficiary):
     made = []
     for day in ("2026-04-01", "2026-05-01", "2026-06-01"):
         made.append(
-            create(api, auth, account, sandbox, scheduledDate=day).json()["data"]["bankTransfer"][
+            create(api, auth, account, beneficiary, scheduledDate=day).json()["data"]["bankTransfer"][
                 "scheduleId"
             ]
         )
@@ -246,11 +250,11 @@ def test_schedules_are_listed_newest_first_across_pages(api, sandbox, auth, acco
 
 
 def test_cancelling_keeps_the_schedule_listed_as_cancelled_and_it_pays_nothing(
-    api, sandbox, auth, account, frozen
+    api, auth, account, frozen, beneficiary
 ):
-    schedule_id = create(api, auth, account, sandbox, scheduledDate="2026-03-11", frequency="DAILY").json()[
-        "data"
-    ]["bankTransfer"]["scheduleId"]
+    schedule_id = create(
+        api, auth, account, beneficiary, scheduledDate="2026-03-11", frequency="DAILY"
+    ).json()["data"]["bankTransfer"]["scheduleId"]
     url = payments_url(account.customer_id, account.id, f"scheduled-payments/{schedule_id}")
 
     response = api.delete(url, **auth)
@@ -269,20 +273,22 @@ def test_cancelling_keeps_the_schedule_listed_as_cancelled_and_it_pays_nothing(
     assert balance(account) == Decimal("100000.00")
 
 
-def test_outsiders_cannot_list_or_cancel_schedules(api, sandbox, auth, account):
-    schedule_id = create(api, auth, account, sandbox, scheduledDate="2026-04-01").json()["data"][
+def test_outsiders_cannot_list_or_cancel_schedules(
+    api, auth, account, program, customer2, customer2_account, beneficiary, business
+):
+    schedule_id = create(api, auth, account, beneficiary, scheduledDate="2026-04-01").json()["data"][
         "bankTransfer"
     ]["scheduleId"]
-    other = access_header(sandbox["customer2"]["email"], sandbox["consumerProgramId"])
-    business = access_header(sandbox["business"]["email"], sandbox["businessProgramId"])
+    other = access_header(customer2.email, str(program.id))
+    outsider = access_header(business.email, business.program_id)
     base = payments_url(account.customer_id, account.id, "scheduled-payments")
-    other_account = Account.objects.get(id=sandbox["customer2"]["accountId"])
+    other_account = customer2_account
 
     responses = [
         api.get(base, **other),
-        api.get(base, **business),
+        api.get(base, **outsider),
         api.delete(f"{base}/{schedule_id}", **other),
-        api.delete(f"{base}/{schedule_id}", **business),
+        api.delete(f"{base}/{schedule_id}", **outsider),
         # The caller's own account, another account's schedule id.
         api.delete(
             payments_url(other_account.customer_id, other_account.id, f"scheduled-payments/{schedule_id}"),
@@ -296,12 +302,12 @@ def test_outsiders_cannot_list_or_cancel_schedules(api, sandbox, auth, account):
     assert ScheduledPayment.objects.get(id=schedule_id).status == "ACTIVE"
 
 
-def test_the_schedule_routes_need_the_access_token(api, sandbox, auth, account):
-    schedule_id = create(api, auth, account, sandbox, scheduledDate="2026-04-01").json()["data"][
+def test_the_schedule_routes_need_the_access_token(api, auth, account, payer, program, beneficiary):
+    schedule_id = create(api, auth, account, beneficiary, scheduledDate="2026-04-01").json()["data"][
         "bankTransfer"
     ]["scheduleId"]
     base = payments_url(account.customer_id, account.id, "scheduled-payments")
-    id_token = id_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
+    id_token = id_header(payer.email, payer.program_id)
 
     responses = [
         api.get(base),

@@ -24,8 +24,8 @@ from payments.services.settlement import (
 )
 from payments.tasks import settle_pending_payments
 from tests.payments.conftest import balance, payments_url
-from tests.payments.factories import funded_account
 from tests.support.auth import id_header
+from tests.support.factories import funded_account
 
 
 def accept(account: Account, amount: str = "10.00", reference: str = "Invoice 9") -> PaymentRequest:
@@ -81,10 +81,10 @@ def test_settling_moves_the_payment_from_the_requests_list_to_the_transactions(a
     assert sorted(lines[:2]) == sorted(
         [("DEBIT", "25.00", "Invoice 9", str(request.id)), ("DEBIT", "0.50", "Payment fee", str(request.id))]
     )
-    assert lines[2] == ("CREDIT", "100000.00", "Sandbox opening balance", None)
+    assert lines[2] == ("CREDIT", "100000.00", "Funding", None)
 
 
-def test_the_statement_adds_up_to_the_balance_once_everything_settled(customer):
+def test_the_statement_adds_up_to_the_balance_once_everything_settled(customer, beneficiary):
     account = funded_account(customer, "100.00")
     for amount in ("10.00", "20.00", "30.00"):
         payment_settle(accept(account, amount))
@@ -170,7 +170,7 @@ def test_production_tokens_do_not_see_the_sandbox_routes(api, production_auth):
     assert PaymentRequest.objects.get(id=request.id).status == "PENDING"
 
 
-def test_outsiders_cannot_settle_or_fail_a_request(api, sandbox, customer2_auth, business_auth, account):
+def test_outsiders_cannot_settle_or_fail_a_request(api, customer2_auth, business_auth, account):
     request = accept(account)
 
     responses = [
@@ -184,9 +184,9 @@ def test_outsiders_cannot_settle_or_fail_a_request(api, sandbox, customer2_auth,
     assert PaymentRequest.objects.get(id=request.id).status == "PENDING"
 
 
-def test_the_sandbox_routes_need_the_access_token(api, sandbox, account):
+def test_the_sandbox_routes_need_the_access_token(api, account, payer, program):
     request = accept(account)
-    id_token = id_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
+    id_token = id_header(payer.email, payer.program_id)
 
     responses = [api.post(settle_url(request)), api.post(settle_url(request, "fail"), **id_token)]
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from authn.models import User
 from bankapi.errors import ApiError
-from bankapi.models import Account, Custodian, Customer
+from bankapi.models import Account, Customer
 from batches.services.processing import batch_process
 from payments.models import LedgerPosting, PaymentRequest
 from payments.selectors.ledger import account_statement, balance_as_of, day_start
@@ -25,7 +25,7 @@ from payments.services.schedules import schedule_create, scheduled_payments_run
 from payments.services.settlement import payment_fail, payment_settle
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
-from tests.payments.factories import funded_account
+from tests.support.factories import custodian_with_clients, funded_account
 
 START = datetime(2026, 6, 1, 21, 30, tzinfo=UTC)
 PAYEE = {"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
@@ -115,9 +115,9 @@ def _check_statement(account: Account, first, last) -> tuple[Decimal, Decimal]:
 
 
 @pytest.fixture
-def client_account_maker(sandbox):
-    custodian = Custodian.objects.get(name="Sandbox Custodian", program_id=sandbox["consumerProgramId"])
-    user = User.objects.get(email=sandbox["custodian"]["email"], program_id=sandbox["consumerProgramId"])
+def client_account_maker(program):
+    setup = custodian_with_clients(program, clients=0)
+    custodian, user = setup.custodian, setup.user
 
     def make() -> Account:
         customer = Customer.objects.create(

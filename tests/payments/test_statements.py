@@ -18,7 +18,6 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from authn.models import User
 from bankapi.models import Account, Customer
 from batches.services.processing import batch_process
 from payments.ledger import ledger_check, ledger_fund_account
@@ -29,8 +28,8 @@ from payments.statement_formats import CAMT053_NAMESPACE, CAMT053_XSD, CSV_HEADE
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
 from tests.support.auth import access_header
+from tests.support.factories import custodian_with_clients, funded_account
 
 NS = {"c": CAMT053_NAMESPACE}
 MICROSECOND = timedelta(microseconds=1)
@@ -80,10 +79,10 @@ def posted_before(account, moment) -> Decimal:
     return total
 
 
-def customer_token(sandbox) -> dict:
+def customer_token(payer) -> dict:
     """The customer's access token issued now: under a travelled clock, one issued
     at the real time would not be valid yet."""
-    return access_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
+    return access_header(payer.email, payer.program_id)
 
 
 def csv_rows(text: str) -> list[dict]:
@@ -232,13 +231,13 @@ def test_csv_cells_a_spreadsheet_would_run_are_defused(api, customer, customer_a
     assert entries[1]["reference"] == reference
 
 
-def test_a_period_crossing_midnight_splits_at_00_00_utc(api, sandbox, customer):
+def test_a_period_crossing_midnight_splits_at_00_00_utc(api, customer, payer):
     with time_machine.travel(datetime(2026, 3, 9, 23, 59, 59, tzinfo=UTC), tick=False) as clock:
         account = funded_account(customer, "100.00")
         clock.move_to(datetime(2026, 3, 10, 0, 0, 0, tzinfo=UTC))
         ledger_fund_account(account, Decimal("0.01"), key=f"test:{uuid.uuid4()}", memo="Midnight")
         clock.move_to(datetime(2026, 3, 10, 18, 0, tzinfo=UTC))
-        customer_auth = customer_token(sandbox)
+        customer_auth = customer_token(payer)
 
         first = statement(api, customer_auth, account, "2026-03-09", "2026-03-09").json()["data"]
         second = statement(api, customer_auth, account, "2026-03-10", "2026-03-10").json()["data"]
@@ -254,13 +253,13 @@ def test_a_period_crossing_midnight_splits_at_00_00_utc(api, sandbox, customer):
     assert (before["openingBalance"], before["closingBalance"], before["entries"]) == ("0.00", "0.00", [])
 
 
-def test_the_balance_between_two_postings_is_the_first_ones(api, sandbox, customer):
+def test_the_balance_between_two_postings_is_the_first_ones(api, customer, payer):
     with time_machine.travel(datetime(2026, 4, 1, 9, 0, tzinfo=UTC), tick=False) as clock:
         account = funded_account(customer, "10.00")
         clock.move_to(datetime(2026, 4, 1, 11, 0, tzinfo=UTC))
         ledger_fund_account(account, Decimal("5.00"), key=f"test:{uuid.uuid4()}")
         clock.move_to(datetime(2026, 4, 2, 8, 0, tzinfo=UTC))
-        customer_auth = customer_token(sandbox)
+        customer_auth = customer_token(payer)
         url = payments_url(account.customer_id, account.id, "balances")
 
         def at(moment: str) -> dict:
@@ -301,21 +300,21 @@ def test_the_balance_between_two_postings_is_the_first_ones(api, sandbox, custom
         ({"from": "2026-03-01", "to": "2026-03-01", "format": "JSON"}, "format"),
     ],
 )
-def test_a_statement_outside_the_rules_is_400(api, sandbox, customer, params, field):
+def test_a_statement_outside_the_rules_is_400(api, customer, params, field, payer):
     account = funded_account(customer, "1.00")
     with time_machine.travel(datetime(2026, 3, 10, 12, tzinfo=UTC), tick=False):
         url = payments_url(account.customer_id, account.id, "statements")
-        response = api.get(url, params, **customer_token(sandbox))
+        response = api.get(url, params, **customer_token(payer))
 
     assert response.status_code == 400
     assert response.json()["code"] == "VALIDATION_ERROR"
     assert [error["field"] for error in response.json()["errors"]] == [field]
 
 
-def test_a_statement_may_cover_366_days_up_to_today(api, sandbox, customer):
+def test_a_statement_may_cover_366_days_up_to_today(api, customer, payer):
     account = funded_account(customer, "1.00")
     with time_machine.travel(datetime(2026, 3, 10, 12, tzinfo=UTC), tick=False):
-        response = statement(api, customer_token(sandbox), account, "2025-03-10", "2026-03-10")
+        response = statement(api, customer_token(payer), account, "2025-03-10", "2026-03-10")
 
     assert response.status_code == 200
 
@@ -323,8 +322,8 @@ def test_a_statement_may_cover_366_days_up_to_today(api, sandbox, customer):
 @pytest.mark.parametrize(
     "asof", ["yesterday", "2026-04-01", "2026-04-31T00:00:00Z", "0001-01-01T00:00:00+01:00"]
 )
-def test_a_balance_at_no_real_moment_is_400(api, sandbox, customer_auth, asof):
-    url = payments_url(sandbox["customer"]["customerId"], sandbox["customer"]["accountId"], "balances")
+def test_a_balance_at_no_real_moment_is_400(api, customer_auth, asof, account, customer):
+    url = payments_url(str(customer.id), str(account.id), "balances")
 
     response = api.get(url, {"asOf": asof}, **customer_auth)
 
@@ -332,41 +331,39 @@ def test_a_balance_at_no_real_moment_is_400(api, sandbox, customer_auth, asof):
 
 
 @pytest.mark.parametrize("what", ["statements", "balances", "limits"])
-def test_another_customers_account_is_not_found(api, sandbox, customer2_auth, what):
-    url = payments_url(sandbox["customer"]["customerId"], sandbox["customer"]["accountId"], what)
+def test_another_customers_account_is_not_found(api, customer2_auth, what, account, customer):
+    url = payments_url(str(customer.id), str(account.id), what)
 
     response = api.get(url, {"from": "2026-01-01", "to": "2026-01-01"}, **customer2_auth)
 
     assert (response.status_code, response.json()["code"]) == (404, "RESOURCE_NOT_FOUND")
-    assert sandbox["customer"]["accountId"] not in response.content.decode()
+    assert str(account.id) not in response.content.decode()
 
 
 @pytest.mark.parametrize("what", ["statements", "balances", "limits"])
-def test_an_id_token_is_refused(api, sandbox, customer_id_auth, what):
-    url = payments_url(sandbox["customer"]["customerId"], sandbox["customer"]["accountId"], what)
+def test_an_id_token_is_refused(api, customer_id_auth, what, account, customer):
+    url = payments_url(str(customer.id), str(account.id), what)
 
     assert api.get(url, {"from": "2026-01-01", "to": "2026-01-01"}, **customer_id_auth).status_code == 401
 
 
-def test_a_custodian_reads_its_clients_statement(api, sandbox):
-    account = sandbox["custodian"]["accounts"][0]
-    auth = access_header(sandbox["custodian"]["email"], sandbox["consumerProgramId"])
+def test_a_custodian_reads_its_clients_statement(api, program):
+    custodian = custodian_with_clients(program, clients=1)
+    account = custodian.accounts[0]
     today = datetime.now(UTC).date()
-    customer_id = Account.objects.get(id=account["accountId"]).customer_id
 
     response = api.get(
-        payments_url(customer_id, account["accountId"], "statements"), {"from": today, "to": today}, **auth
+        payments_url(account.customer_id, account.id, "statements"),
+        {"from": today, "to": today},
+        **custodian.person.access,
     )
 
     assert response.status_code == 200
-    assert (
-        response.json()["data"]["closingBalance"]
-        == f"{Account.objects.get(id=account['accountId']).balance:.2f}"
-    )
+    assert response.json()["data"]["closingBalance"] == f"{Account.objects.get(id=account.id).balance:.2f}"
 
 
-def test_format_is_a_statement_parameter_not_a_renderer_switch(api, sandbox, customer_auth):
-    url = payments_url(sandbox["customer"]["customerId"], sandbox["customer"]["accountId"], "transactions")
+def test_format_is_a_statement_parameter_not_a_renderer_switch(api, customer_auth, account, customer):
+    url = payments_url(str(customer.id), str(account.id), "transactions")
 
     response = api.get(url, {"format": "csv"}, **customer_auth)
 
@@ -431,14 +428,12 @@ def test_the_balance_selector_agrees_with_the_raw_postings(customer):
     assert date(2026, 5, 1) == now.date()
 
 
-def test_a_host_whose_clock_is_behind_books_after_the_accounts_latest_posting(api, sandbox, customer):
+def test_a_host_whose_clock_is_behind_books_after_the_accounts_latest_posting(api, customer, program):
     """Two hosts post to one account; the second's clock is an hour behind. Its
     postings (single and bulk) are booked at the account's latest booking time,
     never before it, so the statement's running balance still follows time."""
     ahead = datetime(2026, 8, 1, 12, 0, tzinfo=UTC)
-    custodian_user = User.objects.get(
-        email=sandbox["custodian"]["email"], program_id=sandbox["consumerProgramId"]
-    )
+    custodian_user = custodian_with_clients(program, clients=0).user
     client = Customer.objects.create(
         program_id=customer.program_id, name="Client", custodian_id=custodian_user.custodian_id
     )
