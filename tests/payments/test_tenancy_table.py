@@ -315,10 +315,10 @@ def test_the_route_answers_as_the_rules_do(api, world, snapshot, caller, target,
 
 
 def test_a_customer_pays_its_beneficiary_reading_caller_account_and_beneficiary_at_once(
-    api, sandbox, customer_auth
+    api, customer_auth, account, beneficiary
 ):
-    body = {"amount": "1.00", "reference": "Once", "beneficiaryId": sandbox["customer"]["beneficiaryId"]}
-    url = payments_url(sandbox["customer"]["customerId"], sandbox["customer"]["accountId"])
+    body = {"amount": "1.00", "reference": "Once", "beneficiaryId": str(beneficiary.id)}
+    url = payments_url(account.customer_id, account.id)
     beneficiaries = Beneficiary._meta.db_table
 
     with CaptureQueriesContext(connection) as queries:
@@ -331,10 +331,10 @@ def test_a_customer_pays_its_beneficiary_reading_caller_account_and_beneficiary_
 
 @pytest.mark.parametrize("raw", ['{"amount": "1.00", "beneficiaryId": ', "[1, 2"])
 def test_a_body_that_does_not_parse_is_refused_after_the_account_is_resolved(
-    api, sandbox, customer_auth, raw
+    api, customer_auth, account, customer2_account, raw
 ):
-    own = payments_url(sandbox["customer"]["customerId"], sandbox["customer"]["accountId"])
-    other = payments_url(sandbox["customer2"]["customerId"], sandbox["customer2"]["accountId"])
+    own = payments_url(account.customer_id, account.id)
+    other = payments_url(customer2_account.customer_id, customer2_account.id)
 
     mine = api.post(own, raw, content_type="application/json", **customer_auth)
     theirs = api.post(other, raw, content_type="application/json", **customer_auth)
