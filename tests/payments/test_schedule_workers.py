@@ -12,6 +12,7 @@ from django.db import connection
 
 from bankapi.celery import app
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
+from payments.payees import Payee, UkAccount
 from payments.services.acceptance import PaymentInstruction
 from payments.services.schedules import schedule_create, scheduled_payments_run, utc_today
 from tests.conftest import requires_postgres, requires_redis
@@ -19,7 +20,7 @@ from tests.payments.factories import funded_account
 from tests.support.worker import celery_workers
 
 DAY = date(2026, 3, 10)
-PAYEE = {"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
+PAYEE = Payee(name="Jane", account=UkAccount(sort_code="200000", account_number="55779911")).to_stored()
 
 
 def make_schedule(account, anchor=DAY) -> ScheduledPayment:
