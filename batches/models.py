@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import Q
 
 from bankapi.models import MONEY, Account, Custodian, Customer, TenantOwned
+from batches.sent import SentPayment
 
 ONE_OWNER = Q(custodian__isnull=False, owner_customer__isnull=True) | Q(
     custodian__isnull=True, owner_customer__isnull=False
@@ -41,7 +42,8 @@ class Draft(Owned):
     """A verified (or still verifying) batch not yet submitted.
 
     Its status (DRAFT or EXPIRED) is derived from `expires_at` at read time,
-    never stored. `payments` is what verify was sent; the verification task fills
+    never stored. `payments` is what verify was sent (`SentPayment.to_stored()`
+    of each; read them with `sent_payments()`); the verification task fills
     `valid_payments` and `invalid_payments` and sets `verified_at`.
     """
 
@@ -82,6 +84,9 @@ class Draft(Owned):
                 name="draft_message_id_unique_per_customer",
             ),
         ]
+
+    def sent_payments(self) -> list[SentPayment]:
+        return [SentPayment.from_stored(payment) for payment in self.payments]
 
     @property
     def from_file(self) -> bool:

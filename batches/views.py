@@ -22,6 +22,7 @@ from bankapi.scope import access_customer
 from batches.actors import Actor
 from batches.models import Batch
 from batches.presenters import batch_detail, batch_summary, draft_detail, draft_status, draft_summary
+from batches.rules import sent_payment_from_wire
 from batches.selectors import (
     batch_items,
     batch_or_draft,
@@ -30,6 +31,7 @@ from batches.selectors import (
     item_summaries,
     list_query_parse,
 )
+from batches.sent import SentPayment
 from batches.serializers import (
     BatchActionSerializer,
     BatchDetailSerializer,
@@ -233,12 +235,13 @@ class BatchRouteView(ScopedAPIView):
         data = body.validated_data
         action = data["action"]
         if action == "verify":
-            draft = draft_create(actor=actor, payments=data["payments"])
+            sent = [sent_payment_from_wire(payment) for payment in data["payments"]]
+            draft = draft_create(actor=actor, payments=sent)
             return ok_flat({"requestId": str(draft.id), "status": draft_status(draft)})
         if action == "initiate":
             return ok(
                 batch_initiate(
-                    actor=actor, user=user, payments=data.get("payments"), draft_id=data.get("batchId")
+                    actor=actor, user=user, payments=_sent(data.get("payments")), draft_id=data.get("batchId")
                 )
             )
         if action == "passkey-challenge":
@@ -247,13 +250,18 @@ class BatchRouteView(ScopedAPIView):
             actor=actor,
             user=user,
             # A file draft's own payments when none are sent (checked before anything else).
-            payments=submitted_payments(actor, data.get("payments"), data.get("batchId")),
+            payments=submitted_payments(actor, _sent(data.get("payments")), data.get("batchId")),
             sca=data["scaChallenge"],
             confirmation=data["confirmation"],
             draft_id=data.get("batchId"),
             idempotency_key=data.get("idempotencyKey"),
         )
         return stored_response_http(stored)
+
+
+def _sent(payments: list[dict] | None) -> list[SentPayment] | None:
+    """The body's payments (their shape checked) in the domain's names."""
+    return None if payments is None else [sent_payment_from_wire(payment) for payment in payments]
 
 
 def _key_or_none(value) -> uuid.UUID | None:

@@ -18,6 +18,7 @@ from bankapi.scope import get_or_not_found, parse_uuid
 from batches.actors import Actor
 from batches.models import Draft, ScaChallenge
 from batches.rules import CheckedItem, PayerBook, items_check, payments_hash
+from batches.sent import SentPayment
 
 SCA_CHALLENGE_TTL = timedelta(minutes=5)
 STEP_UP_PURPOSE = "batch-submit"
@@ -42,11 +43,11 @@ def _valid_amount(item: CheckedItem) -> Decimal:
     return item.amount
 
 
-def payments_checked(actor: Actor, payments: list[dict]) -> tuple[list[CheckedItem], str | None]:
+def payments_checked(actor: Actor, payments: list[SentPayment]) -> tuple[list[CheckedItem], str | None]:
     return items_check(payments, PayerBook.of(actor.payer_accounts()))
 
 
-def payments_of_request(draft: Draft | None, payments: list[dict] | None) -> list[dict]:
+def payments_of_request(draft: Draft | None, payments: list[SentPayment] | None) -> list[SentPayment]:
     """What initiate or submit is about: the payments sent, or a file draft's own
     (a file draft's payments are the file's: sending others is refused)."""
     if draft is not None and draft.from_file:
@@ -54,14 +55,15 @@ def payments_of_request(draft: Draft | None, payments: list[dict] | None) -> lis
             raise validation_error(
                 "payments", "Not taken with a draft made from a file: its payments are the file's."
             )
-        stored: list[dict] = draft.payments
-        return stored
+        return draft.sent_payments()
     if payments is None:
         raise validation_error("payments", "Required, unless batchId names a draft made from a file.")
     return payments
 
 
-def submitted_payments(actor: Actor, payments: list[dict] | None, draft_id: str | None) -> list[dict]:
+def submitted_payments(
+    actor: Actor, payments: list[SentPayment] | None, draft_id: str | None
+) -> list[SentPayment]:
     """submit's payments, found before its scaChallenge is checked against them: a
     file draft's (submitted or not: a used challenge is then what is refused)."""
     draft = None
@@ -70,10 +72,12 @@ def submitted_payments(actor: Actor, payments: list[dict] | None, draft_id: str 
     return payments_of_request(draft, payments)
 
 
-def batch_initiate(*, actor: Actor, user: User, payments: list[dict] | None, draft_id: str | None) -> dict:
+def batch_initiate(
+    *, actor: Actor, user: User, payments: list[SentPayment] | None, draft_id: str | None
+) -> dict:
     draft = draft_for_submit(actor, draft_id) if draft_id is not None else None
     payments = payments_of_request(draft, payments)
-    if draft is not None and draft.payments != payments:
+    if draft is not None and draft.sent_payments() != payments:
         raise validation_error("payments", "Must be the payments of the draft named by batchId.")
     checked, currency = payments_checked(actor, payments)
     valid = [item for item in checked if item.valid]
@@ -104,7 +108,12 @@ def batch_initiate(*, actor: Actor, user: User, payments: list[dict] | None, dra
 
 
 def sca_challenge_live(
-    *, actor: Actor, user: User, sca: dict, payments: list[dict] | None = None, draft_id: str | None = None
+    *,
+    actor: Actor,
+    user: User,
+    sca: dict,
+    payments: list[SentPayment] | None = None,
+    draft_id: str | None = None,
 ) -> ScaChallenge:
     """The caller's unexpired, unused challenge; with `payments`, bound to them.
 

@@ -112,10 +112,10 @@ def _item(
     """The item of one payment; from a file, with its EndToEndId, its payment
     instruction and that instruction's requested execution date."""
     payer = checked.payer
-    reference = checked.payment.get("reference")
+    reference = checked.payment.reference
     return BatchItem(
         id=draft.item_id(checked.index) if draft is not None else uuid.uuid4(),
-        end_to_end_id=str(checked.payment.get("endToEndId", "")),
+        end_to_end_id=checked.payment.end_to_end_id or "",
         instruction_id=instruction["id"] if instruction else "",
         program_id=batch.program_id,
         sandbox=batch.sandbox,
@@ -130,7 +130,7 @@ def _item(
         payee=checked.payee,
         amount=checked.amount,
         currency=payer.currency if payer else "",
-        reference=reference if isinstance(reference, str) else "",
+        reference=reference or "",
         scheduled_date=date.fromisoformat(instruction["executionDate"]) if instruction else now.date(),
     )
 

@@ -37,6 +37,7 @@ from batches.actors import Actor
 from batches.models import Draft, ScaChallenge
 from batches.presenters import submit_answer
 from batches.rules import payments_hash
+from batches.sent import SentPayment
 from batches.services.challenges import (
     STEP_UP_PURPOSE,
     draft_for_submit,
@@ -81,7 +82,7 @@ def batch_submit(
     *,
     actor: Actor,
     user: User,
-    payments: list[dict],
+    payments: list[SentPayment],
     sca: dict,
     confirmation: dict,
     draft_id: str | None,

@@ -195,13 +195,14 @@ def test_the_sweep_runs_stalled_batches_and_verifications_again(custodian_user, 
     from django.utils import timezone
 
     from batches.models import Draft
+    from batches.rules import sent_payment_from_wire
     from batches.tasks import resume_stalled_batches
 
     batch = batch_submitted(custodian_user, [payment(payers[0], "1.00")])
     draft = Draft.objects.create(
         program_id=custodian_user.program_id,
         custodian_id=custodian_user.custodian_id,
-        payments=[payment(payers[0], "1.00")],
+        payments=[sent_payment_from_wire(payment(payers[0], "1.00")).to_stored()],
         payments_count=1,
         expires_at=timezone.now() + timedelta(hours=1),
     )
