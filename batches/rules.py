@@ -21,6 +21,7 @@ from typing import Any
 from bankapi.banking import ACCOUNT_NUMBER, SORT_CODE
 from bankapi.codes import bic_problem, iban_problem, normalise_bic, normalise_iban
 from bankapi.models import Account
+from batches.payees import ItemPayee
 from batches.sent import SentAccount, SentPayee, SentPayer, SentPayment
 
 MAX_PAYMENTS = 10_000
@@ -205,7 +206,7 @@ class CheckedItem:
     payment: SentPayment
     reasons: list[str] = field(default_factory=list)
     payer: Account | None = None
-    payee: dict = field(default_factory=dict)
+    payee: ItemPayee = field(default_factory=lambda: ItemPayee(name=""))
     amount: Decimal | None = None
 
     @property
@@ -260,8 +261,8 @@ def parse_amount(value: Any) -> Decimal | None:
     return amount if Decimal(0) < amount <= MAX_AMOUNT else None
 
 
-def _payee(value: SentPayee | None, reasons: list[str]) -> dict:
-    """The payee as a batch item shows it: {name, accountNumber, sortCode, iban, bic}."""
+def _payee(value: SentPayee | None, reasons: list[str]) -> ItemPayee:
+    """The payee as its batch item keeps it."""
     value = value or SentPayee()
     name = value.name or ""
     if not name.strip():
@@ -272,16 +273,14 @@ def _payee(value: SentPayee | None, reasons: list[str]) -> dict:
         reasons.append("payee.accountType: must be one of CONSUMER, BUSINESS.")
     # As normalised when valid, else as sent.
     account = _account(value.account, "payee.account", reasons) or value.account or SentAccount()
-    shown = {
-        "name": name,
-        "accountNumber": account.account_number,
-        "sortCode": account.sort_code,
-        "iban": account.iban,
-        "bic": account.bic,
-    }
-    if value.payee_type is not None:
-        shown["accountType"] = value.payee_type
-    return shown
+    return ItemPayee(
+        name=name,
+        sort_code=account.sort_code,
+        account_number=account.account_number,
+        iban=account.iban,
+        bic=account.bic,
+        payee_type=value.payee_type,
+    )
 
 
 @functools.cache

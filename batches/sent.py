@@ -12,6 +12,7 @@ an API field never touches a stored draft.
 """
 
 from dataclasses import dataclass, fields
+from datetime import date
 from typing import Any
 
 
@@ -104,4 +105,24 @@ class SentPayment:
             amount=data.get("amount"),
             end_to_end_id=data.get("end_to_end_id"),
             currency=data.get("currency"),
+        )
+
+
+@dataclass(frozen=True)
+class FileInstruction:
+    """A pain.001 payment instruction (PmtInf): its PmtInfId, its requested
+    execution day, and how many of the file's payments it covers (the next
+    `count`, in file order)."""
+
+    id: str
+    execution_date: date
+    count: int
+
+    def to_stored(self) -> dict[str, Any]:
+        return {"id": self.id, "execution_date": self.execution_date.isoformat(), "count": self.count}
+
+    @classmethod
+    def from_stored(cls, data: dict[str, Any]) -> "FileInstruction":
+        return cls(
+            id=data["id"], execution_date=date.fromisoformat(data["execution_date"]), count=data["count"]
         )

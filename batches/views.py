@@ -18,10 +18,17 @@ from bankapi.idempotency import idempotency_key_parse, stored_response_http
 from bankapi.responses import ok, ok_flat
 from bankapi.roles import Role
 from bankapi.schema import envelope, error_responses, management_program_id
-from bankapi.scope import access_customer
+from bankapi.scope import access_customer, parse_uuid
 from batches.actors import Actor
 from batches.models import Batch
-from batches.presenters import batch_detail, batch_summary, draft_detail, draft_status, draft_summary
+from batches.presenters import (
+    batch_detail,
+    batch_summary,
+    draft_detail,
+    draft_status,
+    draft_summary,
+    initiate_answer,
+)
 from batches.rules import sent_payment_from_wire
 from batches.selectors import (
     batch_items,
@@ -239,19 +246,19 @@ class BatchRouteView(ScopedAPIView):
             draft = draft_create(actor=actor, payments=sent)
             return ok_flat({"requestId": str(draft.id), "status": draft_status(draft)})
         if action == "initiate":
-            return ok(
-                batch_initiate(
-                    actor=actor, user=user, payments=_sent(data.get("payments")), draft_id=data.get("batchId")
-                )
+            initiated = batch_initiate(
+                actor=actor, user=user, payments=_sent(data.get("payments")), draft_id=data.get("batchId")
             )
+            return ok(initiate_answer(initiated))
         if action == "passkey-challenge":
-            return ok(batch_passkey_challenge(actor=actor, user=user, sca=data["scaChallenge"]))
+            challenge_id = parse_uuid(data["scaChallenge"]["id"])
+            return ok(batch_passkey_challenge(actor=actor, user=user, challenge_id=challenge_id))
         stored = batch_submit(
             actor=actor,
             user=user,
             # A file draft's own payments when none are sent (checked before anything else).
             payments=submitted_payments(actor, _sent(data.get("payments")), data.get("batchId")),
-            sca=data["scaChallenge"],
+            challenge_id=parse_uuid(data["scaChallenge"]["id"]),
             confirmation=data["confirmation"],
             draft_id=data.get("batchId"),
             idempotency_key=data.get("idempotencyKey"),

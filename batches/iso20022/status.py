@@ -116,9 +116,9 @@ def _instructions(draft: Draft, transactions: list[TransactionStatus]) -> list[I
     if not draft.from_file:
         return [InstructionStatus(iso_id(draft.id), transactions)]
     grouped, start = [], 0
-    for instruction in draft.instructions or []:
-        end = start + instruction["count"]
-        grouped.append(InstructionStatus(instruction["id"], transactions[start:end]))
+    for instruction in draft.file_instructions():
+        end = start + instruction.count
+        grouped.append(InstructionStatus(instruction.id, transactions[start:end]))
         start = end
     return grouped
 

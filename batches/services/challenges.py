@@ -6,9 +6,9 @@ authorises exactly what will be paid: the total of the valid items.
 """
 
 import uuid
+from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
 
 from django.utils import timezone
 
@@ -72,9 +72,19 @@ def submitted_payments(
     return payments_of_request(draft, payments)
 
 
+@dataclass(frozen=True)
+class Initiated:
+    """What initiate made: the challenge, bound to `total` in `currency` (the sum
+    of the valid payments: what the confirmation authorises)."""
+
+    challenge: ScaChallenge
+    total: Decimal
+    currency: str
+
+
 def batch_initiate(
     *, actor: Actor, user: User, payments: list[SentPayment] | None, draft_id: str | None
-) -> dict:
+) -> Initiated:
     draft = draft_for_submit(actor, draft_id) if draft_id is not None else None
     payments = payments_of_request(draft, payments)
     if draft is not None and draft.sent_payments() != payments:
@@ -100,22 +110,19 @@ def batch_initiate(
         currency=currency,
         expires_at=timezone.now() + SCA_CHALLENGE_TTL,
     )
-    return {
-        "totalAmount": f"{total:.2f}",
-        "currency": currency,
-        "scaChallenge": {"id": str(challenge.id), "expiresAt": challenge.expires_at.isoformat()},
-    }
+    return Initiated(challenge=challenge, total=total, currency=currency)
 
 
 def sca_challenge_live(
     *,
     actor: Actor,
     user: User,
-    sca: dict,
+    challenge_id: uuid.UUID | None,
     payments: list[SentPayment] | None = None,
     draft_id: str | None = None,
 ) -> ScaChallenge:
-    """The caller's unexpired, unused challenge; with `payments`, bound to them.
+    """The caller's unexpired, unused challenge of id `challenge_id` (None: an
+    id that is not a UUID, so none); with `payments`, bound to them.
 
     Every refusal is a 400 on `scaChallenge`: unknown (another user's included),
     used, expired, or made for other payments or another draft.
@@ -126,7 +133,7 @@ def sca_challenge_live(
         # confirm a single-customer batch, nor the reverse.
         .filter(user=user, consumed_at__isnull=True, route_customer=actor.route_customer)
         # django-stubs: an exact lookup takes None (matching no challenge: the id is never null).
-        .filter(id=_uuid_or_none(sca.get("id")))  # type: ignore[misc]
+        .filter(id=challenge_id)  # type: ignore[misc]
         .first()
     )
     if challenge is None:
@@ -138,7 +145,3 @@ def sca_challenge_live(
             "scaChallenge", "The payments (or batchId) differ from those the scaChallenge was initiated for."
         )
     return challenge
-
-
-def _uuid_or_none(value: Any) -> uuid.UUID | None:
-    return parse_uuid(value) if isinstance(value, str) else None

@@ -37,7 +37,7 @@ def draft_create(*, actor: Actor, payments: list[SentPayment], document: Pain001
         expires_at=timezone.now() + draft_ttl(),
         message_id=document.message_id if document is not None else None,
         message_name=document.message_name if document is not None else "",
-        instructions=document.instructions if document is not None else None,
+        instructions=[i.to_stored() for i in document.instructions] if document is not None else None,
     )
     transaction.on_commit(lambda: verify_draft.delay(str(draft.id)))
     return draft

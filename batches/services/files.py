@@ -23,7 +23,6 @@ from batches.iso20022.status import (
     status_report_of_draft,
 )
 from batches.models import Batch, Draft
-from batches.rules import sent_payment_from_wire
 from batches.selectors import batch_items, batch_or_draft
 from batches.services.drafts import draft_create
 
@@ -36,11 +35,7 @@ def file_draft_create(*, actor: Actor, body: bytes) -> Draft:
         raise _duplicate(document.message_id, known)
     try:
         with transaction.atomic():
-            return draft_create(
-                actor=actor,
-                payments=[sent_payment_from_wire(payment) for payment in document.payments],
-                document=document,
-            )
+            return draft_create(actor=actor, payments=document.payments, document=document)
     except IntegrityError:
         known = _draft_of_message(actor, document.message_id)
         if known is None:

@@ -32,18 +32,16 @@ def _payment_as_sent(item: BatchItem) -> SentPayment:
         payer_account = SentAccount(kind="uk", sort_code=payer.sort_code, account_number=payer.account_number)
     else:
         payer_account = SentAccount(kind="iban", iban=payer.iban)
-    payee = item.payee or {}
-    if payee.get("iban"):
-        payee_account = SentAccount(kind="iban", iban=payee["iban"], bic=payee.get("bic") or None)
+    payee = item.item_payee()
+    if payee.iban:
+        payee_account = SentAccount(kind="iban", iban=payee.iban, bic=payee.bic or None)
     else:
         payee_account = SentAccount(
-            kind="uk", sort_code=payee.get("sortCode") or "", account_number=payee.get("accountNumber") or ""
+            kind="uk", sort_code=payee.sort_code or "", account_number=payee.account_number or ""
         )
     return SentPayment(
         payer=SentPayer(account=payer_account),
-        payee=SentPayee(
-            name=payee.get("name") or "", account=payee_account, payee_type=payee.get("accountType")
-        ),
+        payee=SentPayee(name=payee.name, account=payee_account, payee_type=payee.payee_type),
         amount=f"{item.amount}",
         reference=item.reference,
     )

@@ -15,11 +15,13 @@ from batches.models import Batch, BatchItem, Draft, ScaChallenge
 from batches.rules import payments_hash, sent_payment_from_wire, sent_payment_to_wire
 from batches.sent import SentAccount, SentPayee, SentPayer, SentPayment
 from tests.batches.conftest import PAYEE_IBAN, URL, payment, verify
+from tests.batches.helpers import batch_submitted
 from tests.batches.iso20022 import upload
 from tests.batches.test_submit import totp
 from tests.support.pain001 import Instruction, Tx, pain001, scan
 
-MIGRATION = "draft_payments_in_domain_names"
+MIGRATION = "stored_payments_in_domain_names"
+EXECUTION_DAY = "2026-12-01"
 
 IBAN_PAYMENT_WITH_A_TYPE = {
     "payer": {"account": {"type": "uk", "sortCode": "04-00-04", "accountNumber": "12345678"}},
@@ -144,7 +146,9 @@ def test_drafts_and_challenges_made_before_the_migration_submit_after_it(
     file_body = pain001(
         [
             Instruction(
-                debtor, [Tx("E-1", "1.00", scan("200000", "55779911")), Tx("E-2", "2.00", scan("1", "2"))]
+                debtor,
+                [Tx("E-1", "1.00", scan("200000", "55779911")), Tx("E-2", "2.00", scan("1", "2"))],
+                execution_date=EXECUTION_DAY,
             )
         ],
         msg_id="MIGRATED-1",
@@ -152,20 +156,45 @@ def test_drafts_and_challenges_made_before_the_migration_submit_after_it(
     file_draft_id = upload(api, custodian_auth, file_body).json()["requestId"]
     json_payments = [payment(first, "3.00"), payment(first, "4.00", payee=PAYEE_IBAN)]
     json_draft_id = verify(api, custodian_auth, json_payments)
-    stored_after = {str(d.id): d.payments for d in Draft.objects.all()}
+    stored_after = {str(d.id): (d.payments, d.instructions) for d in Draft.objects.all()}
+    bad_payee = {"name": "X", "account": {"type": "uk", "sortCode": "12"}, "accountType": "BUSINESS"}
+    earlier = batch_submitted(
+        custodian_user, [payment(first, "5.00", payee=PAYEE_IBAN), payment(first, "6.00", payee=bad_payee)]
+    )
+    shown = api.get(f"{URL}/{earlier.id}", **custodian_auth).json()
+    items_after = {str(i.id): i.payee for i in BatchItem.objects.all()}
     mine, before = _migration()
 
     _migrate(before)
 
     # The drafts are back in the API's names, exactly as they were sent.
     assert Draft.objects.get(id=json_draft_id).payments == json_payments
-    file_payments = Draft.objects.get(id=file_draft_id).payments
+    file_draft = Draft.objects.get(id=file_draft_id)
+    file_payments = file_draft.payments
+    assert file_draft.instructions == [{"id": "PMT-1", "executionDate": EXECUTION_DAY, "count": 2}]
     assert [p["endToEndId"] for p in file_payments] == ["E-1", "E-2"]
     assert file_payments[0]["payee"]["account"] == {
         "type": "uk",
         "sortCode": "200000",
         "accountNumber": "55779911",
     }
+    assert [i.payee for i in BatchItem.objects.filter(batch=earlier).order_by("index")] == [
+        {
+            "name": "Hans Payee",
+            "accountNumber": None,
+            "sortCode": None,
+            "iban": "DE89370400440532013000",
+            "bic": "COBADEFFXXX",
+        },
+        {
+            "name": "X",
+            "accountNumber": None,
+            "sortCode": "12",
+            "iban": None,
+            "bic": None,
+            "accountType": "BUSINESS",
+        },
+    ]
     # A challenge initiate made then for the file's draft, as it made them then.
     challenge = ScaChallenge.objects.create(
         program_id=custodian_user.program_id,
@@ -181,7 +210,9 @@ def test_drafts_and_challenges_made_before_the_migration_submit_after_it(
 
     _migrate(mine)
 
-    assert {str(d.id): d.payments for d in Draft.objects.all()} == stored_after
+    assert {str(d.id): (d.payments, d.instructions) for d in Draft.objects.all()} == stored_after
+    assert {str(i.id): i.payee for i in BatchItem.objects.all()} == items_after
+    assert api.get(f"{URL}/{earlier.id}", **custodian_auth).json() == shown
     sca = {"id": str(challenge.id), "expiresAt": challenge.expires_at.isoformat()}
     submitted = api.post(
         URL,
@@ -198,6 +229,7 @@ def test_drafts_and_challenges_made_before_the_migration_submit_after_it(
     assert submitted.json()["data"]["counts"] == {"total": 2, "valid": 1, "invalid": 1}
     items = BatchItem.objects.filter(batch_id=file_draft_id).order_by("index")
     assert [(i.end_to_end_id, i.status) for i in items] == [("E-1", "SUCCESS"), ("E-2", "FAILED")]
+    assert {(i.instruction_id, i.scheduled_date.isoformat()) for i in items} == {("PMT-1", EXECUTION_DAY)}
     # The JSON draft verified before the migration initiates with the payments it was sent.
     initiated = api.post(
         URL,
@@ -207,4 +239,4 @@ def test_drafts_and_challenges_made_before_the_migration_submit_after_it(
     )
     assert initiated.status_code == 200, initiated.json()
     assert initiated.json()["data"]["totalAmount"] == "7.00"
-    assert Batch.objects.count() == 1
+    assert Batch.objects.count() == 2

@@ -1,4 +1,5 @@
-"""A draft's payments are stored in the domain's names, not the API's.
+"""A draft's payments and file instructions, and a batch item's payee, are
+stored in the domain's names, not the API's.
 
 `Draft.payments` kept each payment as the API spells it (`payer.account.sortCode`,
 `payee.accountType`, a file's `endToEndId`, ...). It becomes `batches.sent`'s
@@ -7,7 +8,14 @@ stored form: `account: {kind, sort_code, account_number, iban, bic}`,
 absent fields stay absent: the challenge initiate bound to the payments hashes
 them in the API's names, and they convert back to exactly what was sent.
 
-Both directions rewrite only the drafts still in the other form (a payment naming
+A file draft's `instructions` kept `{id, executionDate, count}`; they become
+`batches.sent.FileInstruction`'s `{id, execution_date, count}`.
+
+`BatchItem.payee` kept `{name, accountNumber, sortCode, iban, bic, accountType}`;
+it becomes `batches.payees.ItemPayee`'s stored form: `{name, account_number,
+sort_code, iban, bic, payee_type}`.
+
+Both directions rewrite only the rows still in the other form (a payment naming
 a field only the other form has), so running one again is safe. The forms are
 written out here rather than imported: this migration must keep meaning what it
 meant when the code moves on.
@@ -22,6 +30,12 @@ BATCH = 500
 ACCOUNT_TO_DOMAIN = {"type": "kind", "sortCode": "sort_code", "accountNumber": "account_number"}
 PAYEE_TO_DOMAIN = {"accountType": "payee_type"}
 PAYMENT_TO_DOMAIN = {"endToEndId": "end_to_end_id"}
+INSTRUCTION_TO_DOMAIN = {"executionDate": "execution_date"}
+ITEM_PAYEE_TO_DOMAIN = {
+    "sortCode": "sort_code",
+    "accountNumber": "account_number",
+    "accountType": "payee_type",
+}
 
 
 def _inverse(names: dict[str, str]) -> dict[str, str]:
@@ -63,26 +77,50 @@ def payments_to_api(payments: Any) -> Any:
     return [_payment(payment, False) for payment in payments] if isinstance(payments, list) else payments
 
 
-def _rewrite(apps: Any, convert: Any) -> None:
-    draft = apps.get_model("batches", "Draft")
+def instructions_to_domain(instructions: Any) -> Any:
+    if not isinstance(instructions, list):
+        return instructions
+    return [_renamed(instruction, INSTRUCTION_TO_DOMAIN) for instruction in instructions]
+
+
+def instructions_to_api(instructions: Any) -> Any:
+    if not isinstance(instructions, list):
+        return instructions
+    return [_renamed(instruction, _inverse(INSTRUCTION_TO_DOMAIN)) for instruction in instructions]
+
+
+def item_payee_to_domain(payee: Any) -> Any:
+    return _renamed(payee, ITEM_PAYEE_TO_DOMAIN)
+
+
+def item_payee_to_api(payee: Any) -> Any:
+    return _renamed(payee, _inverse(ITEM_PAYEE_TO_DOMAIN))
+
+
+def _rewrite(model: Any, field: str, convert: Any) -> None:
+    """Rewrite `field` of every row `convert` changes, a batch at a time."""
     changed = []
-    for draft_id, payments in draft.objects.values_list("id", "payments").iterator(chunk_size=BATCH):
-        converted = convert(payments)
-        if converted != payments:
-            changed.append(draft(id=draft_id, payments=converted))
+    for row_id, value in model.objects.values_list("id", field).iterator(chunk_size=BATCH):
+        converted = convert(value)
+        if converted != value:
+            changed.append(model(id=row_id, **{field: converted}))
         if len(changed) == BATCH:
-            draft.objects.bulk_update(changed, ["payments"])
+            model.objects.bulk_update(changed, [field])
             changed = []
     if changed:
-        draft.objects.bulk_update(changed, ["payments"])
+        model.objects.bulk_update(changed, [field])
 
 
 def forward(apps: Any, schema_editor: Any) -> None:
-    _rewrite(apps, payments_to_domain)
+    _rewrite(apps.get_model("batches", "Draft"), "payments", payments_to_domain)
+    _rewrite(apps.get_model("batches", "Draft"), "instructions", instructions_to_domain)
+    _rewrite(apps.get_model("batches", "BatchItem"), "payee", item_payee_to_domain)
 
 
 def backward(apps: Any, schema_editor: Any) -> None:
-    _rewrite(apps, payments_to_api)
+    _rewrite(apps.get_model("batches", "Draft"), "payments", payments_to_api)
+    _rewrite(apps.get_model("batches", "Draft"), "instructions", instructions_to_api)
+    _rewrite(apps.get_model("batches", "BatchItem"), "payee", item_payee_to_api)
 
 
 class Migration(migrations.Migration):
