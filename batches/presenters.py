@@ -5,6 +5,7 @@ from typing import Any
 from django.utils import timezone
 
 from batches.models import Batch, BatchItem, Draft
+from batches.selectors import ItemsSummary
 from batches.services.challenges import Initiated
 
 PAYLOAD_PENDING = "PENDING"
@@ -51,7 +52,7 @@ def draft_detail(draft: Draft) -> dict:
     return {"batchId": str(draft.id), "draft": body}
 
 
-def batch_summary(batch: Batch, *, summary: dict | None, management: bool) -> dict:
+def batch_summary(batch: Batch, *, summary: ItemsSummary | None, management: bool) -> dict:
     body: dict[str, Any] = {
         "id": str(batch.id),
         "status": batch.status,
@@ -69,9 +70,12 @@ def batch_summary(batch: Batch, *, summary: dict | None, management: bool) -> di
         body["custodianName"] = batch.custodian.name if batch.custodian else None
     if summary is not None:
         body["itemsStatus"] = {
-            key: summary.get(key, 0) for key in ("completed", "pending", "processing", "failed")
+            "completed": summary.completed,
+            "pending": summary.pending,
+            "processing": summary.processing,
+            "failed": summary.failed,
         }
-        body["totalAmount"] = _money(summary.get("total")) or "0.00"
+        body["totalAmount"] = _money(summary.total) or "0.00"
     return body
 
 

@@ -31,6 +31,7 @@ from batches.presenters import (
 )
 from batches.rules import sent_payment_from_wire
 from batches.selectors import (
+    ItemsSummary,
     batch_items,
     batch_or_draft,
     batches_page,
@@ -187,7 +188,7 @@ def _list_body(actor: Actor, params) -> dict:
         "paymentsBatches": [
             batch_summary(
                 batch,
-                summary=summaries.get(batch.id, {}) if summaries is not None else None,
+                summary=summaries.get(batch.id, ItemsSummary()) if summaries is not None else None,
                 management=actor.is_management,
             )
             for batch in page.items

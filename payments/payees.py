@@ -3,8 +3,8 @@
 These types are what services pass around and what the database keeps in its
 JSON columns (`PaymentRequest.payee`, `ScheduledPayment.details`). The API's
 field names (`sortCode`, `accountType`, ...) are the serializers' business: they
-convert at the edge (`payments.serializers.payee_from_wire` and `payee_to_wire`),
-so renaming an API field never touches a stored row.
+convert at the edge (`payments.serializers.payee_from_wire`), so renaming an API
+field never touches a stored row. docs/stored-data.md says more.
 
 The stored form (`to_stored` / `from_stored`) is plain JSON with snake_case keys;
 `from_stored` reads only what `to_stored` writes, and a migration rewrites rows
