@@ -147,7 +147,8 @@ def sent_payment_from_wire(payment: dict) -> SentPayment:
 
 
 def _wire(value: object, names: dict[str, str]) -> dict:
-    return {key: getattr(value, name) for key, name in names.items() if getattr(value, name) is not None}
+    fields = vars(value)
+    return {key: fields[name] for key, name in names.items() if fields[name] is not None}
 
 
 def sent_payment_to_wire(payment: SentPayment) -> dict:

@@ -11,19 +11,15 @@ snake_case keys, absent fields left out. The API's names are the edge's business
 an API field never touches a stored draft.
 """
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 
-def _stored(value: object) -> dict[str, Any]:
-    """A dataclass's fields that were sent, nested ones in their stored form."""
-    stored: dict[str, Any] = {}
-    for field in fields(value):  # type: ignore[arg-type]  # only called with the dataclasses below
-        item = getattr(value, field.name)
-        if item is not None:
-            stored[field.name] = item.to_stored() if hasattr(item, "to_stored") else item
-    return stored
+def _sent(value: object) -> dict[str, Any]:
+    """The fields of one of the dataclasses below that were sent (read from its
+    `__dict__`: a verify of 10,000 payments stores each one)."""
+    return {name: item for name, item in vars(value).items() if item is not None}
 
 
 @dataclass(frozen=True)
@@ -37,7 +33,7 @@ class SentAccount:
     bic: str | None = None
 
     def to_stored(self) -> dict[str, Any]:
-        return _stored(self)
+        return _sent(self)
 
     @classmethod
     def from_stored(cls, data: dict[str, Any]) -> "SentAccount":
@@ -55,7 +51,7 @@ class SentPayer:
     account: SentAccount | None = None
 
     def to_stored(self) -> dict[str, Any]:
-        return _stored(self)
+        return {} if self.account is None else {"account": self.account.to_stored()}
 
     @classmethod
     def from_stored(cls, data: dict[str, Any]) -> "SentPayer":
@@ -71,7 +67,10 @@ class SentPayee:
     payee_type: str | None = None
 
     def to_stored(self) -> dict[str, Any]:
-        return _stored(self)
+        stored = _sent(self)
+        if self.account is not None:
+            stored["account"] = self.account.to_stored()
+        return stored
 
     @classmethod
     def from_stored(cls, data: dict[str, Any]) -> "SentPayee":
@@ -94,7 +93,12 @@ class SentPayment:
     currency: str | None = None
 
     def to_stored(self) -> dict[str, Any]:
-        return _stored(self)
+        stored = _sent(self)
+        if self.payer is not None:
+            stored["payer"] = self.payer.to_stored()
+        if self.payee is not None:
+            stored["payee"] = self.payee.to_stored()
+        return stored
 
     @classmethod
     def from_stored(cls, data: dict[str, Any]) -> "SentPayment":
