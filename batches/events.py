@@ -2,7 +2,7 @@
 
 from batches.models import Batch
 from batches.presenters import batch_summary
-from batches.selectors import item_summaries
+from batches.selectors import ItemsSummary, item_summaries
 from events.models import EventType
 from events.services import event_record
 
@@ -19,7 +19,7 @@ BY_STATUS: dict[str, EventType] = {
 def batch_event(batch: Batch) -> None:
     """The batch as its list entry shows it with includeItemSummary=true. The
     customer that owns a batch and the custodian that submitted it see the event."""
-    summary = item_summaries([batch.id]).get(batch.id, {})
+    summary = item_summaries([batch.id]).get(batch.id, ItemsSummary())
     event_record(
         type=BY_STATUS[batch.status],
         program_id=batch.program_id,

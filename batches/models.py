@@ -12,6 +12,8 @@ from django.db import models
 from django.db.models import Q
 
 from bankapi.models import MONEY, Account, Custodian, Customer, TenantOwned
+from batches.payees import ItemPayee
+from batches.sent import FileInstruction, SentPayment
 
 ONE_OWNER = Q(custodian__isnull=False, owner_customer__isnull=True) | Q(
     custodian__isnull=True, owner_customer__isnull=False
@@ -41,7 +43,8 @@ class Draft(Owned):
     """A verified (or still verifying) batch not yet submitted.
 
     Its status (DRAFT or EXPIRED) is derived from `expires_at` at read time,
-    never stored. `payments` is what verify was sent; the verification task fills
+    never stored. `payments` is what verify was sent (`SentPayment.to_stored()`
+    of each; read them with `sent_payments()`); the verification task fills
     `valid_payments` and `invalid_payments` and sets `verified_at`.
     """
 
@@ -55,9 +58,9 @@ class Draft(Owned):
     # Set in the transaction that creates the batch from this draft.
     submitted_at = models.DateTimeField(null=True, blank=True)
     # A draft made from an ISO 20022 file: its GrpHdr/MsgId and message name
-    # (pain.001.001.03 or .09), and its payment instructions in file order,
-    # `[{id, executionDate, count}]`, each covering the next `count` payments.
-    # Null for a draft made from JSON.
+    # (pain.001.001.03 or .09), and its payment instructions in file order
+    # (`FileInstruction.to_stored()` of each; read them with `file_instructions()`),
+    # each covering the next `count` payments. Null for a draft made from JSON.
     message_id = models.CharField(max_length=35, null=True, blank=True)
     message_name = models.CharField(max_length=15, blank=True)
     instructions = models.JSONField(null=True, blank=True)
@@ -83,6 +86,9 @@ class Draft(Owned):
             ),
         ]
 
+    def sent_payments(self) -> list[SentPayment]:
+        return [SentPayment.from_stored(payment) for payment in self.payments]
+
     @property
     def from_file(self) -> bool:
         return self.message_id is not None
@@ -92,13 +98,12 @@ class Draft(Owned):
         submitted: known before, so a status report can name it already."""
         return uuid.uuid5(self.id, str(index))
 
-    def instruction_of_each_payment(self) -> list[dict]:
-        """A file draft's payment instruction `{id, executionDate}` of each payment, in order."""
-        return [
-            {"id": instruction["id"], "executionDate": instruction["executionDate"]}
-            for instruction in self.instructions or []
-            for _ in range(instruction["count"])
-        ]
+    def file_instructions(self) -> list[FileInstruction]:
+        return [FileInstruction.from_stored(instruction) for instruction in self.instructions or []]
+
+    def instruction_of_each_payment(self) -> list[FileInstruction]:
+        """A file draft's payment instruction of each payment, in order."""
+        return [instruction for instruction in self.file_instructions() for _ in range(instruction.count)]
 
     def __str__(self) -> str:
         return f"Draft {self.id}"
@@ -198,7 +203,7 @@ class BatchItem(TenantOwned):
     customer = models.ForeignKey(Customer, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     payer_name = models.CharField(max_length=200, blank=True)
     payer_account_number = models.CharField(max_length=34, blank=True)
-    # {name, accountNumber, sortCode, iban, bic, accountType}: the payee as sent.
+    # The payee as the item rules made it (`ItemPayee.to_stored()`; read it with `item_payee()`).
     payee = models.JSONField()
     # Null when the amount sent is not an amount.
     amount = models.DecimalField(**MONEY, null=True, blank=True)
@@ -223,6 +228,9 @@ class BatchItem(TenantOwned):
                 condition=Q(payment__isnull=True) | Q(status="SUCCESS"), name="batch_item_paid_is_success"
             ),
         ]
+
+    def item_payee(self) -> ItemPayee:
+        return ItemPayee.from_stored(self.payee)
 
     def __str__(self) -> str:
         return f"Item {self.index} of {self.batch_id} ({self.status})"

@@ -5,6 +5,8 @@ from typing import Any
 from django.utils import timezone
 
 from batches.models import Batch, BatchItem, Draft
+from batches.selectors import ItemsSummary
+from batches.services.challenges import Initiated
 
 PAYLOAD_PENDING = "PENDING"
 PAYLOAD_COMPLETE = "COMPLETE"
@@ -50,7 +52,7 @@ def draft_detail(draft: Draft) -> dict:
     return {"batchId": str(draft.id), "draft": body}
 
 
-def batch_summary(batch: Batch, *, summary: dict | None, management: bool) -> dict:
+def batch_summary(batch: Batch, *, summary: ItemsSummary | None, management: bool) -> dict:
     body: dict[str, Any] = {
         "id": str(batch.id),
         "status": batch.status,
@@ -68,21 +70,30 @@ def batch_summary(batch: Batch, *, summary: dict | None, management: bool) -> di
         body["custodianName"] = batch.custodian.name if batch.custodian else None
     if summary is not None:
         body["itemsStatus"] = {
-            key: summary.get(key, 0) for key in ("completed", "pending", "processing", "failed")
+            "completed": summary.completed,
+            "pending": summary.pending,
+            "processing": summary.processing,
+            "failed": summary.failed,
         }
-        body["totalAmount"] = _money(summary.get("total")) or "0.00"
+        body["totalAmount"] = _money(summary.total) or "0.00"
     return body
 
 
 def batch_item_data(item: BatchItem) -> dict:
-    payee = item.payee
+    payee = item.item_payee()
     body = {
         "id": str(item.id),
         "batchId": str(item.batch_id),
         "customerId": _id(item.customer_id),
         "accountId": _id(item.account_id),
         "payer": {"name": item.payer_name or None, "accountNumber": item.payer_account_number or None},
-        "payee": {key: payee.get(key) for key in ("name", "accountNumber", "sortCode", "iban", "bic")},
+        "payee": {
+            "name": payee.name,
+            "accountNumber": payee.account_number,
+            "sortCode": payee.sort_code,
+            "iban": payee.iban,
+            "bic": payee.bic,
+        },
         "amount": _money(item.amount),
         "currency": item.currency or None,
         "reference": item.reference,
@@ -106,6 +117,15 @@ def batch_detail(batch: Batch, items: list[BatchItem]) -> dict:
         "batchId": str(batch.id),
         "status": batch.status,
         "paymentsBatchItems": [batch_item_data(item) for item in items],
+    }
+
+
+def initiate_answer(initiated: Initiated) -> dict:
+    challenge = initiated.challenge
+    return {
+        "totalAmount": f"{initiated.total:.2f}",
+        "currency": initiated.currency,
+        "scaChallenge": {"id": str(challenge.id), "expiresAt": challenge.expires_at.isoformat()},
     }
 
 

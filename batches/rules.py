@@ -21,6 +21,8 @@ from typing import Any
 from bankapi.banking import ACCOUNT_NUMBER, SORT_CODE
 from bankapi.codes import bic_problem, iban_problem, normalise_bic, normalise_iban
 from bankapi.models import Account
+from batches.payees import ItemPayee
+from batches.sent import SentAccount, SentPayee, SentPayer, SentPayment
 
 MAX_PAYMENTS = 10_000
 ITEM_KEYS = {"payer", "payee", "reference", "amount"}
@@ -86,10 +88,91 @@ def payments_shape_errors(payments: Any, path: str = "payments") -> list[dict]:
     return errors[:50]
 
 
-def payments_hash(payments: list, draft_id: str | None) -> str:
-    """What initiate binds its challenge to: the payments exactly as sent, and the draft."""
+# The API's names of a payment's fields, and the domain's (`batches.sent`).
+ACCOUNT_NAMES = {
+    "type": "kind",
+    "sortCode": "sort_code",
+    "accountNumber": "account_number",
+    "iban": "iban",
+    "bic": "bic",
+}
+PAYEE_NAMES = {"name": "name", "accountType": "payee_type"}
+PAYMENT_NAMES = {
+    "reference": "reference",
+    "amount": "amount",
+    # Only a file's payments carry these two (the JSON body refuses them as unknown fields).
+    "endToEndId": "end_to_end_id",
+    "currency": "currency",
+}
+
+
+def _texts(data: dict, names: dict[str, str], nested: set[str]) -> dict[str, str]:
+    """`data`'s text fields under their domain names. Anything else (a key not
+    named, a value not a string) is a ValueError: the body's shape was checked
+    before, so it would be a bug, never a silently dropped field."""
+    texts = {}
+    for key, value in data.items():
+        if key in nested:
+            continue
+        if key not in names or not isinstance(value, str):
+            raise ValueError(f"Not a field of a batch payment as sent: {key!r}.")
+        texts[names[key]] = value
+    return texts
+
+
+def _object(data: dict, key: str) -> dict | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise ValueError(f"{key!r} of a batch payment as sent is not an object.")
+    return value
+
+
+def _account_from_wire(data: dict | None) -> SentAccount | None:
+    return None if data is None else SentAccount(**_texts(data, ACCOUNT_NAMES, set()))
+
+
+def sent_payment_from_wire(payment: dict) -> SentPayment:
+    """A payment of a body whose shape `payments_shape_errors` passed (or of a
+    pain.001 read into that shape), in the domain's names."""
+    payer, payee = _object(payment, "payer"), _object(payment, "payee")
+    return SentPayment(
+        payer=None if payer is None else SentPayer(account=_account_from_wire(_object(payer, "account"))),
+        payee=None
+        if payee is None
+        else SentPayee(
+            **_texts(payee, PAYEE_NAMES, {"account"}), account=_account_from_wire(_object(payee, "account"))
+        ),
+        **_texts(payment, PAYMENT_NAMES, {"payer", "payee"}),
+    )
+
+
+def _wire(value: object, names: dict[str, str]) -> dict:
+    fields = vars(value)
+    return {key: fields[name] for key, name in names.items() if fields[name] is not None}
+
+
+def sent_payment_to_wire(payment: SentPayment) -> dict:
+    """The payment in the API's names, exactly as it was sent (`sent_payment_from_wire`'s inverse)."""
+    wire = _wire(payment, PAYMENT_NAMES)
+    if payment.payer is not None:
+        wire["payer"] = {}
+        if payment.payer.account is not None:
+            wire["payer"]["account"] = _wire(payment.payer.account, ACCOUNT_NAMES)
+    if payment.payee is not None:
+        wire["payee"] = _wire(payment.payee, PAYEE_NAMES)
+        if payment.payee.account is not None:
+            wire["payee"]["account"] = _wire(payment.payee.account, ACCOUNT_NAMES)
+    return wire
+
+
+def payments_hash(payments: list[SentPayment], draft_id: str | None) -> str:
+    """What initiate binds its challenge to: the payments exactly as sent (in the
+    API's names, whatever names they are stored under), and the draft."""
     canonical = json.dumps(
-        {"payments": payments, "draft": draft_id}, sort_keys=True, separators=(",", ":"), default=str
+        {"payments": [sent_payment_to_wire(payment) for payment in payments], "draft": draft_id},
+        sort_keys=True,
+        separators=(",", ":"),
+        default=str,
     )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -111,19 +194,20 @@ class PayerBook:
                 by_iban[account.iban] = account
         return cls(by_uk=by_uk, by_iban=by_iban)
 
-    def find(self, account: dict) -> Account | None:
-        if account["type"] == "uk":
-            return self.by_uk.get((account["sortCode"], account["accountNumber"]))
-        return self.by_iban.get(account["iban"])
+    def find(self, account: SentAccount) -> Account | None:
+        """The caller's account a normalised account (see `_account`) names, if any."""
+        if account.kind == "uk":
+            return self.by_uk.get((account.sort_code or "", account.account_number or ""))
+        return self.by_iban.get(account.iban or "")
 
 
 @dataclass
 class CheckedItem:
     index: int
-    payment: dict
+    payment: SentPayment
     reasons: list[str] = field(default_factory=list)
     payer: Account | None = None
-    payee: dict = field(default_factory=dict)
+    payee: ItemPayee = field(default_factory=lambda: ItemPayee(name=""))
     amount: Decimal | None = None
 
     @property
@@ -131,38 +215,39 @@ class CheckedItem:
         return not self.reasons
 
 
-def _account(value: Any, path: str, reasons: list[str]) -> dict | None:
-    """The account object normalised, or None with its reasons added."""
-    if not isinstance(value, dict):
+def _account(value: SentAccount | None, path: str, reasons: list[str]) -> SentAccount | None:
+    """The account normalised (a UK sort code without hyphens, an IBAN and BIC in
+    their normal form), or None with its reasons added. Reasons name the API's fields."""
+    if value is None:
         reasons.append(f"{path}: required.")
         return None
-    kind = value.get("type")
-    if kind not in ACCOUNT_TYPES:
+    if value.kind not in ACCOUNT_TYPES:
         reasons.append(f"{path}.type: must be one of uk, iban.")
         return None
     before = len(reasons)
-    if kind == "uk":
-        sort_code = value.get("sortCode", "").replace("-", "")
+    if value.kind == "uk":
+        sort_code = (value.sort_code or "").replace("-", "")
+        account_number = value.account_number or ""
         if not SORT_CODE.fullmatch(sort_code):
             reasons.append(f"{path}.sortCode: must be 6 digits.")
-        if not ACCOUNT_NUMBER.fullmatch(value.get("accountNumber", "")):
+        if not ACCOUNT_NUMBER.fullmatch(account_number):
             reasons.append(f"{path}.accountNumber: must be 8 digits.")
-        for name in ("iban", "bic"):
-            if name in value:
+        for name, sent in (("iban", value.iban), ("bic", value.bic)):
+            if sent is not None:
                 reasons.append(f"{path}.{name}: not used with type uk.")
-        normalised = {"type": "uk", "sortCode": sort_code, "accountNumber": value.get("accountNumber", "")}
+        normalised = SentAccount(kind="uk", sort_code=sort_code, account_number=account_number)
     else:
-        iban, bic = value.get("iban", ""), value.get("bic", "")
+        iban, bic = value.iban or "", value.bic or ""
         iban_error = iban_problem(iban)
         if iban_error:
             reasons.append(f"{path}.iban: {iban_error}")
         bic_error = bic_problem(bic, iban) if bic else None
         if bic_error:
             reasons.append(f"{path}.bic: {bic_error}")
-        for name in ("sortCode", "accountNumber"):
-            if name in value:
+        for name, sent in (("sortCode", value.sort_code), ("accountNumber", value.account_number)):
+            if sent is not None:
                 reasons.append(f"{path}.{name}: not used with type iban.")
-        normalised = {"type": "iban", "iban": normalise_iban(iban), "bic": normalise_bic(bic) or None}
+        normalised = SentAccount(kind="iban", iban=normalise_iban(iban), bic=normalise_bic(bic) or None)
     return normalised if len(reasons) == before else None
 
 
@@ -177,35 +262,26 @@ def parse_amount(value: Any) -> Decimal | None:
     return amount if Decimal(0) < amount <= MAX_AMOUNT else None
 
 
-def _payee(value: Any, reasons: list[str]) -> dict:
-    """The payee as a batch item shows it: {name, accountNumber, sortCode, iban, bic}."""
-    value = value if isinstance(value, dict) else {}
-    name = value.get("name", "")
+def _payee(value: SentPayee | None, reasons: list[str]) -> ItemPayee:
+    """The payee as its batch item keeps it."""
+    value = value or SentPayee()
+    name = value.name or ""
     if not name.strip():
         reasons.append("payee.name: required.")
     elif len(name) > PAYEE_NAME_MAX:
         reasons.append(f"payee.name: at most {PAYEE_NAME_MAX} characters.")
-    if "accountType" in value and value["accountType"] not in PAYEE_TYPES:
+    if value.payee_type is not None and value.payee_type not in PAYEE_TYPES:
         reasons.append("payee.accountType: must be one of CONSUMER, BUSINESS.")
-    account = _account(value.get("account"), "payee.account", reasons)
-    raw = value.get("account") if isinstance(value.get("account"), dict) else {}
-    shown = {
-        "name": name,
-        "accountNumber": raw.get("accountNumber"),
-        "sortCode": raw.get("sortCode"),
-        "iban": raw.get("iban"),
-        "bic": raw.get("bic"),
-    }
-    if account is not None:
-        shown.update(
-            accountNumber=account.get("accountNumber"),
-            sortCode=account.get("sortCode"),
-            iban=account.get("iban"),
-            bic=account.get("bic"),
-        )
-    if "accountType" in value:
-        shown["accountType"] = value["accountType"]
-    return shown
+    # As normalised when valid, else as sent.
+    account = _account(value.account, "payee.account", reasons) or value.account or SentAccount()
+    return ItemPayee(
+        name=name,
+        sort_code=account.sort_code,
+        account_number=account.account_number,
+        iban=account.iban,
+        bic=account.bic,
+        payee_type=value.payee_type,
+    )
 
 
 @functools.cache
@@ -226,31 +302,28 @@ def _reference(reference: Any, payer: Account | None, reasons: list[str]) -> Non
         reasons.append("reference: holds characters the payer account does not accept.")
 
 
-def item_check(index: int, payment: dict, book: PayerBook) -> CheckedItem:
+def item_check(index: int, payment: SentPayment, book: PayerBook) -> CheckedItem:
     """Every rule of one item, each broken rule one reason."""
     checked = CheckedItem(index=index, payment=payment)
     reasons = checked.reasons
-    payer = payment.get("payer")
-    if not isinstance(payer, dict):
-        payer = {}
-    payer_account = _account(payer.get("account"), "payer.account", reasons)
+    payer_account = _account((payment.payer or SentPayer()).account, "payer.account", reasons)
     if payer_account is not None:
         checked.payer = book.find(payer_account)
         if checked.payer is None:
             reasons.append("payer.account: not an account the caller may pay from.")
     # Only a file's payment states its currency (a JSON item cannot: unknown field).
-    currency = payment.get("currency")
+    currency = payment.currency
     if currency is not None and checked.payer is not None and currency != checked.payer.currency:
         reasons.append(f"amount: in {currency}, not the payer account's currency {checked.payer.currency}.")
-    checked.payee = _payee(payment.get("payee"), reasons)
-    checked.amount = parse_amount(payment.get("amount"))
+    checked.payee = _payee(payment.payee, reasons)
+    checked.amount = parse_amount(payment.amount)
     if checked.amount is None:
         reasons.append("amount: must be a decimal string above 0 with at most 2 decimals.")
-    _reference(payment.get("reference"), checked.payer, reasons)
+    _reference(payment.reference, checked.payer, reasons)
     return checked
 
 
-def items_check(payments: list[dict], book: PayerBook) -> tuple[list[CheckedItem], str | None]:
+def items_check(payments: list[SentPayment], book: PayerBook) -> tuple[list[CheckedItem], str | None]:
     """Check every item; the batch's currency is its first valid payer's.
 
     A payer account in another currency makes its item invalid: one batch

@@ -1,9 +1,11 @@
 """Reads of batches and drafts for a caller (the list and GET one)."""
 
 import re
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet, Sum
@@ -86,8 +88,21 @@ def batches_page(actor: Actor, query: ListQuery, params: Mapping[str, str]) -> P
     return paginate(_window(rows, actor, query), params)
 
 
-def item_summaries(batch_ids: list) -> dict:
-    """itemsStatus and totalAmount of every batch of a page, in one query."""
+@dataclass(frozen=True)
+class ItemsSummary:
+    """How many of a batch's items are in each state, and the total of their
+    amounts (None when no item has one)."""
+
+    completed: int = 0
+    pending: int = 0
+    processing: int = 0
+    failed: int = 0
+    total: Decimal | None = None
+
+
+def item_summaries(batch_ids: list[uuid.UUID]) -> dict[uuid.UUID, ItemsSummary]:
+    """The item summary of every batch of a page, in one query (a batch without
+    items has none: it counts as `ItemsSummary()`)."""
     Status = BatchItem.Status
     rows = (
         BatchItem.objects.filter(batch_id__in=batch_ids)
@@ -101,7 +116,7 @@ def item_summaries(batch_ids: list) -> dict:
         )
         .order_by()
     )
-    return {row["batch_id"]: row for row in rows}
+    return {row.pop("batch_id"): ItemsSummary(**row) for row in rows}
 
 
 def batch_or_draft(actor: Actor, batch_id: str) -> Batch | Draft:

@@ -18,11 +18,20 @@ from bankapi.idempotency import idempotency_key_parse, stored_response_http
 from bankapi.responses import ok, ok_flat
 from bankapi.roles import Role
 from bankapi.schema import envelope, error_responses, management_program_id
-from bankapi.scope import access_customer
+from bankapi.scope import access_customer, parse_uuid
 from batches.actors import Actor
 from batches.models import Batch
-from batches.presenters import batch_detail, batch_summary, draft_detail, draft_status, draft_summary
+from batches.presenters import (
+    batch_detail,
+    batch_summary,
+    draft_detail,
+    draft_status,
+    draft_summary,
+    initiate_answer,
+)
+from batches.rules import sent_payment_from_wire
 from batches.selectors import (
+    ItemsSummary,
     batch_items,
     batch_or_draft,
     batches_page,
@@ -30,6 +39,7 @@ from batches.selectors import (
     item_summaries,
     list_query_parse,
 )
+from batches.sent import SentPayment
 from batches.serializers import (
     BatchActionSerializer,
     BatchDetailSerializer,
@@ -178,7 +188,7 @@ def _list_body(actor: Actor, params) -> dict:
         "paymentsBatches": [
             batch_summary(
                 batch,
-                summary=summaries.get(batch.id, {}) if summaries is not None else None,
+                summary=summaries.get(batch.id, ItemsSummary()) if summaries is not None else None,
                 management=actor.is_management,
             )
             for batch in page.items
@@ -233,27 +243,33 @@ class BatchRouteView(ScopedAPIView):
         data = body.validated_data
         action = data["action"]
         if action == "verify":
-            draft = draft_create(actor=actor, payments=data["payments"])
+            sent = [sent_payment_from_wire(payment) for payment in data["payments"]]
+            draft = draft_create(actor=actor, payments=sent)
             return ok_flat({"requestId": str(draft.id), "status": draft_status(draft)})
         if action == "initiate":
-            return ok(
-                batch_initiate(
-                    actor=actor, user=user, payments=data.get("payments"), draft_id=data.get("batchId")
-                )
+            initiated = batch_initiate(
+                actor=actor, user=user, payments=_sent(data.get("payments")), draft_id=data.get("batchId")
             )
+            return ok(initiate_answer(initiated))
         if action == "passkey-challenge":
-            return ok(batch_passkey_challenge(actor=actor, user=user, sca=data["scaChallenge"]))
+            challenge_id = parse_uuid(data["scaChallenge"]["id"])
+            return ok(batch_passkey_challenge(actor=actor, user=user, challenge_id=challenge_id))
         stored = batch_submit(
             actor=actor,
             user=user,
             # A file draft's own payments when none are sent (checked before anything else).
-            payments=submitted_payments(actor, data.get("payments"), data.get("batchId")),
-            sca=data["scaChallenge"],
+            payments=submitted_payments(actor, _sent(data.get("payments")), data.get("batchId")),
+            challenge_id=parse_uuid(data["scaChallenge"]["id"]),
             confirmation=data["confirmation"],
             draft_id=data.get("batchId"),
             idempotency_key=data.get("idempotencyKey"),
         )
         return stored_response_http(stored)
+
+
+def _sent(payments: list[dict] | None) -> list[SentPayment] | None:
+    """The body's payments (their shape checked) in the domain's names."""
+    return None if payments is None else [sent_payment_from_wire(payment) for payment in payments]
 
 
 def _key_or_none(value) -> uuid.UUID | None:

@@ -32,9 +32,10 @@ from django.db import connection  # noqa: E402
 from bankapi.models import Account, Customer, Program  # noqa: E402
 from payments.ledger import ledger_fund_account  # noqa: E402
 from payments.models import ScheduledPayment  # noqa: E402
+from payments.payees import Payee, ScheduleDetails, UkAccount  # noqa: E402
 from payments.services.schedules import scheduled_payments_run, utc_today  # noqa: E402
 
-PAYEE = {"name": "Bench Payee", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
+PAYEE = Payee(name="Bench Payee", account=UkAccount(sort_code="200000", account_number="55779911"))
 
 
 class QueryCounter:
@@ -67,7 +68,7 @@ def seed(schedules: int, accounts: int, day: date) -> None:
                 amount=Decimal("1.00"),
                 currency="GBP",
                 reference=f"Standing order {n}",
-                details={"payee": PAYEE},
+                details=ScheduleDetails(payee=PAYEE).to_stored(),
             )
             for n in range(schedules)
         ),

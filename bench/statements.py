@@ -57,6 +57,7 @@ def seed(postings: int):
     from bankapi.roles import Role
     from payments.ledger import ledger_check, ledger_fund_account
     from payments.models import LedgerPosting, LedgerTransaction, PaymentRequest
+    from payments.payees import Payee, UkAccount
     from payments.services.acceptance import PaymentInstruction, payment_accept
 
     call_command("migrate", verbosity=0)
@@ -78,10 +79,9 @@ def seed(postings: int):
             amount=Decimal("1.00"),
             currency="GBP",
             reference="Bench payment",
-            payee={
-                "name": "Payee",
-                "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"},
-            },
+            payee=Payee(
+                name="Payee", account=UkAccount(sort_code="200000", account_number="55779911")
+            ).to_stored(),
         ),
     )
     start = datetime.now(UTC) - timedelta(days=365)

@@ -15,11 +15,9 @@ from authn.models import User
 from authn.services.stepup import step_up_confirm, step_up_passkey_challenge
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import Account, Program
+from cards.events import card_issued_event
 from cards.models import Card, Cardholder
 from cards.numbers import CVV_PATTERN, luhn_valid, sandbox_cvv, sandbox_pan
-from cards.serializers import CardSerializer
-from events.models import EventType
-from events.services import event_record
 
 # The step-up purpose a card-details confirmation is bound to (with the card's id).
 CARD_DETAILS = "card_details"
@@ -126,21 +124,8 @@ def card_issue(
             cvv=numbers.cvv,
         )
         card.cardholders.add(*holders)
-        event_record(
-            type=EventType.CARD_ISSUED,
-            program_id=card.program_id,
-            sandbox=card.sandbox,
-            customer_id=account.customer_id,
-            resource_type="card",
-            resource_id=card.id,
-            data=card_public_data(card),
-        )
+        card_issued_event(card)
     return card
-
-
-def card_public_data(card: Card) -> dict:
-    """What any view of a card but the secure details may show: never the PAN or CVV."""
-    return dict(CardSerializer(card).data)
 
 
 def cardholder_create(

@@ -9,6 +9,7 @@ changed since the schedule was made.
 import re
 
 from bankapi.models import Account
+from payments.payees import Payee
 
 
 def account_reference_error(account: Account, reference: str) -> str | None:
@@ -22,11 +23,11 @@ def account_reference_error(account: Account, reference: str) -> str | None:
     return None
 
 
-def virtual_iban_error(*, virtual_iban: str, currency: str, payee: dict | None) -> str | None:
+def virtual_iban_error(*, virtual_iban: str, currency: str, payee: Payee | None) -> str | None:
     """A domestic GBP payment (to a UK sort code and account number) must come
-    from a GB virtual IBAN. `payee` is the payee as paid: `{name, account, ...}`."""
+    from a GB virtual IBAN. `payee` is the payee as paid (None: a crypto-funded payment)."""
     if not virtual_iban or currency != "GBP" or payee is None:
         return None
-    if payee["account"]["type"] == "uk" and not virtual_iban.startswith("GB"):
+    if payee.is_uk and not virtual_iban.startswith("GB"):
         return "A domestic GBP payment must come from a GB virtual IBAN."
     return None

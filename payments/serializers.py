@@ -27,9 +27,24 @@ from bankapi.serializers import (
     StrictChoiceField,
     TimestampField,
 )
+from payments.payees import IbanAccount, Payee, PayeeAccount, UkAccount
 from payments.rules import account_reference_error, virtual_iban_error
 
 MAX_AMOUNT = Decimal("9999999999999999.99")
+
+
+def payee_from_wire(data: dict) -> Payee:
+    """A payee as `PayeeSerializer` validated it (`{name, account, accountType?}`,
+    the account normalised), in the domain's names."""
+    account = data["account"]
+    found: PayeeAccount = (
+        UkAccount(sort_code=account["sortCode"], account_number=account["accountNumber"])
+        if account["type"] == "uk"
+        else IbanAccount(iban=account["iban"], bic=account.get("bic", ""))
+    )
+    return Payee(name=data["name"], account=found, payee_type=data.get("accountType", ""))
+
+
 FREQUENCIES = ["NEVER", "DAILY", "WEEKLY", "FORTNIGHTLY", "MONTHLY"]
 CHARGE_BEARERS = ["SHA", "OUR", "BEN"]
 
@@ -246,7 +261,7 @@ class PaymentCreateSerializer(InputSerializer):
         iban_error = virtual_iban_error(
             virtual_iban=data.get("virtualIban", ""),
             currency=data.get("currency", ""),
-            payee=data.get("payee"),
+            payee=payee_from_wire(data["payee"]) if "payee" in data else None,
         )
         if iban_error:
             errors["virtualIban"] = iban_error

@@ -35,6 +35,7 @@ from payments.serializers import (
     ScheduledPaymentListSerializer,
     TransactionListSerializer,
     UuidStringField,
+    payee_from_wire,
     payment_created_data,
 )
 from payments.services import create, transfers
@@ -194,7 +195,7 @@ class PaymentCreateView(AccountCreateView):
                 purpose=body.get("purpose", ""),
                 charge_bearer=body.get("chargeBearer", ""),
                 beneficiary_id=body.get("beneficiaryId"),
-                payee=body.get("payee"),
+                payee=payee_from_wire(body["payee"]) if "payee" in body else None,
                 virtual_iban=body.get("virtualIban", ""),
                 fee_waived=body.get("feeWaived", False),
                 quote_id=crypto_quote["quoteId"] if crypto_quote else None,
@@ -264,7 +265,7 @@ class InternationalTransferCreateView(AccountCreateView):
                 purpose=body.get("purpose", ""),
                 charge_bearer=body.get("chargeBearer", ""),
                 beneficiary_id=body.get("beneficiaryId"),
-                payee=body.get("payee"),
+                payee=payee_from_wire(body["payee"]) if "payee" in body else None,
             ),
             work=lambda instruction: international_transfer_submit(
                 account=self.account, instruction=instruction

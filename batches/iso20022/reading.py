@@ -12,7 +12,7 @@ In this order, each step refusing with 400 VALIDATION_ERROR before the next:
 """
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 
@@ -27,6 +27,7 @@ from batches.iso20022.schemas import (
     xml_schema,
 )
 from batches.rules import MAX_PAYMENTS
+from batches.sent import FileInstruction, SentAccount, SentPayee, SentPayer, SentPayment
 
 MAX_TRANSACTIONS = MAX_PAYMENTS
 MAX_ERRORS = 50
@@ -40,16 +41,15 @@ BY_NAMESPACE = {namespace_of(name): name for name in PAIN001_VERSIONS}
 class Pain001:
     """What a file asks for: its identity, and its payments in file order.
 
-    `payments` are in the JSON batch item form, plus the transaction's
-    `endToEndId` and its amount's `currency`; `instructions` are its payment
-    instructions in order, `{id, executionDate, count}`, each covering the next
-    `count` payments.
+    `payments` are each transaction as a JSON batch item would send it, plus
+    its EndToEndId and its amount's currency; `instructions` are its payment
+    instructions in order, each covering the next `count` payments.
     """
 
     message_name: str
     message_id: str
-    payments: list[dict]
-    instructions: list[dict]
+    payments: list[SentPayment]
+    instructions: list[FileInstruction]
 
 
 def file_refused(message: str, errors: list[dict]) -> ApiError:
@@ -181,7 +181,7 @@ def _text(fields: Fields, path: str) -> str | None:
 @dataclass
 class _Instruction:
     fields: Fields
-    payments: list[dict]
+    payments: list[SentPayment]
     amounts: list[Decimal]
 
 
@@ -218,11 +218,12 @@ class _Document:
             payments += instruction.payments
             where = f"CstmrCdtTrfInitn/PmtInf[{number}]"
             instructions.append(
-                {
-                    "id": _text(instruction.fields, "PmtInfId"),
-                    "executionDate": self.execution_date(instruction.fields, where),
-                    "count": len(instruction.payments),
-                }
+                FileInstruction(
+                    # The XSD requires a PmtInfId.
+                    id=_text(instruction.fields, "PmtInfId") or "",
+                    execution_date=self.execution_date(instruction.fields, where),
+                    count=len(instruction.payments),
+                )
             )
         return Pain001(
             message_name=self.message_name,
@@ -231,49 +232,46 @@ class _Document:
             instructions=instructions,
         )
 
-    def execution_date(self, instruction: Fields, where: str) -> str:
+    def execution_date(self, instruction: Fields, where: str) -> date:
         if self.message_name == "pain.001.001.03":
             when = _text(instruction, "ReqdExctnDt") or ""
         else:
             when = _text(instruction, "ReqdExctnDt/Dt") or _text(instruction, "ReqdExctnDt/DtTm") or ""
         # An xs:date may carry a time zone, an xs:dateTime a time: the day is what is kept.
         try:
-            return date.fromisoformat(when[:10]).isoformat()
+            return date.fromisoformat(when[:10])
         except ValueError as exc:
             # The XSD takes years before 1 and after 9999; a payment date cannot be one.
             raise _refused(f"{where}/ReqdExctnDt", "Must be a day between the years 1 and 9999.") from exc
 
-    def payment(self, transaction: Fields, payer: dict | None) -> dict:
+    def payment(self, transaction: Fields, payer: SentAccount | None) -> SentPayment:
         end_to_end_id = _text(transaction, "PmtId/EndToEndId") or ""
         payee_account = _account(transaction, "CdtrAcct")
         bic = _text(transaction, f"CdtrAgt/FinInstnId/{self.bic}")
-        if payee_account is not None and payee_account["type"] == "iban" and bic:
-            payee_account["bic"] = bic
-        payee: dict = {"name": _text(transaction, "Cdtr/Nm") or ""}
-        if payee_account is not None:
-            payee["account"] = payee_account
+        if payee_account is not None and payee_account.kind == "iban" and bic:
+            payee_account = replace(payee_account, bic=bic)
         amount = transaction.get("Amt/InstdAmt")
         remittance = _text(transaction, "RmtInf/Ustrd")
-        return {
-            "payer": {"account": payer} if payer is not None else {},
-            "payee": payee,
-            "reference": remittance if remittance is not None else end_to_end_id,
-            "amount": _text(transaction, "Amt/InstdAmt") or "",
-            "endToEndId": end_to_end_id,
-            "currency": amount.get("Ccy", "") if amount is not None else "",
-        }
+        return SentPayment(
+            payer=SentPayer(account=payer),
+            payee=SentPayee(name=_text(transaction, "Cdtr/Nm") or "", account=payee_account),
+            reference=remittance if remittance is not None else end_to_end_id,
+            amount=_text(transaction, "Amt/InstdAmt") or "",
+            end_to_end_id=end_to_end_id,
+            currency=amount.get("Ccy", "") if amount is not None else "",
+        )
 
 
-def _account(fields: Fields, name: str) -> dict | None:
-    """`{type: iban, iban}` or `{type: uk, sortCode, accountNumber}`; None when
-    absent or in another form (the item rules then name it)."""
+def _account(fields: Fields, name: str) -> SentAccount | None:
+    """An IBAN, or a UK sort code and account number; None when absent or in
+    another form (the item rules then name it)."""
     iban = _text(fields, f"{name}/Id/IBAN")
     if iban is not None:
-        return {"type": "iban", "iban": iban}
+        return SentAccount(kind="iban", iban=iban)
     other = _text(fields, f"{name}/Id/Othr/Id") or ""
     schemes = {(kind, _text(fields, f"{name}/Id/Othr/SchmeNm/{kind}")) for kind in ("Cd", "Prtry")}
     if len(other) == UK_ACCOUNT_DIGITS and other.isdigit() and schemes & UK_SCHEMES:
-        return {"type": "uk", "sortCode": other[:6], "accountNumber": other[6:]}
+        return SentAccount(kind="uk", sort_code=other[:6], account_number=other[6:])
     return None
 
 

@@ -14,6 +14,7 @@ from lxml import etree
 
 from batches.iso20022.schemas import PAIN002_VERSIONS, namespace_of, xml_schema
 from batches.models import Batch, BatchItem, Draft
+from batches.sent import SentPayment
 
 DEFAULT_VERSION = PAIN002_VERSIONS[0]
 # The message name a JSON batch is reported under: the JSON item form carries
@@ -99,15 +100,15 @@ def status_report_of_draft(draft: Draft) -> StatusReport:
             status=REJECTED if index in reasons else ACCEPTED_TECHNICAL,
             reason=reasons[index][0] if reasons.get(index) else None,
         )
-        for index, payment in enumerate(draft.payments)
+        for index, payment in enumerate(draft.sent_payments())
     ]
     group = _group_status([t.status for t in transactions], every=ACCEPTED_TECHNICAL)
     return StatusReport(message_id, message_name, group, _instructions(draft, transactions))
 
 
-def _draft_end_to_end_id(draft: Draft, index: int, payment: dict) -> str:
+def _draft_end_to_end_id(draft: Draft, index: int, payment: SentPayment) -> str:
     if draft.from_file:
-        return str(payment.get("endToEndId", ""))
+        return payment.end_to_end_id or ""
     return iso_id(draft.item_id(index))
 
 
@@ -115,9 +116,9 @@ def _instructions(draft: Draft, transactions: list[TransactionStatus]) -> list[I
     if not draft.from_file:
         return [InstructionStatus(iso_id(draft.id), transactions)]
     grouped, start = [], 0
-    for instruction in draft.instructions or []:
-        end = start + instruction["count"]
-        grouped.append(InstructionStatus(instruction["id"], transactions[start:end]))
+    for instruction in draft.file_instructions():
+        end = start + instruction.count
+        grouped.append(InstructionStatus(instruction.id, transactions[start:end]))
         start = end
     return grouped
 

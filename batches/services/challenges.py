@@ -6,9 +6,9 @@ authorises exactly what will be paid: the total of the valid items.
 """
 
 import uuid
+from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
 
 from django.utils import timezone
 
@@ -18,6 +18,7 @@ from bankapi.scope import get_or_not_found, parse_uuid
 from batches.actors import Actor
 from batches.models import Draft, ScaChallenge
 from batches.rules import CheckedItem, PayerBook, items_check, payments_hash
+from batches.sent import SentPayment
 
 SCA_CHALLENGE_TTL = timedelta(minutes=5)
 STEP_UP_PURPOSE = "batch-submit"
@@ -42,11 +43,11 @@ def _valid_amount(item: CheckedItem) -> Decimal:
     return item.amount
 
 
-def payments_checked(actor: Actor, payments: list[dict]) -> tuple[list[CheckedItem], str | None]:
+def payments_checked(actor: Actor, payments: list[SentPayment]) -> tuple[list[CheckedItem], str | None]:
     return items_check(payments, PayerBook.of(actor.payer_accounts()))
 
 
-def payments_of_request(draft: Draft | None, payments: list[dict] | None) -> list[dict]:
+def payments_of_request(draft: Draft | None, payments: list[SentPayment] | None) -> list[SentPayment]:
     """What initiate or submit is about: the payments sent, or a file draft's own
     (a file draft's payments are the file's: sending others is refused)."""
     if draft is not None and draft.from_file:
@@ -54,14 +55,15 @@ def payments_of_request(draft: Draft | None, payments: list[dict] | None) -> lis
             raise validation_error(
                 "payments", "Not taken with a draft made from a file: its payments are the file's."
             )
-        stored: list[dict] = draft.payments
-        return stored
+        return draft.sent_payments()
     if payments is None:
         raise validation_error("payments", "Required, unless batchId names a draft made from a file.")
     return payments
 
 
-def submitted_payments(actor: Actor, payments: list[dict] | None, draft_id: str | None) -> list[dict]:
+def submitted_payments(
+    actor: Actor, payments: list[SentPayment] | None, draft_id: str | None
+) -> list[SentPayment]:
     """submit's payments, found before its scaChallenge is checked against them: a
     file draft's (submitted or not: a used challenge is then what is refused)."""
     draft = None
@@ -70,10 +72,22 @@ def submitted_payments(actor: Actor, payments: list[dict] | None, draft_id: str 
     return payments_of_request(draft, payments)
 
 
-def batch_initiate(*, actor: Actor, user: User, payments: list[dict] | None, draft_id: str | None) -> dict:
+@dataclass(frozen=True)
+class Initiated:
+    """What initiate made: the challenge, bound to `total` in `currency` (the sum
+    of the valid payments: what the confirmation authorises)."""
+
+    challenge: ScaChallenge
+    total: Decimal
+    currency: str
+
+
+def batch_initiate(
+    *, actor: Actor, user: User, payments: list[SentPayment] | None, draft_id: str | None
+) -> Initiated:
     draft = draft_for_submit(actor, draft_id) if draft_id is not None else None
     payments = payments_of_request(draft, payments)
-    if draft is not None and draft.payments != payments:
+    if draft is not None and draft.sent_payments() != payments:
         raise validation_error("payments", "Must be the payments of the draft named by batchId.")
     checked, currency = payments_checked(actor, payments)
     valid = [item for item in checked if item.valid]
@@ -96,17 +110,19 @@ def batch_initiate(*, actor: Actor, user: User, payments: list[dict] | None, dra
         currency=currency,
         expires_at=timezone.now() + SCA_CHALLENGE_TTL,
     )
-    return {
-        "totalAmount": f"{total:.2f}",
-        "currency": currency,
-        "scaChallenge": {"id": str(challenge.id), "expiresAt": challenge.expires_at.isoformat()},
-    }
+    return Initiated(challenge=challenge, total=total, currency=currency)
 
 
 def sca_challenge_live(
-    *, actor: Actor, user: User, sca: dict, payments: list[dict] | None = None, draft_id: str | None = None
+    *,
+    actor: Actor,
+    user: User,
+    challenge_id: uuid.UUID | None,
+    payments: list[SentPayment] | None = None,
+    draft_id: str | None = None,
 ) -> ScaChallenge:
-    """The caller's unexpired, unused challenge; with `payments`, bound to them.
+    """The caller's unexpired, unused challenge of id `challenge_id` (None: an
+    id that is not a UUID, so none); with `payments`, bound to them.
 
     Every refusal is a 400 on `scaChallenge`: unknown (another user's included),
     used, expired, or made for other payments or another draft.
@@ -117,7 +133,7 @@ def sca_challenge_live(
         # confirm a single-customer batch, nor the reverse.
         .filter(user=user, consumed_at__isnull=True, route_customer=actor.route_customer)
         # django-stubs: an exact lookup takes None (matching no challenge: the id is never null).
-        .filter(id=_uuid_or_none(sca.get("id")))  # type: ignore[misc]
+        .filter(id=challenge_id)  # type: ignore[misc]
         .first()
     )
     if challenge is None:
@@ -129,7 +145,3 @@ def sca_challenge_live(
             "scaChallenge", "The payments (or batchId) differ from those the scaChallenge was initiated for."
         )
     return challenge
-
-
-def _uuid_or_none(value: Any) -> uuid.UUID | None:
-    return parse_uuid(value) if isinstance(value, str) else None

@@ -11,14 +11,15 @@ from bankapi.models import Account
 from batches.actors import Actor, payer_accounts_of
 from batches.iso20022.reading import Pain001
 from batches.models import Draft
-from batches.rules import PayerBook, items_check
+from batches.rules import PayerBook, items_check, sent_payment_to_wire
+from batches.sent import SentPayment
 
 
 def draft_ttl() -> timedelta:
     return timedelta(seconds=settings.BATCH_DRAFT_TTL_SECONDS)
 
 
-def draft_create(*, actor: Actor, payments: list[dict], document: Pain001 | None = None) -> Draft:
+def draft_create(*, actor: Actor, payments: list[SentPayment], document: Pain001 | None = None) -> Draft:
     """Store the draft (listed at once, payload PENDING) and queue its verification.
 
     With `document`, the draft is that file's: its payments are the file's
@@ -31,12 +32,12 @@ def draft_create(*, actor: Actor, payments: list[dict], document: Pain001 | None
         sandbox=actor.scope.sandbox,
         **actor.owner_fields(),
         route_customer=actor.route_customer,
-        payments=payments,
+        payments=[payment.to_stored() for payment in payments],
         payments_count=len(payments),
         expires_at=timezone.now() + draft_ttl(),
         message_id=document.message_id if document is not None else None,
         message_name=document.message_name if document is not None else "",
-        instructions=document.instructions if document is not None else None,
+        instructions=[i.to_stored() for i in document.instructions] if document is not None else None,
     )
     transaction.on_commit(lambda: verify_draft.delay(str(draft.id)))
     return draft
@@ -52,10 +53,15 @@ def draft_verify(draft_id: str) -> None:
     if draft is None or draft.verified_at is not None:
         return
     actor_accounts = _payer_accounts_of(draft)
-    checked, _currency = items_check(draft.payments, PayerBook.of(actor_accounts))
-    draft.valid_payments = [{"index": c.index, "payment": c.payment} for c in checked if c.valid]
+    checked, _currency = items_check(draft.sent_payments(), PayerBook.of(actor_accounts))
+    # The results as the draft's GET answers them: each payment as it was sent.
+    draft.valid_payments = [
+        {"index": c.index, "payment": sent_payment_to_wire(c.payment)} for c in checked if c.valid
+    ]
     draft.invalid_payments = [
-        {"index": c.index, "payment": c.payment, "reasons": c.reasons} for c in checked if not c.valid
+        {"index": c.index, "payment": sent_payment_to_wire(c.payment), "reasons": c.reasons}
+        for c in checked
+        if not c.valid
     ]
     draft.verified_at = timezone.now()
     draft.save(update_fields=["valid_payments", "invalid_payments", "verified_at", "updated_at"])

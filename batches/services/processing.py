@@ -20,7 +20,7 @@ Safe to rerun after a crash at any point, and to run twice at once:
 import logging
 import uuid
 from collections import defaultdict
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -35,6 +35,7 @@ from batches.actors import Actor
 from batches.events import batch_event
 from batches.models import Batch, BatchItem, Draft
 from batches.rules import CheckedItem
+from batches.sent import FileInstruction
 from payments.services.reserved import (
     Reservation,
     ReservedPayment,
@@ -107,16 +108,20 @@ def _count_outcomes(*, success: int = 0, failed: int = 0) -> None:
 
 
 def _item(
-    batch: Batch, checked: CheckedItem, now: datetime, draft: Draft | None, instruction: dict | None
+    batch: Batch,
+    checked: CheckedItem,
+    now: datetime,
+    draft: Draft | None,
+    instruction: FileInstruction | None,
 ) -> BatchItem:
     """The item of one payment; from a file, with its EndToEndId, its payment
     instruction and that instruction's requested execution date."""
     payer = checked.payer
-    reference = checked.payment.get("reference")
+    reference = checked.payment.reference
     return BatchItem(
         id=draft.item_id(checked.index) if draft is not None else uuid.uuid4(),
-        end_to_end_id=str(checked.payment.get("endToEndId", "")),
-        instruction_id=instruction["id"] if instruction else "",
+        end_to_end_id=checked.payment.end_to_end_id or "",
+        instruction_id=instruction.id if instruction else "",
         program_id=batch.program_id,
         sandbox=batch.sandbox,
         batch=batch,
@@ -127,11 +132,11 @@ def _item(
         customer_id=payer.customer_id if payer else None,
         payer_name=payer.customer.name if payer else "",
         payer_account_number=(payer.account_number or payer.iban) if payer else "",
-        payee=checked.payee,
+        payee=checked.payee.to_stored(),
         amount=checked.amount,
         currency=payer.currency if payer else "",
-        reference=reference if isinstance(reference, str) else "",
-        scheduled_date=date.fromisoformat(instruction["executionDate"]) if instruction else now.date(),
+        reference=reference or "",
+        scheduled_date=instruction.execution_date if instruction else now.date(),
     )
 
 
@@ -204,19 +209,6 @@ def _funding_settled(batch: Batch) -> None:
     batch.save(update_fields=["status", "updated_at"])
     batch_event(batch)
     logger.info("Batch %s funding: %s", batch.id, batch.status)
-
-
-def _payee_as_paid(payee: dict) -> dict:
-    if payee.get("iban"):
-        account = {"type": "iban", "iban": payee["iban"]}
-        if payee.get("bic"):
-            account["bic"] = payee["bic"]
-    else:
-        account = {"type": "uk", "sortCode": payee["sortCode"], "accountNumber": payee["accountNumber"]}
-    paid = {"name": payee["name"], "account": account}
-    if payee.get("accountType"):
-        paid["accountType"] = payee["accountType"]
-    return paid
 
 
 def batch_process_chunk(batch_id: str, *, chunk_size: int) -> bool:
@@ -318,5 +310,5 @@ def _reserved_payment(item: BatchItem) -> ReservedPayment:
         reserved=item.reserved_amount,
         amount=item.amount,
         reference=item.reference,
-        payee=_payee_as_paid(item.payee),
+        payee=item.item_payee().as_paid().to_stored(),
     )

@@ -18,39 +18,33 @@ from bankapi.errors import ApiError, ErrorCode
 from bankapi.models import Program
 from batches.models import Batch, BatchItem
 from batches.rules import PayerBook, item_check
+from batches.sent import SentAccount, SentPayee, SentPayer, SentPayment
 from payments.services.reserved import Reservation, fee_per_payment, funds_reserve
 
 
-def _payment_as_sent(item: BatchItem) -> dict:
-    """The item's payment in the shape submit took, to check it against the rules again."""
+def _payment_as_sent(item: BatchItem) -> SentPayment:
+    """The item's payment as submit took it, to check it against the rules again."""
     payer = item.account
     if payer is None:
         # _refuse_unpayable refuses an item without a payer account before asking for this.
         raise ValueError(f"Batch item {item.id} has no payer account.")
     if payer.sort_code and payer.account_number:
-        payer_account = {"type": "uk", "sortCode": payer.sort_code, "accountNumber": payer.account_number}
+        payer_account = SentAccount(kind="uk", sort_code=payer.sort_code, account_number=payer.account_number)
     else:
-        payer_account = {"type": "iban", "iban": payer.iban}
-    payee = item.payee or {}
-    if payee.get("iban"):
-        payee_account = {"type": "iban", "iban": payee["iban"]}
-        if payee.get("bic"):
-            payee_account["bic"] = payee["bic"]
+        payer_account = SentAccount(kind="iban", iban=payer.iban)
+    payee = item.item_payee()
+    if payee.iban:
+        payee_account = SentAccount(kind="iban", iban=payee.iban, bic=payee.bic or None)
     else:
-        payee_account = {
-            "type": "uk",
-            "sortCode": payee.get("sortCode") or "",
-            "accountNumber": payee.get("accountNumber") or "",
-        }
-    sent_payee = {"name": payee.get("name") or "", "account": payee_account}
-    if "accountType" in payee:
-        sent_payee["accountType"] = payee["accountType"]
-    return {
-        "payer": {"account": payer_account},
-        "payee": sent_payee,
-        "amount": f"{item.amount}",
-        "reference": item.reference,
-    }
+        payee_account = SentAccount(
+            kind="uk", sort_code=payee.sort_code or "", account_number=payee.account_number or ""
+        )
+    return SentPayment(
+        payer=SentPayer(account=payer_account),
+        payee=SentPayee(name=payee.name, account=payee_account, payee_type=payee.payee_type),
+        amount=f"{item.amount}",
+        reference=item.reference,
+    )
 
 
 def _refuse_unpayable(item: BatchItem, batch: Batch) -> None:

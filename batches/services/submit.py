@@ -37,6 +37,7 @@ from batches.actors import Actor
 from batches.models import Draft, ScaChallenge
 from batches.presenters import submit_answer
 from batches.rules import payments_hash
+from batches.sent import SentPayment
 from batches.services.challenges import (
     STEP_UP_PURPOSE,
     draft_for_submit,
@@ -48,9 +49,9 @@ from batches.services.processing import batch_create
 OPERATION = "batches.submit"
 
 
-def batch_passkey_challenge(*, actor: Actor, user: User, sca: dict) -> dict:
+def batch_passkey_challenge(*, actor: Actor, user: User, challenge_id: uuid.UUID | None) -> dict:
     """A single-use passkey session bound to the caller's live scaChallenge."""
-    challenge = sca_challenge_live(actor=actor, user=user, sca=sca)
+    challenge = sca_challenge_live(actor=actor, user=user, challenge_id=challenge_id)
     return step_up_passkey_challenge(user=user, purpose=STEP_UP_PURPOSE, bound_to=str(challenge.id))
 
 
@@ -81,8 +82,8 @@ def batch_submit(
     *,
     actor: Actor,
     user: User,
-    payments: list[dict],
-    sca: dict,
+    payments: list[SentPayment],
+    challenge_id: uuid.UUID | None,
     confirmation: dict,
     draft_id: str | None,
     idempotency_key: uuid.UUID | None,
@@ -93,7 +94,9 @@ def batch_submit(
         # Run with the key held, so a duplicate of this submit never gets here,
         # and outside any transaction: a counted wrong code, or a spent passkey
         # session, must stay so when the request then fails.
-        challenge = sca_challenge_live(actor=actor, user=user, sca=sca, payments=payments, draft_id=draft_id)
+        challenge = sca_challenge_live(
+            actor=actor, user=user, challenge_id=challenge_id, payments=payments, draft_id=draft_id
+        )
         draft = draft_for_submit(actor, draft_id) if draft_id is not None else None
         step_up_confirm(
             user=user,

@@ -223,7 +223,9 @@ def upload_content_type(key: str, sent: str) -> str:
     for the type presign was asked for; any other value is taken as sent, and the
     URL's signature decides whether it is the signed one.
     """
-    if sent != OPAQUE_CONTENT_TYPE:
+    if sent != OPAQUE_CONTENT_TYPE or "\x00" in key:
+        # A key with a NUL names no upload (this service makes the keys), and
+        # PostgreSQL cannot even compare one: the signature check refuses it.
         return sent
     upload = DocumentUpload.objects.filter(key=key).only("content_type").first()
     return upload.content_type if upload is not None else sent

@@ -8,6 +8,7 @@ from django.db import models
 from bankapi.banking import ACCOUNT_NUMBER, SORT_CODE
 from bankapi.codes import bic_problem, iban_problem, normalise_bic, normalise_iban
 from bankapi.models import Customer, TenantOwned
+from payments.payees import IbanAccount, Payee, PayeeAccount, StoredPayee, UkAccount
 
 
 class Beneficiary(TenantOwned):
@@ -80,15 +81,15 @@ class Beneficiary(TenantOwned):
     def is_uk(self) -> bool:
         return self.account_kind == self.AccountKind.UK
 
-    def payee_details(self) -> dict:
-        """The payee as the API shows inline payees: `{name, account, accountType?}`."""
-        if self.is_uk:
-            account = {"type": "uk", "sortCode": self.sort_code, "accountNumber": self.account_number}
-        else:
-            account = {"type": "iban", "iban": self.iban}
-            if self.bic:
-                account["bic"] = self.bic
-        details = {"name": self.name, "account": account}
-        if self.payee_type:
-            details["accountType"] = self.payee_type
-        return details
+    def payee(self) -> Payee:
+        """The beneficiary as a payment to it pays it, today."""
+        account: PayeeAccount = (
+            UkAccount(sort_code=self.sort_code, account_number=self.account_number)
+            if self.is_uk
+            else IbanAccount(iban=self.iban, bic=self.bic)
+        )
+        return Payee(name=self.name, account=account, payee_type=self.payee_type)
+
+    def payee_details(self) -> StoredPayee:
+        """`payee()` in its stored form, as a payment request keeps it."""
+        return self.payee().to_stored()

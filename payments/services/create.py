@@ -18,6 +18,7 @@ from bankapi.models import Account
 from bankapi.scope import parse_uuid
 from bankapi.tenancy import OWNED_BY_CUSTOMER
 from payments.models import Beneficiary, PaymentRequest, ScheduledPayment
+from payments.payees import Payee, payee_of
 from payments.rules import virtual_iban_error
 from payments.selectors import beneficiary_of
 from payments.services.acceptance import PaymentInstruction, payment_accept
@@ -73,7 +74,7 @@ def payment_instruction_build(
     purpose: str = "",
     charge_bearer: str = "",
     beneficiary_id: str | None = None,
-    payee: dict | None = None,
+    payee: Payee | None = None,
     virtual_iban: str = "",
     fee_waived: bool = False,
     quote_id: uuid.UUID | None = None,
@@ -86,9 +87,12 @@ def payment_instruction_build(
     `beneficiary_read`: see `payee_resolve`.
     """
     beneficiary, payee_as_paid = payee_resolve(
-        account=account, beneficiary_id=beneficiary_id, payee=payee, beneficiary_read=beneficiary_read
+        account=account,
+        beneficiary_id=beneficiary_id,
+        payee=None if payee is None else payee.to_stored(),
+        beneficiary_read=beneficiary_read,
     )
-    error = virtual_iban_error(virtual_iban=virtual_iban, currency=currency, payee=payee_as_paid)
+    error = virtual_iban_error(virtual_iban=virtual_iban, currency=currency, payee=payee_of(payee_as_paid))
     if error:
         raise validation_error("virtualIban", error)
     return PaymentInstruction(

@@ -7,7 +7,8 @@ functions here read the count of locked rows, give a failed payment back and
 count payments accepted in bulk.
 """
 
-from collections.abc import Iterable
+import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -61,12 +62,14 @@ def daily_outbound_give_back(request: PaymentRequest) -> None:
     )
 
 
-def daily_outbound_spent(accounts: Iterable[Account], day: date) -> dict:
+def daily_outbound_spent(accounts: Iterable[Account], day: date) -> dict[uuid.UUID, Decimal]:
     """What each account (rows read under their locks) has sent on `day`, by id."""
     return {account.id: daily_outbound_used(account, day) for account in accounts}
 
 
-def daily_outbound_add(locked: dict, totals: dict, day: date) -> None:
+def daily_outbound_add(
+    locked: Mapping[uuid.UUID, Account], totals: Mapping[uuid.UUID, Decimal], day: date
+) -> None:
     """Count what several accounts sent on `day` (`{account_id: amount}`), for
     payments accepted in bulk. Under the accounts' locks (`locked`, the rows read
     under them), in the accepting transaction, after checking each payment

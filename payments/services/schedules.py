@@ -33,6 +33,7 @@ from bankapi.models import Account, Customer
 from events.models import EventType
 from payments.events import scheduled_payment_event
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
+from payments.payees import ScheduleDetails, payee_of
 from payments.rules import account_reference_error, virtual_iban_error
 from payments.services.acceptance import PaymentInstruction, payment_accept, payment_fee
 
@@ -115,13 +116,13 @@ def schedule_create(
         currency=instruction.currency,
         reference=instruction.reference,
         beneficiary=instruction.beneficiary,
-        details={
-            "purpose": instruction.purpose,
-            "chargeBearer": instruction.charge_bearer,
-            "payee": None if instruction.beneficiary else instruction.payee,
-            "virtualIban": instruction.virtual_iban,
-            "feeWaived": instruction.fee_waived,
-        },
+        details=ScheduleDetails(
+            purpose=instruction.purpose,
+            charge_bearer=instruction.charge_bearer,
+            payee=None if instruction.beneficiary else payee_of(instruction.payee),
+            virtual_iban=instruction.virtual_iban,
+            fee_waived=instruction.fee_waived,
+        ).to_stored(),
     )
     if first_payment is not None:
         first_payment.schedule = schedule
@@ -152,19 +153,20 @@ def schedule_cancel(schedule: ScheduledPayment) -> ScheduledPayment:
 
 
 def instruction_of(schedule: ScheduledPayment) -> PaymentInstruction:
-    details = schedule.details
+    details = ScheduleDetails.from_stored(schedule.details)
     beneficiary = schedule.beneficiary
+    # The beneficiary as it is on the day of the run.
+    payee = beneficiary.payee() if beneficiary else details.payee
     return PaymentInstruction(
         amount=schedule.amount,
         currency=schedule.currency,
         reference=schedule.reference,
-        purpose=details.get("purpose", ""),
-        charge_bearer=details.get("chargeBearer", ""),
+        purpose=details.purpose,
+        charge_bearer=details.charge_bearer,
         beneficiary=beneficiary,
-        # The beneficiary as it is on the day of the run.
-        payee=beneficiary.payee_details() if beneficiary else details.get("payee"),
-        virtual_iban=details.get("virtualIban", ""),
-        fee_waived=details.get("feeWaived", False),
+        payee=None if payee is None else payee.to_stored(),
+        virtual_iban=details.virtual_iban,
+        fee_waived=details.fee_waived,
     )
 
 
@@ -211,7 +213,9 @@ def schedule_run_check(schedule: ScheduledPayment, instruction: PaymentInstructi
     if reference_error:
         raise validation_error("reference", f"reference: {reference_error}")
     iban_error = virtual_iban_error(
-        virtual_iban=instruction.virtual_iban, currency=instruction.currency, payee=instruction.payee
+        virtual_iban=instruction.virtual_iban,
+        currency=instruction.currency,
+        payee=payee_of(instruction.payee),
     )
     if iban_error:
         raise validation_error("virtualIban", f"virtualIban: {iban_error}")

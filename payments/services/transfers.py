@@ -8,6 +8,7 @@ import uuid
 
 from bankapi.models import Account
 from payments.models import PaymentRequest
+from payments.payees import Payee
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.create import beneficiary_key, payee_resolve
 
@@ -22,11 +23,13 @@ def international_transfer_instruction_build(
     purpose: str = "",
     charge_bearer: str = "",
     beneficiary_id: str | None = None,
-    payee: dict | None = None,
+    payee: Payee | None = None,
 ) -> PaymentInstruction:
     """A transfer paid in the quote's buy currency to a saved beneficiary or an
     inline payee; its amounts come from the quote."""
-    beneficiary, payee_as_paid = payee_resolve(account=account, beneficiary_id=beneficiary_id, payee=payee)
+    beneficiary, payee_as_paid = payee_resolve(
+        account=account, beneficiary_id=beneficiary_id, payee=None if payee is None else payee.to_stored()
+    )
     return PaymentInstruction(
         amount=None,
         currency="",

@@ -21,6 +21,7 @@ from audit.models import ChangeRecord, StaffView
 from authn.models import PasskeyCredential, User
 from bankapi.codes import SUPPORTED_CURRENCIES
 from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Program
+from batches.payees import ItemPayee
 from cards.models import Card, Cardholder
 from cards.numbers import sandbox_cvv, sandbox_pan
 from events.models import Delivery, DeliveryAttempt, Event, EventType, WebhookEndpoint
@@ -493,13 +494,7 @@ def _batch_items(sandbox):
             error="INSUFFICIENT_FUNDS: rows",
             account=account,
             customer_id=account.customer_id,
-            payee={
-                "name": "Payee",
-                "accountNumber": "12345678",
-                "sortCode": "200000",
-                "iban": None,
-                "bic": None,
-            },
+            payee=ItemPayee(name="Payee", sort_code="200000", account_number="12345678").to_stored(),
             amount=Decimal("1.00"),
             currency="GBP",
             reference=f"Item {n}",

@@ -7,8 +7,9 @@ from django.utils import timezone
 
 from bankapi.models import Account
 from batches.models import Batch, BatchItem
+from batches.payees import ItemPayee
 
-PAYEE = {"name": "Jane Payee", "accountNumber": "55779911", "sortCode": "200000", "iban": None, "bic": None}
+PAYEE = ItemPayee(name="Jane Payee", sort_code="200000", account_number="55779911").to_stored()
 
 
 def make_batch(

@@ -8,6 +8,7 @@ from bankapi.roles import Role
 from bankapi.scope import Scope
 from batches.actors import Actor
 from batches.models import Batch
+from batches.rules import sent_payment_from_wire
 from batches.services.challenges import payments_checked
 from batches.services.processing import batch_create
 
@@ -27,7 +28,8 @@ def actor_of(user: User) -> Actor:
 
 
 def batch_submitted(user: User, payments: list[dict]) -> Batch:
+    """A batch of `payments`, written as a request body sends them."""
     actor = actor_of(user)
-    checked, currency = payments_checked(actor, payments)
+    checked, currency = payments_checked(actor, [sent_payment_from_wire(payment) for payment in payments])
     with transaction.atomic():
         return batch_create(actor=actor, user=user, checked=checked, currency=currency, draft=None)

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 from authn.models import LoginThrottle, User
 from bankapi.models import IdempotencyRecord
 from batches.models import Batch, ScaChallenge
-from batches.rules import payments_hash
+from batches.rules import payments_hash, sent_payment_from_wire
 from batches.services.submit import OPERATION
 from tests.batches.conftest import URL, balance, payment
 from tests.batches.test_submit import initiate, submit, totp, wrong_totp
@@ -64,7 +64,7 @@ def test_a_duplicate_of_a_submit_in_flight_is_a_409_and_its_code_is_not_checked(
         owner_id=user.custodian_id,
         operation=OPERATION,
         key=key,
-        fingerprint={"payments": payments_hash(payments, None)},
+        fingerprint={"payments": payments_hash([sent_payment_from_wire(p) for p in payments], None)},
         claimed_at=timezone.now(),
     )
 

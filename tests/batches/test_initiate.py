@@ -6,10 +6,14 @@ import pytest
 from django.utils import timezone
 
 from batches.models import Draft, ScaChallenge
-from batches.rules import payments_hash
+from batches.rules import payments_hash, sent_payment_from_wire
 from tests.batches.conftest import URL, payment, verify
 
 pytestmark = pytest.mark.django_db
+
+
+def sent(payments: list[dict]) -> list:
+    return [sent_payment_from_wire(p) for p in payments]
 
 
 def initiate(api, auth, payments, **extra):
@@ -35,7 +39,7 @@ def test_initiate_answers_the_total_of_the_valid_payments(
     expires = datetime.fromisoformat(data["scaChallenge"]["expiresAt"])
     assert timedelta(minutes=4, seconds=59) <= expires - before <= timedelta(minutes=5, seconds=5)
     assert challenge.user == custodian_user
-    assert challenge.payments_hash == payments_hash(payments, None)
+    assert challenge.payments_hash == payments_hash(sent(payments), None)
 
 
 def test_initiate_with_no_valid_payment_is_a_400(api, custodian_auth, custodian_accounts):
@@ -53,7 +57,7 @@ def test_initiate_a_draft(api, custodian_auth, custodian_accounts):
     assert response.status_code == 200
     challenge = ScaChallenge.objects.get(id=response.json()["data"]["scaChallenge"]["id"])
     assert str(challenge.draft_id) == draft_id
-    assert challenge.payments_hash == payments_hash(payments, draft_id)
+    assert challenge.payments_hash == payments_hash(sent(payments), draft_id)
 
 
 def test_initiate_a_draft_with_other_payments_is_a_400(api, custodian_auth, custodian_accounts):

@@ -13,6 +13,7 @@ from batches.services import processing
 from batches.services.processing import batch_fund, batch_process
 from payments.ledger import ledger_check
 from payments.models import LedgerTransaction, PaymentRequest
+from payments.payees import IbanAccount, Payee, payee_of
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.settlement import payment_fail
 from tests.batches.conftest import PAYEE_IBAN, balance, payment
@@ -66,10 +67,9 @@ def test_a_batch_is_funded_and_every_valid_item_paid_once(custodian_user, payers
         second.id,
         second.customer_id,
     )
-    assert paid.payee == {
-        "name": "Hans Payee",
-        "account": {"type": "iban", "iban": "DE89370400440532013000", "bic": "COBADEFFXXX"},
-    }
+    assert payee_of(paid.payee) == Payee(
+        name="Hans Payee", account=IbanAccount(iban="DE89370400440532013000", bic="COBADEFFXXX")
+    )
     # One funding movement per payer account.
     assert LedgerTransaction.objects.filter(key__startswith=f"batch:{batch.id}:fund:").count() == 2
     assert ledger_check().ok
@@ -195,13 +195,14 @@ def test_the_sweep_runs_stalled_batches_and_verifications_again(custodian_user, 
     from django.utils import timezone
 
     from batches.models import Draft
+    from batches.rules import sent_payment_from_wire
     from batches.tasks import resume_stalled_batches
 
     batch = batch_submitted(custodian_user, [payment(payers[0], "1.00")])
     draft = Draft.objects.create(
         program_id=custodian_user.program_id,
         custodian_id=custodian_user.custodian_id,
-        payments=[payment(payers[0], "1.00")],
+        payments=[sent_payment_from_wire(payment(payers[0], "1.00")).to_stored()],
         payments_count=1,
         expires_at=timezone.now() + timedelta(hours=1),
     )

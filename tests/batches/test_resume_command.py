@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from bankapi.models import Account
 from batches.models import Batch, Draft
+from batches.rules import sent_payment_from_wire
 from payments.models import PaymentRequest
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
@@ -28,7 +29,7 @@ def test_stalled_work_is_finished_by_the_command_and_only_once(custodian_user, c
     draft = Draft.objects.create(
         program_id=custodian_user.program_id,
         custodian_id=custodian_user.custodian_id,
-        payments=[payment(payer, "1.00")],
+        payments=[sent_payment_from_wire(payment(payer, "1.00")).to_stored()],
         payments_count=1,
         expires_at=timezone.now() + timedelta(hours=1),
     )

@@ -28,12 +28,16 @@ from bankapi.roles import Role  # noqa: E402
 from batches.models import Batch, BatchItem  # noqa: E402
 from payments.ledger import ledger_fund_account  # noqa: E402
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun  # noqa: E402
+from payments.payees import Payee, UkAccount  # noqa: E402
 from payments.services.acceptance import PaymentInstruction  # noqa: E402
 from payments.services.schedules import schedule_create, utc_today  # noqa: E402
 from tests.batches.helpers import batch_submitted  # noqa: E402
 
 OPENING = Decimal("1000000.00")
 PAYEE = {"name": "Jane Payee", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
+STORED_PAYEE = Payee(
+    name="Jane Payee", account=UkAccount(sort_code="200000", account_number="55779911")
+).to_stored()
 PAYERS = 10
 SCHEDULES = 200
 
@@ -84,7 +88,7 @@ def setup() -> dict:
             schedule_create(
                 account=payers[n % PAYERS],
                 instruction=PaymentInstruction(
-                    amount=Decimal("1.00"), currency="GBP", reference="Standing order", payee=PAYEE
+                    amount=Decimal("1.00"), currency="GBP", reference="Standing order", payee=STORED_PAYEE
                 ),
                 anchor=utc_today(),
                 frequency="WEEKLY",

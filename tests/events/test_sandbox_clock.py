@@ -11,12 +11,13 @@ from authn.tokens import tokens_issue
 from bankapi.models import Account, Customer
 from events.models import Event
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
+from payments.payees import Payee, UkAccount
 from payments.services.acceptance import PaymentInstruction
 from payments.services.schedules import schedule_create, scheduled_payments_run, utc_today
 from tests.support.factories import funded_account
 
 URL = "/v1/sandbox/scheduled-payments/run"
-PAYEE = {"name": "Landlord", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
+PAYEE = Payee(name="Landlord", account=UkAccount(sort_code="200000", account_number="55779911")).to_stored()
 
 
 def monthly(account: Account, anchor: date, amount: str = "7.00") -> ScheduledPayment:

@@ -140,6 +140,20 @@ def test_a_tampered_url_is_refused(api, sandbox, customer_id_token, local_storag
     assert not any(local_storage.rglob("*-*-*-*-*"))
 
 
+def test_a_key_holding_a_nul_is_refused_as_tampered_not_a_500(api, sandbox, customer_id_token, local_storage):
+    issued = upload(api, sandbox, customer_id_token)
+
+    response = api.generic(
+        "PUT",
+        _with(issued["uploadUrl"], key=issued["key"] + "\x00"),
+        PDF,
+        content_type="application/octet-stream",
+    )
+
+    assert response.status_code == 403
+    assert not any(local_storage.rglob("*-*-*-*-*"))
+
+
 def test_a_put_with_another_content_type_is_refused(api, sandbox, customer_id_token):
     issued = upload(api, sandbox, customer_id_token)
 

@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 
 from bankapi.codes import bic_problem, currency_problem, iban_problem
 from payments.models import Beneficiary, PaymentRequest
+from payments.payees import IbanAccount, payee_of
 from tests.payments.conftest import payments_url
 
 # Quotes are priced from the starting rate table.
@@ -166,11 +167,9 @@ def test_a_payment_to_a_real_iban_with_its_banks_bic_is_accepted(api, customer_a
     )
 
     assert response.status_code == 200, response.json()
-    assert PaymentRequest.objects.get().payee["account"] == {
-        "type": "iban",
-        "iban": COMMERZBANK_IBAN,
-        "bic": "COBADEFF",
-    }
+    assert payee_of(PaymentRequest.objects.get().payee).account == IbanAccount(
+        iban=COMMERZBANK_IBAN, bic="COBADEFF"
+    )
 
 
 @pytest.mark.parametrize("virtual_iban", list(BAD_IBANS))

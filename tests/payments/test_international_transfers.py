@@ -11,6 +11,7 @@ from django.utils import timezone
 from bankapi.models import Program
 from payments.ledger import system_account_for
 from payments.models import FxQuote, LedgerPosting, PaymentRequest, SystemAccount
+from payments.payees import IbanAccount, payee_of
 from payments.services.settlement import payment_fail, payment_settle
 from tests.payments.conftest import balance, payments_url
 from tests.support.auth import id_header
@@ -292,7 +293,7 @@ def test_an_inline_payee_can_be_paid_internationally(api, customer_auth, account
     )
 
     assert response.status_code == 200
-    assert PaymentRequest.objects.get().payee["account"]["iban"] == "DE89370400440532013000"
+    assert payee_of(PaymentRequest.objects.get().payee).account == IbanAccount(iban="DE89370400440532013000")
 
 
 def test_outsiders_and_wrong_tokens_cannot_transfer(

@@ -10,6 +10,7 @@ import time_machine
 from bankapi.models import Account, Program
 from payments.ledger import system_account_for
 from payments.models import LedgerPosting, PaymentRequest, SystemAccount
+from payments.payees import UkAccount, payee_of
 from payments.services.settlement import payment_fail
 from tests.payments.conftest import balance, payments_url
 from tests.support.auth import access_header, id_header
@@ -52,7 +53,7 @@ def test_a_payment_to_a_saved_beneficiary_is_accepted_and_debited_at_once(
     request = PaymentRequest.objects.get(id=transfer["requestId"])
     assert (request.status, request.amount, request.currency) == ("PENDING", Decimal("12.34"), "GBP")
     assert str(request.beneficiary_id) == str(beneficiary.id)
-    assert request.payee["account"] == {"type": "uk", "sortCode": "040004", "accountNumber": "12345678"}
+    assert payee_of(request.payee).account == UkAccount(sort_code="040004", account_number="12345678")
     assert request.purpose == "RENT"
     assert balance(account) == Decimal("99987.66")
     assert system_balance(account, SystemAccount.Kind.CLEARING) - clearing_before == Decimal("12.34")
@@ -78,8 +79,10 @@ def test_inline_payee_details_are_accepted_instead_of_a_beneficiary(
     assert response.status_code == 200, response.json()
     request = PaymentRequest.objects.get(id=response.json()["data"]["bankTransfer"]["requestId"])
     assert request.beneficiary is None
-    assert request.payee["name"] == payee["name"]
-    assert request.payee["account"]["type"] == payee["account"]["type"]
+    paid = payee_of(request.payee)
+    assert paid.name == payee["name"]
+    assert paid.is_uk == (payee["account"]["type"] == "uk")
+    assert paid.payee_type == payee.get("accountType", "")
 
 
 def test_an_iban_beneficiary_can_be_paid_with_any_valid_virtual_iban(api, customer_auth, account, customer):

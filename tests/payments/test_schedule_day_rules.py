@@ -9,13 +9,14 @@ from decimal import Decimal
 from bankapi.models import Account, Program
 from payments.ledger import ledger_check
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
+from payments.payees import Payee, UkAccount
 from payments.services.acceptance import PaymentInstruction
 from payments.services.schedules import schedule_create, scheduled_payments_run
 from tests.payments.conftest import balance
 from tests.support.factories import IbanBeneficiaryFactory, funded_account
 
 DAY = date(2026, 3, 10)
-UK_PAYEE = {"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
+UK_PAYEE = Payee(name="Jane", account=UkAccount(sort_code="200000", account_number="55779911")).to_stored()
 
 
 def make_schedule(account, *, reference="Rent March", frequency="DAILY", **fields) -> ScheduledPayment:

@@ -13,6 +13,7 @@ from django.core.management.base import CommandError
 
 from payments.ledger import ledger_fund_account
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
+from payments.payees import Payee, UkAccount, payee_of
 from payments.services.acceptance import PaymentInstruction
 from payments.services.schedules import (
     RunDateInFuture,
@@ -32,7 +33,9 @@ def make_schedule(account, anchor=DAY, frequency="NEVER", amount="3.00") -> Sche
         amount=Decimal(amount),
         currency=account.currency,
         reference="Standing order",
-        payee={"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}},
+        payee=Payee(
+            name="Jane", account=UkAccount(sort_code="200000", account_number="55779911")
+        ).to_stored(),
     )
     return schedule_create(account=account, instruction=instruction, anchor=anchor, frequency=frequency)
 
@@ -55,7 +58,11 @@ def test_a_due_one_off_pays_once_and_completes(customer):
     assert (summary.paid, summary.held, summary.failed) == (1, 0, [])
     assert (schedule.status, schedule.next_run_date) == ("COMPLETED", None)
     request = PaymentRequest.objects.get(schedule=schedule)
-    assert (request.status, request.amount, request.payee["name"]) == ("PENDING", Decimal("3.00"), "Jane")
+    assert (request.status, request.amount, payee_of(request.payee).name) == (
+        "PENDING",
+        Decimal("3.00"),
+        "Jane",
+    )
     assert schedule.last_run.payment_request == request
     assert balance(account) == Decimal("7.00")
 

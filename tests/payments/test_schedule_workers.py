@@ -10,6 +10,7 @@ from django.conf import settings
 
 from bankapi.celery import app
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
+from payments.payees import Payee, UkAccount
 from payments.services.acceptance import PaymentInstruction
 from payments.services.schedules import schedule_create, scheduled_payments_run, utc_today
 from tests.conftest import requires_postgres, requires_redis
@@ -18,7 +19,7 @@ from tests.support.race import run_at_once
 from tests.support.worker import celery_workers
 
 DAY = date(2026, 3, 10)
-PAYEE = {"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
+PAYEE = Payee(name="Jane", account=UkAccount(sort_code="200000", account_number="55779911")).to_stored()
 
 
 def make_schedule(account, anchor=DAY) -> ScheduledPayment:

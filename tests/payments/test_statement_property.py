@@ -19,6 +19,7 @@ from bankapi.errors import ApiError
 from bankapi.models import Account, Customer
 from batches.services.processing import batch_process
 from payments.models import LedgerPosting, PaymentRequest
+from payments.payees import Payee, UkAccount
 from payments.selectors.ledger import account_statement, balance_as_of, day_start
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.schedules import schedule_create, scheduled_payments_run
@@ -28,7 +29,7 @@ from tests.batches.helpers import batch_submitted
 from tests.support.factories import custodian_with_clients, funded_account
 
 START = datetime(2026, 6, 1, 21, 30, tzinfo=UTC)
-PAYEE = {"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
+PAYEE = Payee(name="Jane", account=UkAccount(sort_code="200000", account_number="55779911")).to_stored()
 MICROSECOND = timedelta(microseconds=1)
 _numbers = itertools.count(1)
 

@@ -199,7 +199,7 @@ def _payment_file(client: Client, sandbox: dict, storage: Path, route) -> None:
     assert response.status_code == 200, response.content
     draft = Draft.objects.get(id=response.json()["requestId"])
     assert draft.payments_count == len(transactions)
-    assert [item["endToEndId"] for item in draft.payments] == [tx.end_to_end_id for tx in transactions]
+    assert [item.end_to_end_id for item in draft.sent_payments()] == [tx.end_to_end_id for tx in transactions]
 
 
 WHOLE_BODY_CASES: dict[tuple[str, str], Callable[..., None]] = {

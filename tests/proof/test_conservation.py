@@ -31,6 +31,7 @@ from bankapi.errors import ApiError
 from bankapi.models import Account, Customer, Program
 from payments.ledger import ledger_check, ledger_fund_account, system_account_for
 from payments.models import LedgerPosting, PaymentRequest, SystemAccount
+from payments.payees import Payee, UkAccount
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.settlement import payment_fail, payment_review_approve, payment_settle
 from tests.conftest import requires_postgres
@@ -43,10 +44,9 @@ CURRENCIES = ("GBP", "EUR")
 FEE = Decimal("0.10")
 REVIEW_THRESHOLD = Decimal("90.00")
 CENT = Decimal("0.01")
-PAYEE = {
-    "name": "Conservation Payee",
-    "account": {"type": "uk", "sortCode": "040004", "accountNumber": "12345678"},
-}
+PAYEE = Payee(
+    name="Conservation Payee", account=UkAccount(sort_code="040004", account_number="12345678")
+).to_stored()
 
 Status = PaymentRequest.Status
 
