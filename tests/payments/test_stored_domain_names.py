@@ -12,7 +12,7 @@ from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
 from payments.payees import IbanAccount, Payee, ScheduleDetails, UkAccount, payee_of
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.schedules import schedule_create, scheduled_payments_run, utc_today
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 
 MIGRATION = "stored_payees_in_domain_names"
 
