@@ -191,10 +191,6 @@ class Accepted:
     day: date
     after: Snapshot
 
-    @property
-    def held(self) -> bool:
-        return self.status == PaymentRequest.Status.PENDING_TM
-
 
 @dataclass(frozen=True)
 class Plan:
