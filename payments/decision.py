@@ -159,6 +159,11 @@ class DailyCount:
     def admits(self, outbound_day: date | None, outbound_total: Decimal) -> bool:
         return self.used(outbound_day, outbound_total) <= self.used_at_most
 
+    def admits_any(self) -> bool:
+        """Whether any account could take it: a count is never below zero (the
+        table's constraint), so none can when the debit alone passes the limit."""
+        return self.used_at_most >= ZERO
+
     def total_after(self, outbound_day: date | None, outbound_total: Decimal) -> Decimal:
         return self.used(outbound_day, outbound_total) + self.add
 

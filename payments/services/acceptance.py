@@ -192,14 +192,15 @@ def payment_accept(
             )
 
         entry = None
-        if planned.deferred is None:
+        if planned.deferred is None and planned.count.admits_any():
             try:
                 entry = debit_account()
             except InsufficientBalance:
                 pass
         if entry is None:
-            # Refused by the statement, or by a rule that answers after the daily
-            # limit: the decision on the locked row says which rule refuses it.
+            # Refused by the statement, or sure to be (a debit above the whole
+            # daily limit, a rule that answers after that limit): the decision
+            # on the locked row says which rule refuses it.
             decided = planned.decide(Snapshot.of(lock_accounts([account.id])[account.id]))
             if isinstance(decided, Refused):
                 raise decided.error()

@@ -274,6 +274,8 @@ def test_the_plan_requirements_are_the_decision(account, debit, fee_waived, rule
         assert planned == Refused(*expected)
         return
 
+    if not planned.count.admits_any():
+        assert not isinstance(planned.decide(account), Accepted)
     admitted = account.balance >= planned.needs and planned.count.admits(
         account.outbound_day, account.outbound_total
     )
