@@ -2,31 +2,35 @@
 
 Each row of the table sets up the same account (balance, what it has sent on
 which day) and program limits three times, pays the same amount through each
-path's real entry point (`payment_accept`, which the payment routes call; a
+path's real entry point (the payment route, with the payer's own token; a
 submitted batch's processing; the schedule runner) and compares what each
 answered and left on the account with what the acceptance decision says for
 that account.
 """
 
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
 import time_machine
-from django.db import transaction
+from rest_framework.test import APIClient
 
-from bankapi.errors import ApiError, ErrorCode
+from authn.models import User
+from bankapi.errors import ErrorCode
 from bankapi.models import Account, Custodian, Customer, Program
 from batches.services.processing import batch_process
 from payments.decision import Accepted, Instruction, Rules, Snapshot, decide
 from payments.ledger import ledger_check
 from payments.models import PaymentRequest, ScheduleRun
-from payments.services.acceptance import PaymentInstruction, payment_accept
+from payments.services.acceptance import PaymentInstruction
 from payments.services.schedules import schedule_create, scheduled_payments_run
 from tests.batches.conftest import PAYEE_UK, payment
 from tests.batches.helpers import batch_submitted
+from tests.payments.conftest import payments_url
 from tests.payments.factories import funded_account
+from tests.support.auth import access_header
 
 pytestmark = pytest.mark.django_db
 
@@ -75,6 +79,17 @@ def payer_customer(custodian: Custodian) -> Customer:
     return Customer.objects.create(program_id=custodian.program_id, name="Table Client", custodian=custodian)
 
 
+@pytest.fixture
+def payer_user(payer_customer: Customer) -> User:
+    return User.objects.create_user(
+        "table.client@sandbox.example",
+        "Table-Client-Password-42",
+        program_id=payer_customer.program_id,
+        role="customer",
+        customer=payer_customer,
+    )
+
+
 def prepared_account(customer: Customer, case: Case, number: int) -> Account:
     account = funded_account(customer, case.balance, sort_code="300000", account_number=f"{number:08d}")
     Account.objects.filter(id=account.id).update(outbound_day=case.sent_on, outbound_total=Decimal(case.sent))
@@ -86,15 +101,18 @@ def account_after(account: Account) -> tuple[Decimal, date | None, Decimal]:
     return row.balance, row.outbound_day, row.outbound_total
 
 
-def by_single(account: Account, case: Case) -> str:
-    instruction = PaymentInstruction(
-        amount=Decimal(case.amount), currency=account.currency, reference="Table", payee=PAYEE_UK
+def by_single(account: Account, case: Case, auth: dict[str, str]) -> str:
+    response = APIClient().post(
+        payments_url(account.customer_id, account.id),
+        {"amount": case.amount, "reference": "Table", "payee": PAYEE_UK},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()),
+        **auth,
     )
-    try:
-        with transaction.atomic():
-            return payment_accept(account=account, instruction=instruction).status
-    except ApiError as error:
-        return f"{error.code}: {error.message}"
+    if response.status_code == 200:
+        return PaymentRequest.objects.get(id=response.json()["data"]["bankTransfer"]["requestId"]).status
+    assert response.status_code == 422, response.json()
+    return f"{response.json()['code']}: {response.json()['message']}"
 
 
 def by_batch(account: Account, case: Case, user) -> str:
@@ -129,16 +147,20 @@ def expected(program: Program, account: Account, case: Case) -> tuple[str, tuple
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
-def test_single_batch_and_schedule_paths_agree_with_the_decision(case, custodian_user, payer_customer):
+def test_single_batch_and_schedule_paths_agree_with_the_decision(
+    case, custodian_user, payer_customer, payer_user
+):
     Program.objects.filter(id=payer_customer.program_id).update(**{**LIMITS, **dict(case.limits)})
     program = Program.objects.get(id=payer_customer.program_id)
     answers = {}
     with time_machine.travel(case.now, tick=False):
+        # Issued at the table's moment, so the token is valid then.
+        payer_auth = access_header(payer_user.email, str(payer_user.program_id))
         for number, path in enumerate(("single", "batch", "schedule"), start=1):
             account = prepared_account(payer_customer, case, number)
             want = expected(program, account, case)
             if path == "single":
-                got = by_single(account, case)
+                got = by_single(account, case, payer_auth)
             elif path == "batch":
                 got = by_batch(account, case, custodian_user)
             else:
