@@ -27,7 +27,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from bankapi.models import ZERO, Account, Program
 from bankapi.rows import insert_rows
+from payments.decision import DailyCount
 from payments.models import LedgerPosting, LedgerTransaction, StatementEntry, SystemAccount
 
 CENT = Decimal("0.01")
@@ -54,14 +55,13 @@ class Leg:
 
 @dataclass(frozen=True)
 class Outbound:
-    """Count `amount` against the daily outbound limit `limit` of `account_id` for
-    UTC `day`, in the statement that debits that account (see the module's rules).
-    The account's count starts again on a new day."""
+    """Count a payment against the daily outbound limit of `account_id`, in the
+    statement that debits that account (see the module's rules), as the
+    acceptance decision's `count` says: the condition and the new count are
+    that rule's own SQL (`payments.decision.DailyCount.sql`)."""
 
     account_id: uuid.UUID
-    day: date
-    amount: Decimal
-    limit: Decimal
+    count: DailyCount
 
 
 class LedgerError(Exception):
@@ -156,9 +156,6 @@ def ledger_post(
     if outbound is not None:
         if changes.get(outbound.account_id, ZERO) >= 0:
             raise LedgerError("An outbound count goes with a debit of its account")
-        if outbound.amount > outbound.limit:
-            # Above the limit whatever the day: refused before any statement.
-            raise InsufficientBalance(f"Account {outbound.account_id} would pass its daily outbound limit")
 
     # A savepoint only where a caller may go on after a failure (a keyed movement
     # already made); any other failure here ends the caller's transaction.
@@ -209,11 +206,11 @@ def _balance_sql(connection: Any) -> tuple[str, str]:
             f"WHERE {key} = %s AND {balance} >= %s RETURNING {balance}, {booked}"
         )
         # Every right-hand side reads the row as it was: the count restarts on a new day.
+        new_total, admits = DailyCount.sql(day, total)
         counted = (
             f"UPDATE {table} SET {balance} = {balance} + %s, {book}, "  # noqa: S608
-            f"{total} = CASE WHEN {day} = %s THEN {total} + %s ELSE %s END, {day} = %s "
-            f"WHERE {key} = %s AND {balance} >= %s "
-            f"AND ({total} <= %s OR {day} IS NULL OR {day} <> %s) RETURNING {balance}, {booked}"
+            f"{total} = {new_total}, {day} = %s "
+            f"WHERE {key} = %s AND {balance} >= %s AND {admits} RETURNING {balance}, {booked}"
         )
         cached = _BALANCE_SQL[connection.vendor] = (plain, counted)
     return cached
@@ -246,6 +243,7 @@ def _apply_balance_changes(
     connection = transaction.get_connection()
     plain, counted = _balance_sql(connection)
     money, id_field = Account._meta.get_field("balance"), Account._meta.pk
+    day_field = Account._meta.get_field("outbound_day")
     moment = Account._meta.get_field("last_booked_at").get_db_prep_value(now, connection)
     applied: dict[uuid.UUID, _Applied] = {}
     with connection.cursor() as cursor:
@@ -260,10 +258,10 @@ def _apply_balance_changes(
                 money.get_db_prep_value(max(-change, ZERO), connection),
             ]
             if outbound is not None and account_id == outbound.account_id:
-                day = Account._meta.get_field("outbound_day").get_db_prep_value(outbound.day, connection)
-                amount = money.get_db_prep_value(outbound.amount, connection)
-                room = money.get_db_prep_value(outbound.limit - outbound.amount, connection)
-                cursor.execute(counted, [*params[:3], day, amount, amount, day, *params[3:], room, day])
+                (day, add), (_, used_at_most) = outbound.count.sql_params()
+                day = day_field.get_db_prep_value(day, connection)
+                add, used_at_most = (money.get_db_prep_value(v, connection) for v in (add, used_at_most))
+                cursor.execute(counted, [*params[:3], day, add, day, *params[3:], day, used_at_most])
             else:
                 cursor.execute(plain, params)
             row = cursor.fetchone()

@@ -1,20 +1,24 @@
-"""Payment acceptance: the one place where a payment is checked and debited.
-
-Called by the payment route, the schedule runner and (later) admin and batches.
+"""Payment acceptance, one payment at a time: the payment route, transfers and
+the schedule runner. What is accepted is decided by `payments.decision`; this
+module resolves the instruction (its FX quote), applies the decision (the
+ledger movement, the request, its event) and raises the decision's refusals.
 """
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, date
+from datetime import datetime
 from decimal import Decimal
 
 from django.db import transaction
 from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode, validation_error
-from bankapi.models import ZERO, Account, Program
+from bankapi.models import Account, Program
 from bankapi.rows import insert_rows
 from events.models import EventType
+from payments.decision import ACCOUNT, DecidedLeg, Instruction, Refused, Rules, Snapshot, plan
+from payments.decision import usage_day as decision_day
 from payments.events import payment_request_event
 from payments.fx import fx_quote_amounts, fx_quote_consume
 from payments.ledger import InsufficientBalance, Leg, Outbound, ledger_post, lock_accounts, system_account_for
@@ -26,7 +30,7 @@ from payments.models import (
     ScheduledPayment,
     SystemAccount,
 )
-from payments.services.limits import daily_outbound_check, usage_day
+from payments.services.limits import usage_day
 
 
 @dataclass(frozen=True)
@@ -53,23 +57,6 @@ class PaymentInstruction:
     virtual_iban: str = ""
     fee_waived: bool = False
     quote_id: uuid.UUID | None = None
-
-
-def _check_per_payment_limit(program: Program, debit: Decimal) -> None:
-    if debit > program.per_payment_limit:
-        raise ApiError(
-            ErrorCode.LIMIT_EXCEEDED,
-            f"The amount is above the per-payment limit of {program.per_payment_limit:.2f}.",
-        )
-
-
-def _daily_limit_first(program: Program, account: Account, debit: Decimal, day: date) -> Account:
-    """For a payment refused before its daily limit was known to fit: lock the
-    account and check the limit, which answers first (LIMIT_EXCEEDED) as it does
-    for every payment. The locked row, for the refusal's message."""
-    locked = lock_accounts([account.id])[account.id]
-    daily_outbound_check(program=program, account=locked, debit=debit, day=day)
-    return locked
 
 
 def _program_of(account: Account) -> Program:
@@ -103,21 +90,62 @@ def _conversion(program: Program, account: Account, instruction: PaymentInstruct
 
 
 def payment_fee(program: Program, *, fee_waived: bool) -> Decimal:
-    if fee_waived and not program.fee_waiver_allowed:
-        raise ApiError(ErrorCode.NOT_SUPPORTED, "This program does not allow waiving the payment fee.")
-    return ZERO if fee_waived else program.fee_per_payment
+    """The fee of a payment from this program; ApiError (NOT_SUPPORTED) for a
+    waiver the program does not allow."""
+    fee = Rules.of(program).fee(fee_waived=fee_waived)
+    if isinstance(fee, Refused):
+        raise fee.error()
+    return fee
+
+
+class SystemAccounts:
+    """System accounts looked up once per call, not once per payment."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[uuid.UUID, bool, str, str], SystemAccount] = {}
+
+    def get(self, account: Account, kind: str, currency: str) -> SystemAccount:
+        key = (account.program_id, account.sandbox, kind, currency)
+        if key not in self._rows:
+            self._rows[key] = system_account_for(*key)
+        return self._rows[key]
+
+
+def ledger_legs(account: Account, legs: Iterable[DecidedLeg], system: SystemAccounts) -> list[Leg]:
+    """The decision's legs as the ledger posts them, on `account` and its program's system accounts."""
+    return [
+        Leg(amount=leg.amount, currency=leg.currency, account=account)
+        if leg.holder == ACCOUNT
+        else Leg(
+            amount=leg.amount,
+            currency=leg.currency,
+            system_account=system.get(account, leg.holder, leg.currency),
+        )
+        for leg in legs
+    ]
+
+
+def requests_keep_day(requests: list[PaymentRequest], now: datetime) -> None:
+    """Requests accepted across midnight stay on the day their limit was checked
+    against (the decision's day, that of `now`), so a failure gives the amount
+    back to that day."""
+    moved = [request for request in requests if usage_day(request) != decision_day(now)]
+    if moved:
+        PaymentRequest.objects.filter(id__in=[request.id for request in moved]).update(created_at=now)
+        for request in moved:
+            request.created_at = now
 
 
 def payment_accept(
     *, account: Account, instruction: PaymentInstruction, schedule: ScheduledPayment | None = None
 ) -> PaymentRequest:
-    """Check limits, then funds (amount plus fee), then debit the account into
-    clearing and create the request: PENDING, or PENDING_TM at the program's
-    review threshold. Raises ApiError (422) when the payment is stopped; nothing
-    is then written. `schedule` is the schedule the payment runs for, if any.
+    """Accept or refuse the payment as `payments.decision` decides, and apply an
+    acceptance: debit the account into clearing and create the request (PENDING,
+    or PENDING_TM at the program's review threshold). Raises ApiError (422) when
+    the payment is refused; nothing is then written. `schedule` is the schedule
+    the payment runs for, if any.
     """
     now = timezone.now()
-    day = now.astimezone(UTC).date()
     # No savepoint of its own: a refusal rolls back the caller's transaction.
     # Callers that go on after a refusal (the schedule runner) open one around it.
     with transaction.atomic(savepoint=False):
@@ -130,49 +158,29 @@ def payment_accept(
             raise validation_error("amount", "This field is required.")
         else:
             debit, amount, currency = instruction.amount, instruction.amount, instruction.currency
-        _check_per_payment_limit(program, debit)
-        try:
-            fee = payment_fee(program, fee_waived=instruction.fee_waived)
-        except ApiError:
-            _daily_limit_first(program, account, debit, day)
-            raise
-        legs = [
-            Leg(amount=-(debit + fee), currency=account.currency, account=account),
-            Leg(
+        planned = plan(
+            Rules.of(program),
+            Instruction(
+                debit=debit,
                 amount=amount,
                 currency=currency,
-                system_account=_system(account, SystemAccount.Kind.CLEARING, currency),
+                fee_waived=instruction.fee_waived,
+                converted=conversion is not None,
             ),
-        ]
-        if conversion:
-            # The bank's FX position buys the account currency and sells the payee's.
-            legs += [
-                Leg(
-                    amount=debit,
-                    currency=account.currency,
-                    system_account=_system(account, SystemAccount.Kind.FX, account.currency),
-                ),
-                Leg(
-                    amount=-amount,
-                    currency=currency,
-                    system_account=_system(account, SystemAccount.Kind.FX, currency),
-                ),
-            ]
-        if fee:
-            legs.append(
-                Leg(
-                    amount=fee,
-                    currency=account.currency,
-                    system_account=_system(account, SystemAccount.Kind.FEES, account.currency),
-                )
-            )
+            account_currency=account.currency,
+            now=now,
+        )
+        if isinstance(planned, Refused):
+            raise planned.error()
+        legs = ledger_legs(account, planned.legs, SystemAccounts())
 
-        # The debit comes first: one statement takes the account's row lock (held
-        # until this transaction ends), counts the debit against the day's
-        # outbound limit and is refused if the limit or the balance (amount plus
-        # fee) cannot take it. Two payments from one account serialise on it, so
-        # neither passes the funds or the daily-limit check against money the
-        # other is spending. It is the only lock the payment takes.
+        # The plan's requirements on the account row (funds for what its legs
+        # take, the day's count under the limit) are applied in the one
+        # statement that debits it: that statement takes the account's row lock
+        # (held until this transaction ends), counts the debit and is refused if
+        # either requirement fails. Two payments from one account serialise on
+        # it, so neither passes a check against money the other is spending. It
+        # is the only lock the payment takes.
         def debit_account() -> LedgerTransaction:
             return ledger_post(
                 program_id=account.program_id,
@@ -180,36 +188,34 @@ def payment_accept(
                 kind=LedgerTransaction.Kind.PAYMENT,
                 legs=legs,
                 memo=instruction.reference,
-                outbound=Outbound(
-                    account_id=account.id, day=day, amount=debit, limit=program.daily_outbound_limit
-                ),
+                outbound=Outbound(account_id=account.id, count=planned.count),
             )
 
-        try:
+        entry = None
+        if planned.deferred is None and planned.count.admits_any():
+            try:
+                entry = debit_account()
+            except InsufficientBalance:
+                pass
+        if entry is None:
+            # Refused by the statement, or sure to be (a debit above the whole
+            # daily limit, a rule that answers after that limit): the decision
+            # on the locked row says which rule refuses it.
+            decided = planned.decide(Snapshot.of(lock_accounts([account.id])[account.id]))
+            if isinstance(decided, Refused):
+                raise decided.error()
+            # It fits now (money arrived meanwhile); under our lock the debit holds.
             entry = debit_account()
-        except InsufficientBalance:
-            # Refused, nothing changed: which rule refused it is read under the
-            # lock, the limit first.
-            locked = _daily_limit_first(program, account, debit, day)
-            if locked.balance < debit + fee:
-                raise ApiError(
-                    ErrorCode.INSUFFICIENT_FUNDS,
-                    f"The account holds {locked.balance:.2f} {locked.currency}; "
-                    f"this payment needs {debit + fee:.2f} (amount {debit:.2f} plus fee {fee:.2f}).",
-                ) from None
-            # Both fit now (money arrived meanwhile); under our lock the debit holds.
-            entry = debit_account()
-        held = debit >= program.review_threshold
         request = PaymentRequest(
             program_id=account.program_id,
             sandbox=account.sandbox,
             customer_id=account.customer_id,
             account=account,
-            status=PaymentRequest.Status.PENDING_TM if held else PaymentRequest.Status.PENDING,
-            amount=amount,
-            currency=currency,
-            debit_amount=debit,
-            fee=fee,
+            status=planned.status,
+            amount=planned.amount,
+            currency=planned.currency,
+            debit_amount=planned.debit,
+            fee=planned.fee,
             fee_waived=instruction.fee_waived,
             reference=instruction.reference,
             purpose=instruction.purpose,
@@ -222,16 +228,11 @@ def payment_accept(
             acceptance=entry,
         )
         insert_rows([request])
-        if usage_day(request) != day:
-            # Accepted across midnight: keep it on the day its limit was checked
-            # against, so a failure gives the amount back to that day.
-            PaymentRequest.objects.filter(id=request.id).update(created_at=now)
-            request.created_at = now
+        requests_keep_day([request], now)
         payment_request_event(
-            request, EventType.PAYMENT_REQUEST_HELD if held else EventType.PAYMENT_REQUEST_ACCEPTED
+            request,
+            EventType.PAYMENT_REQUEST_HELD
+            if planned.status == PaymentRequest.Status.PENDING_TM
+            else EventType.PAYMENT_REQUEST_ACCEPTED,
         )
         return request
-
-
-def _system(account: Account, kind: str, currency: str) -> SystemAccount:
-    return system_account_for(account.program_id, account.sandbox, kind, currency)

@@ -2,12 +2,11 @@
 
 A batch first reserves, per payer account, the total of its payments in one
 ledger movement (account -> clearing). Later, in chunks, each reserved payment
-is accepted under the rules every payment follows (limits, then funds including
-the fee): the chunk's reserved funds are released back to their accounts and
-each payment is then posted account -> clearing as its own acceptance, so a
-payment that fails after acceptance reverses to its account like any other. A
-payment refused at acceptance (a limit) simply keeps its released funds on its
-account.
+is accepted under the rules every payment follows (`payments.decision`): the
+chunk's reserved funds are released back to their accounts and each payment is
+then posted account -> clearing as its own acceptance, so a payment that fails
+after acceptance reverses to its account like any other. A payment refused at
+acceptance (a limit) simply keeps its released funds on its account.
 
 Both steps lock the accounts they touch once, in primary-key order
 (`lock_accounts`), and write with a handful of bulk statements, never one round
@@ -16,20 +15,19 @@ trip per payment.
 
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import UTC, date
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from django.utils import timezone
 
-from bankapi.errors import ApiError, ErrorCode
-from bankapi.models import ZERO, Account, Program
+from bankapi.errors import ApiError
+from bankapi.models import ZERO, Program
+from payments.decision import Accepted, Instruction, Refused, Rules, Snapshot, decide
 from payments.events import payment_requests_accepted
-from payments.ledger import Leg, Movement, ledger_post_many, lock_accounts, system_account_for
+from payments.ledger import Leg, Movement, ledger_post_many, lock_accounts
 from payments.models import LedgerTransaction, PaymentRequest, SystemAccount
-from payments.services.acceptance import payment_fee
-from payments.services.limits import daily_outbound_add, daily_outbound_spent, usage_day
+from payments.services.acceptance import SystemAccounts, ledger_legs, payment_fee, requests_keep_day
+from payments.services.limits import daily_outbound_store
 
 
 @dataclass(frozen=True)
@@ -61,19 +59,6 @@ def fee_per_payment(program: Program) -> Decimal:
     return payment_fee(program, fee_waived=False)
 
 
-class _SystemAccounts:
-    """System accounts looked up once per call, not once per payment."""
-
-    def __init__(self) -> None:
-        self._rows: dict[tuple[uuid.UUID, bool, str, str], SystemAccount] = {}
-
-    def get(self, account: Account, kind: str) -> SystemAccount:
-        key = (account.program_id, account.sandbox, kind, account.currency)
-        if key not in self._rows:
-            self._rows[key] = system_account_for(*key)
-        return self._rows[key]
-
-
 def funds_reserve(*, program: Program, sandbox: bool, reservations: list[Reservation], memo: str) -> dict:
     """Reserve each account's amount in one movement per account, if it can cover it.
 
@@ -89,7 +74,7 @@ def funds_reserve(*, program: Program, sandbox: bool, reservations: list[Reserva
     locked = lock_accounts(r.account_id for r in reservations)
     outcome: dict = {}
     movements = []
-    system = _SystemAccounts()
+    system = SystemAccounts()
     for reservation in reservations:
         account = locked[reservation.account_id]
         if reservation.key in done:
@@ -101,7 +86,7 @@ def funds_reserve(*, program: Program, sandbox: bool, reservations: list[Reserva
             )
         else:
             outcome[account.id] = None
-            clearing = system.get(account, SystemAccount.Kind.CLEARING)
+            clearing = system.get(account, SystemAccount.Kind.CLEARING, account.currency)
             movements.append(
                 Movement(
                     kind=LedgerTransaction.Kind.PAYMENT,
@@ -117,29 +102,12 @@ def funds_reserve(*, program: Program, sandbox: bool, reservations: list[Reserva
     return outcome
 
 
-def _spent_today(accounts: Iterable[Account], day: date) -> dict[uuid.UUID, Decimal]:
-    return defaultdict(lambda: ZERO, daily_outbound_spent(accounts, day))
-
-
-def _limit_refusal(program: Program, amount: Decimal, spent: Decimal) -> ApiError | None:
-    if amount > program.per_payment_limit:
-        return ApiError(
-            ErrorCode.LIMIT_EXCEEDED,
-            f"The amount is above the per-payment limit of {program.per_payment_limit:.2f}.",
-        )
-    if spent + amount > program.daily_outbound_limit:
-        return ApiError(
-            ErrorCode.LIMIT_EXCEEDED,
-            f"The payment would exceed the account's daily outbound limit of "
-            f"{program.daily_outbound_limit:.2f} (already sent today: {spent:.2f}).",
-        )
-    return None
-
-
 def payments_accept_reserved(
     *, program: Program, sandbox: bool, payments: list[ReservedPayment], memo: str
 ) -> list[PaymentRequest | ApiError]:
-    """Accept payments whose funds were reserved by `funds_reserve`, in order.
+    """Accept payments whose funds were reserved by `funds_reserve`, in order,
+    as `payments.decision` decides each one against its account as the earlier
+    ones left it.
 
     Answers, per payment, its PaymentRequest (PENDING, or PENDING_TM at the
     review threshold) or the ApiError that stopped it before acceptance
@@ -150,57 +118,50 @@ def payments_accept_reserved(
     if not payments:
         return []
     locked = lock_accounts(p.account_id for p in payments)
-    fee = fee_per_payment(program)
-    system = _SystemAccounts()
+    rules = Rules.of(program)
+    system = SystemAccounts()
     released: dict = defaultdict(lambda: ZERO)
     for payment in payments:
         released[payment.account_id] += payment.reserved
     release_legs = []
     for account_id, amount in sorted(released.items()):
         account = locked[account_id]
-        clearing = system.get(account, SystemAccount.Kind.CLEARING)
+        clearing = system.get(account, SystemAccount.Kind.CLEARING, account.currency)
         release_legs += [
             Leg(amount=-amount, currency=account.currency, system_account=clearing),
             Leg(amount=amount, currency=account.currency, account=account),
         ]
     movements = [Movement(kind=LedgerTransaction.Kind.REVERSAL, legs=release_legs, memo=memo)]
-    # What each account holds once its reserved funds are back, spent as we go.
-    available = {account_id: locked[account_id].balance + amount for account_id, amount in released.items()}
+    # Each account as the decision sees it: its reserved funds back, then as
+    # each payment accepted leaves it.
+    snapshots = {
+        account_id: replace(Snapshot.of(locked[account_id]), balance=locked[account_id].balance + amount)
+        for account_id, amount in released.items()
+    }
     now = timezone.now()
-    day = now.astimezone(UTC).date()
-    spent = _spent_today((locked[account_id] for account_id in released), day)
-    sent: dict = defaultdict(lambda: ZERO)
-    outcomes: list = []
-    accepted = []
+    outcomes: list[Accepted | ApiError] = []
+    accepted: list[tuple[ReservedPayment, Accepted]] = []
     for payment in payments:
         account = locked[payment.account_id]
-        refusal = _limit_refusal(program, payment.amount, spent[account.id])
-        if refusal is None and available[account.id] < payment.amount + fee:
-            refusal = ApiError(
-                ErrorCode.INSUFFICIENT_FUNDS,
-                f"The account holds {available[account.id]:.2f} {account.currency}; this payment needs "
-                f"{payment.amount + fee:.2f} (amount {payment.amount:.2f} plus fee {fee:.2f}).",
-            )
-        if refusal is not None:
-            outcomes.append(refusal)
+        decided = decide(
+            rules,
+            snapshots[account.id],
+            Instruction(debit=payment.amount, amount=payment.amount, currency=account.currency),
+            now=now,
+        )
+        if isinstance(decided, Refused):
+            outcomes.append(decided.error())
             continue
-        available[account.id] -= payment.amount + fee
-        spent[account.id] += payment.amount
-        sent[account.id] += payment.amount
-        legs = [
-            Leg(amount=-(payment.amount + fee), currency=account.currency, account=account),
-            Leg(
-                amount=payment.amount,
-                currency=account.currency,
-                system_account=system.get(account, SystemAccount.Kind.CLEARING),
-            ),
-        ]
-        if fee:
-            fees = system.get(account, SystemAccount.Kind.FEES)
-            legs.append(Leg(amount=fee, currency=account.currency, system_account=fees))
-        movements.append(Movement(kind=LedgerTransaction.Kind.PAYMENT, legs=legs, memo=payment.reference))
-        outcomes.append(payment)
-        accepted.append(payment)
+        snapshots[account.id] = decided.after
+        movements.append(
+            Movement(
+                kind=LedgerTransaction.Kind.PAYMENT,
+                legs=ledger_legs(account, decided.legs, system),
+                memo=payment.reference,
+            )
+        )
+        outcomes.append(decided)
+        accepted.append((payment, decided))
     entries = ledger_post_many(program_id=program.id, sandbox=sandbox, movements=movements, locked=locked)
     requests = PaymentRequest.objects.bulk_create(
         (
@@ -210,33 +171,22 @@ def payments_accept_reserved(
                 sandbox=sandbox,
                 customer_id=locked[payment.account_id].customer_id,
                 account_id=payment.account_id,
-                status=(
-                    PaymentRequest.Status.PENDING_TM
-                    if payment.amount >= program.review_threshold
-                    else PaymentRequest.Status.PENDING
-                ),
-                amount=payment.amount,
-                currency=locked[payment.account_id].currency,
-                debit_amount=payment.amount,
-                fee=fee,
+                status=decided.status,
+                amount=decided.amount,
+                currency=decided.currency,
+                debit_amount=decided.debit,
+                fee=decided.fee,
                 reference=payment.reference,
                 payee=payment.payee,
                 acceptance=entry,
             )
-            for payment, entry in zip(accepted, entries[1:], strict=True)
+            for (payment, decided), entry in zip(accepted, entries[1:], strict=True)
         ),
         batch_size=1000,
     )
-    daily_outbound_add(locked, sent, day)
-    crossed_midnight = [request.id for request in requests if usage_day(request) != day]
-    if crossed_midnight:
-        # Keep them on the day their limit was checked against (see payment_accept).
-        PaymentRequest.objects.filter(id__in=crossed_midnight).update(created_at=now)
-        for request in requests:
-            if request.id in crossed_midnight:
-                request.created_at = now
+    paying = {payment.account_id for payment, _ in accepted}
+    daily_outbound_store(locked, {account_id: snapshots[account_id] for account_id in paying})
+    requests_keep_day(requests, now)
     payment_requests_accepted(requests)
-    by_payment = dict(zip(map(id, accepted), requests, strict=True))
-    return [
-        by_payment[id(outcome)] if isinstance(outcome, ReservedPayment) else outcome for outcome in outcomes
-    ]
+    by_decision = dict(zip((id(decided) for _, decided in accepted), requests, strict=True))
+    return [by_decision[id(outcome)] if isinstance(outcome, Accepted) else outcome for outcome in outcomes]
