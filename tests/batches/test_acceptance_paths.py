@@ -24,13 +24,14 @@ from batches.services.processing import batch_process
 from payments.decision import Accepted, Instruction, Rules, Snapshot, decide
 from payments.ledger import ledger_check
 from payments.models import PaymentRequest, ScheduleRun
+from payments.payees import Payee, UkAccount
 from payments.services.acceptance import PaymentInstruction
 from payments.services.schedules import schedule_create, scheduled_payments_run
 from tests.batches.conftest import PAYEE_UK, payment
 from tests.batches.helpers import batch_submitted
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
 from tests.support.auth import access_header
+from tests.support.factories import funded_account
 
 pytestmark = pytest.mark.django_db
 
@@ -124,7 +125,12 @@ def by_batch(account: Account, case: Case, user) -> str:
 
 def by_schedule(account: Account, case: Case) -> str:
     instruction = PaymentInstruction(
-        amount=Decimal(case.amount), currency=account.currency, reference="Table", payee=PAYEE_UK
+        amount=Decimal(case.amount),
+        currency=account.currency,
+        reference="Table",
+        payee=Payee(
+            name="Jane Payee", account=UkAccount(sort_code="200000", account_number="55779911")
+        ).to_stored(),
     )
     today = case.now.astimezone(UTC).date()
     schedule = schedule_create(account=account, instruction=instruction, anchor=today, frequency="NEVER")
