@@ -190,3 +190,21 @@ def test_the_sandbox_clock_dates_work_whatever_today_is():
         assert month_end(first, 1).day < 31, today
         assert last == month_end(first, 2) and last.day == 31, today
         assert (last - today).days <= 366, today  # what the sandbox clock takes
+
+
+def github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def test_the_contents_list_every_section_in_order_and_each_link_finds_its_heading():
+    text = README.read_text()
+    contents = text.split("## Contents\n", 1)[1].split("\n## ", 1)[0]
+    links = re.findall(r"^( *)- \[(.*?)\]\(#(.*?)\)$", contents, re.M)
+    body = text.split("## Contents\n", 1)[1]
+    headings = re.findall(r"^(##+) (.*)$", re.sub(r"```.*?```", "", body, flags=re.S), re.M)
+    anchors = {github_anchor(title) for _, title in headings}
+
+    assert all(anchor in anchors for _, _, anchor in links), [a for _, _, a in links if a not in anchors]
+    top = [title for level, title in headings if level == "##"]
+    assert [title for indent, title, _ in links if not indent] == top
