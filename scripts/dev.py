@@ -163,7 +163,9 @@ def main() -> int:
         return 1
     for name, command in commands(env, args.host, args.port).items():
         supervisor.start(name, command, env)
-    say(f"serving on http://{args.host}:{args.port}/ (Ctrl-C stops web, worker and beat)")
+    root = f"http://{args.host}:{args.port}"
+    say(f"serving on {root}/ (Ctrl-C stops web, worker and beat)")
+    say(f"open next: {root}/v1/docs (Swagger UI), {root}/admin/ (the sandbox operator of sandbox.json)")
     return supervisor.watch()
 
 
