@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from types import FrameType
 from typing import IO
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/bankapi"
@@ -43,6 +44,15 @@ def environment() -> dict[str, str]:
     return env
 
 
+def shown(url: str) -> str:
+    """A URL as printed: any password in it replaced by ***."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
 def say(text: str) -> None:
     print(f"dev    | {text}", flush=True)
 
@@ -51,7 +61,7 @@ def prepare(env: dict[str, str]) -> None:
     """Migrate and bootstrap the sandbox; stop at the first failure."""
     var = Path(env["BANKAPI_VAR_DIR"])
     var.mkdir(parents=True, exist_ok=True)
-    say(f"database {env['DATABASE_URL']}, Redis {env['REDIS_URL']}, var folder {var}")
+    say(f"database {shown(env['DATABASE_URL'])}, Redis {shown(env['REDIS_URL'])}, var folder {var}")
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, check=True)
     sandbox = subprocess.run(
         [sys.executable, "manage.py", "bootstrap_sandbox", "--json"],
@@ -157,7 +167,10 @@ def main() -> int:
     try:
         prepare(env)
     except subprocess.CalledProcessError as failed:
-        say(f"{' '.join(failed.cmd[1:3])} failed (status {failed.returncode}): is PostgreSQL running?")
+        say(
+            f"{' '.join(failed.cmd[1:3])} failed (status {failed.returncode}): are PostgreSQL and its "
+            f"database up (createdb), and Redis? DATABASE_URL={shown(env['DATABASE_URL'])}"
+        )
         return 1
     if supervisor.stopping.is_set():
         return 1

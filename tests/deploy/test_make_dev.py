@@ -33,11 +33,6 @@ from tests.support.worker import database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = [
-    requires_redis,
-    pytest.mark.skipif(shutil.which("curl") is None, reason="the README uses curl"),
-]
-
 
 def session_processes(session: int) -> set[int]:
     """Every live process of a session (what the command started, however deep)."""
@@ -97,6 +92,8 @@ def healthy(url: str, seconds: float) -> None:
         time.sleep(0.5)
 
 
+@requires_redis
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the README uses curl")
 @pytest.mark.django_db(transaction=True)
 def test_make_dev_runs_web_worker_and_beat_and_ctrl_c_stops_them_all(tmp_path):
     port = free_port()
@@ -193,6 +190,7 @@ def running_it_commands() -> tuple[str, dict[str, str]]:
     return export, {"worker": "make worker", "beat": "make beat"}
 
 
+@requires_redis
 @pytest.mark.django_db(transaction=True)
 def test_the_readme_worker_and_beat_commands_work_as_written(tmp_path):
     from bankapi.celery import app
@@ -248,3 +246,28 @@ def test_the_readme_worker_and_beat_commands_work_as_written(tmp_path):
                 except ProcessLookupError:
                     pass
             process.wait(timeout=30)
+
+
+def test_make_dev_without_a_database_says_so_and_stops_without_printing_its_password(tmp_path):
+    """Runs anywhere: nothing listens on the port, so the migration fails at once."""
+    environment = {k: v for k, v in os.environ.items() if k not in {"BANKAPI_ENV"}}
+    environment.update(
+        DATABASE_URL=f"postgres://bank:s3cret-pw@127.0.0.1:{free_port()}/bankapi",
+        REDIS_URL=f"redis://:r3dis-pw@127.0.0.1:{free_port()}/0",
+        BANKAPI_VAR_DIR=str(tmp_path / "var"),
+    )
+    result = subprocess.run(
+        ["make", "dev", f"PORT={free_port()}", f"VENV={Path(sys.executable).parents[1]}"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+    assert result.returncode != 0
+    assert re.search(r"^dev +\| manage.py migrate failed \(status 1\): are PostgreSQL", result.stdout, re.M)
+    assert "postgres://bank:***@127.0.0.1:" in result.stdout and "redis://:***@127.0.0.1:" in result.stdout
+    printed = result.stdout + result.stderr
+    assert "s3cret-pw" not in printed and "r3dis-pw" not in printed
+    assert "serving on" not in result.stdout
