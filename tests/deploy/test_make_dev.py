@@ -114,7 +114,10 @@ def test_make_dev_runs_web_worker_and_beat_and_ctrl_c_stops_them_all(tmp_path):
         "REQUEST_BUDGET_PER_TOKEN": "1000000000",
         "REQUEST_BUDGET_PER_ADDRESS": "1000000000",
     }
-    environment.pop("BANKAPI_ENV", None)  # make dev chooses the development run itself
+    # As a reader's shell has it: make dev chooses the development run itself, and the
+    # settings are the project's (not the suite's).
+    environment.pop("BANKAPI_ENV", None)
+    environment.pop("DJANGO_SETTINGS_MODULE", None)
     command = ["make", "dev", "HOST=127.0.0.1", f"PORT={port}", f"VENV={Path(sys.executable).parents[1]}"]
     dev = subprocess.Popen(
         command,
@@ -203,6 +206,7 @@ def test_the_readme_worker_and_beat_commands_work_as_written(tmp_path):
     var = tmp_path / "var"
     var.mkdir()
     ours = {"BANKAPI_ENV", "DATABASE_URL", "REDIS_URL"}  # what the export line sets
+    ours.add("DJANGO_SETTINGS_MODULE")  # the project's settings, not the suite's
     environment = {k: v for k, v in os.environ.items() if k not in ours}
     environment.update(
         BANKAPI_VAR_DIR=str(var),
@@ -250,7 +254,7 @@ def test_the_readme_worker_and_beat_commands_work_as_written(tmp_path):
 
 def test_make_dev_without_a_database_says_so_and_stops_without_printing_its_password(tmp_path):
     """Runs anywhere: nothing listens on the port, so the migration fails at once."""
-    environment = {k: v for k, v in os.environ.items() if k not in {"BANKAPI_ENV"}}
+    environment = {k: v for k, v in os.environ.items() if k not in {"BANKAPI_ENV", "DJANGO_SETTINGS_MODULE"}}
     environment.update(
         DATABASE_URL=f"postgres://bank:s3cret-pw@127.0.0.1:{free_port()}/bankapi",
         REDIS_URL=f"redis://:r3dis-pw@127.0.0.1:{free_port()}/0",
