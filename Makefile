@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-runtime lock run test lint migrate bootstrap worker beat bench
+.PHONY: install install-runtime lock run dev test lint migrate bootstrap worker beat bench
 
 # Development: the runtime set plus the test and lint tools, every file checked
 # against the hashes in requirements-dev.txt.
@@ -49,6 +49,13 @@ run: bootstrap
 	@echo
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
+# A development run against PostgreSQL and Redis in one command (scripts/dev.py):
+# migrates, bootstraps the sandbox, then runs web, a Celery worker and beat with
+# their output prefixed; Ctrl-C stops all three. DATABASE_URL and REDIS_URL default
+# to a local `bankapi` database and Redis database 0.
+dev: install
+	$(PY) scripts/dev.py --host $(HOST) --port $(PORT)
+
 # The suite chooses a development run (tests/settings.py sets BANKAPI_ENV=development):
 # with DATABASE_URL set it would otherwise be a deployment and need real secrets.
 test: install
@@ -64,8 +71,9 @@ lint: install
 worker: install
 	$(VENV)/bin/celery -A bankapi worker --loglevel=INFO
 
+# Beat's schedule file goes to the var folder, not the project's.
 beat: install
-	$(VENV)/bin/celery -A bankapi beat --loglevel=INFO
+	$(VENV)/bin/celery -A bankapi beat --loglevel=INFO --schedule=$${BANKAPI_VAR_DIR:-var}/celerybeat-schedule
 
 # The payments bench (bench/README.md): needs wrk, pgbench and a PostgreSQL
 # database it may wipe, in BENCH_DATABASE_URL (or DATABASE_URL).

@@ -7,6 +7,8 @@ the route takes as it stands once its ids are the caller's own (the sandbox's,
 printed by `make run`); tests check each one against its own schema.
 """
 
+import copy
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 UK_PAYEE = {
@@ -103,7 +105,7 @@ REQUEST_EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
             {"amount": "10.50", "currency": "GBP", "reference": "Invoice 43", "payee": UK_PAYEE},
         ),
         "monthly": _one(
-            "A monthly payment from a date",
+            "A monthly payment from next week (the sandbox clock runs it ahead)",
             {
                 "amount": "5.00",
                 "currency": "GBP",
@@ -131,7 +133,10 @@ REQUEST_EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
         "reason": _one("Fail with a reason", {"reason": "Account closed"})
     },
     "sandbox_scheduled_payments_run_create": {
-        "date": _one("Run the schedule up to a day", {"date": "2027-03-01"})
+        "date": _one(
+            "Run your schedules up to ten weeks ahead (the monthly example: its first three runs)",
+            {"date": "2027-03-01"},
+        )
     },
     **{
         operation: {
@@ -233,14 +238,33 @@ REQUEST_EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+# Days after today (UTC) of the dated examples: a schedule's first day must be a later
+# day (today's pays at once), and the clock's day is ten weeks on, so that a monthly
+# schedule made from the example has had three runs by then, whatever the months.
+SCHEDULE_DAYS_AHEAD = 7
+CLOCK_DAYS_AHEAD = 70
+
+
+def examples_dated(today: date) -> dict[str, dict[str, dict[str, Any]]]:
+    """The examples with their dates counted from `today`: fixed dates would stop
+    working once they had passed."""
+    examples = copy.deepcopy(REQUEST_EXAMPLES)
+    monthly = examples["customers_accounts_payments_create"]["monthly"]["value"]
+    monthly["scheduledDate"] = (today + timedelta(days=SCHEDULE_DAYS_AHEAD)).isoformat()
+    clock = examples["sandbox_scheduled_payments_run_create"]["date"]["value"]
+    clock["date"] = (today + timedelta(days=CLOCK_DAYS_AHEAD)).isoformat()
+    return examples
+
+
 def request_examples(
     result: dict[str, Any], generator: object, request: object, public: bool
 ) -> dict[str, Any]:
     """Postprocessing hook: each request body gets the examples above (a file body,
     `format: binary`, has none)."""
+    dated = examples_dated(datetime.now(UTC).date())
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
-            examples = REQUEST_EXAMPLES.get(operation.get("operationId", ""))
+            examples = dated.get(operation.get("operationId", ""))
             for media in operation.get("requestBody", {}).get("content", {}).values():
                 if examples and media.get("schema", {}).get("format") != "binary":
                     media["examples"] = examples

@@ -404,3 +404,59 @@ def test_presign_states_which_document_types_each_collection_takes():
     assert validator.is_valid(upload("kyb", "BANK_STATEMENT"))
     assert not validator.is_valid(upload("kyc", "SHAREHOLDER_REGISTER"))
     assert not validator.is_valid(upload("kyb", "PASSPORT"))
+
+
+def test_every_idempotency_key_header_states_it_must_be_a_uuid():
+    """What the routes enforce (a UUID, else 400), generated clients and fuzzers read here:
+    applications included, where schemathesis found the rule unstated."""
+    document = openapi_document()
+    stated = {}
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            for parameter in operation.get("parameters", []) if isinstance(operation, dict) else []:
+                if parameter.get("in") == "header" and parameter["name"] == "Idempotency-Key":
+                    stated[f"{method.upper()} {path}"] = parameter["schema"].get("pattern")
+
+    assert "POST /v1/applications" in stated, stated
+    for operation, pattern in stated.items():
+        assert pattern and re.search(pattern, str(uuid.uuid4())), operation
+        assert not any(re.search(pattern, bad) for bad in ("key-1", "", str(uuid.uuid4()) + "x")), operation
+
+
+@pytest.mark.parametrize("today", ["2027-01-24", "2027-12-20", "2028-02-01"])
+def test_the_monthly_and_clock_examples_sent_as_they_are_pay_three_runs_whatever_today_is(
+    api, sandbox, today
+):
+    """Swagger UI's two dated examples count from today: the payment makes a schedule
+    (a later day), and the clock's day has its first three runs paid."""
+    from datetime import UTC, datetime
+
+    import time_machine
+
+    from payments.models import ScheduledPayment, ScheduleRun
+    from tests.support.auth import access_header
+
+    customer = sandbox["customer"]
+    account = f"/v1/customers/{customer['customerId']}/accounts/{customer['accountId']}"
+    with time_machine.travel(datetime.fromisoformat(today).replace(hour=12, tzinfo=UTC), tick=False):
+        paths = api.get("/v1/openapi.json").json()["paths"]  # what Swagger UI reads, made now
+        monthly = paths[PAYMENTS]["post"]["requestBody"]["content"]["application/json"]["examples"]["monthly"]
+        clock_media = paths["/v1/sandbox/scheduled-payments/run"]["post"]["requestBody"]["content"]
+        clock = clock_media["application/json"]["examples"]["date"]["value"]
+        auth = access_header(customer["email"], sandbox["consumerProgramId"])
+
+        made = api.post(
+            f"{account}/payments",
+            monthly["value"],
+            format="json",
+            HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()),
+            **auth,
+        )
+        ran = api.post("/v1/sandbox/scheduled-payments/run", clock, format="json", **auth)
+
+    assert made.status_code == 200, made.json()
+    schedule = ScheduledPayment.objects.get(id=made.json()["data"]["bankTransfer"]["scheduleId"])
+    assert schedule.scheduled_date.isoformat() > today
+    assert ran.status_code == 200, ran.json()
+    assert ran.json()["data"] == {"date": clock["date"], "paid": 3, "held": 0, "failed": 0}
+    assert ScheduleRun.objects.filter(schedule=schedule).count() == 3

@@ -1,13 +1,20 @@
 """The README's curl walk-through works against a running server, as written."""
 
+import calendar
+import contextlib
+import io
 import json
 import re
 import shutil
 import subprocess
 import sys
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import time_machine
+
+from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -121,15 +128,18 @@ def test_make_run_says_what_to_open_before_it_serves():
     )
 
 
+def clock_script() -> str:
+    section = README.read_text().split("### Sandbox clock", 1)[1].split("\n## ", 1)[0]
+    return "\n".join(re.findall(r"```bash\n(.*?)```", section, re.S))
+
+
 @pytest.mark.skipif(shutil.which("curl") is None, reason="the README uses curl")
 def test_the_sandbox_clock_example_pays_the_schedule_it_makes(
     transactional_db, live_server, sandbox, tmp_path
 ):
     (tmp_path / "var").mkdir()
     (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
-    section = README.read_text().split("### Sandbox clock", 1)[1].split("\n## ", 1)[0]
-    clock = "\n".join(re.findall(r"```bash\n(.*?)```", section, re.S))
-    script = (walkthrough_script() + "\n" + clock).replace("http://127.0.0.1:8000", live_server.url)
+    script = (walkthrough_script() + "\n" + clock_script()).replace("http://127.0.0.1:8000", live_server.url)
     script = script.replace(".venv/bin/python", sys.executable)
 
     result = subprocess.run(
@@ -137,5 +147,64 @@ def test_the_sandbox_clock_example_pays_the_schedule_it_makes(
     )
 
     assert result.returncode == 0, result.stdout + result.stderr
-    ran = json.loads(result.stdout.strip().splitlines()[-1])
-    assert ran == {"success": True, "data": {"date": "2027-03-31", "paid": 3, "held": 0, "failed": 0}}
+    out = result.stdout
+    schedule_id, first = re.search(r"^schedule (\S+) from (\S+)$", out, re.M).groups()
+    first_day = date.fromisoformat(first)
+    runs = first_day, month_end(first_day, 1), month_end(first_day, 2)
+    ran = json.loads(re.search(r'^\{"success":\s*true,\s*"data":\s*\{"date".*$', out, re.M).group(0))
+    assert ran == {"success": True, "data": {"date": runs[2].isoformat(), "paid": 3, "held": 0, "failed": 0}}
+    # The schedule the first step made is what was paid, on its three month-end days.
+    schedule = ScheduledPayment.objects.get(id=schedule_id)
+    assert str(schedule.account_id) == sandbox["customer"]["accountId"]
+    assert [
+        run.run_date for run in ScheduleRun.objects.filter(schedule=schedule).order_by("run_date")
+    ] == list(runs)
+    assert PaymentRequest.objects.filter(schedule=schedule).count() == 3
+    listed = json.loads(re.findall(r"^\{\n.*?^\}$", out, re.S | re.M)[-1])
+    (shown,) = [s for s in listed["data"]["scheduledPayments"] if s["scheduleId"] == schedule_id]
+    assert shown["nextRunDate"] == month_end(first_day, 3).isoformat()
+
+
+def month_end(day: date, months: int) -> date:
+    """The day of month of `day` `months` later, or that month's last day."""
+    year, month = divmod(day.month - 1 + months, 12)
+    year, month = day.year + year, month + 1
+    return date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
+
+
+def test_the_sandbox_clock_dates_work_whatever_today_is():
+    """The example's date step, run on every day of two years (one with a 29 February)."""
+    (code,) = re.findall(r'python3 -c "\n(.*?)"\)', clock_script(), re.S)
+    start = date(2027, 1, 1)
+    for offset in range(2 * 366):
+        today = start + timedelta(days=offset)
+        with time_machine.travel(
+            datetime(today.year, today.month, today.day, 23, 59, tzinfo=UTC), tick=False
+        ):
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                exec(code, {})  # noqa: S102 - the README's own code, which is what is tested
+        first, last = (date.fromisoformat(part) for part in printed.getvalue().split())
+        assert today < first and first.day == 31, today
+        # A shorter month follows: the second run shows the month-end rule.
+        assert month_end(first, 1).day < 31, today
+        assert last == month_end(first, 2) and last.day == 31, today
+        assert (last - today).days <= 366, today  # what the sandbox clock takes
+
+
+def github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def test_the_contents_list_every_section_in_order_and_each_link_finds_its_heading():
+    text = README.read_text()
+    contents = text.split("## Contents\n", 1)[1].split("\n## ", 1)[0]
+    links = re.findall(r"^( *)- \[(.*?)\]\(#(.*?)\)$", contents, re.M)
+    body = text.split("## Contents\n", 1)[1]
+    headings = re.findall(r"^(##+) (.*)$", re.sub(r"```.*?```", "", body, flags=re.S), re.M)
+    anchors = {github_anchor(title) for _, title in headings}
+
+    assert all(anchor in anchors for _, _, anchor in links), [a for _, _, a in links if a not in anchors]
+    top = [title for level, title in headings if level == "##"]
+    assert [title for indent, title, _ in links if not indent] == top
