@@ -25,7 +25,7 @@ Rules (Saleor's lock_objects habit, written down):
 
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -189,6 +189,20 @@ def ledger_post(
 _BALANCE_SQL: dict[str, tuple[str, str]] = {}
 
 
+def money_in_cents_sql(connection: Any) -> Callable[[str], str]:
+    """SQL that keeps an amount computed in the database a whole number of cents.
+
+    PostgreSQL's numeric adds exactly. SQLite, the embedded default, adds decimal
+    columns as binary floating point: 0.03 − 0.01 is 0.019999999999999997 there,
+    so a later payment of exactly 0.02 would be refused (or a count would dip
+    below zero). Rounding every sum to cents keeps each stored value the double
+    nearest to its cents, the same double a parameter of those cents compares as.
+    """
+    if connection.vendor == "sqlite":
+        return lambda expression: f"ROUND({expression}, 2)"
+    return lambda expression: expression
+
+
 def _balance_sql(connection: Any) -> tuple[str, str]:
     """The two conditional UPDATEs of the module's rules, for this database: the
     balance change alone, and with the day's outbound count (`Outbound`). Both
@@ -201,15 +215,16 @@ def _balance_sql(connection: Any) -> tuple[str, str]:
         table, balance, key = name(Account._meta.db_table), name("balance"), name("id")
         day, total, booked = name("outbound_day"), name("outbound_total"), name("last_booked_at")
         book = f"{booked} = CASE WHEN {booked} > %s THEN {booked} ELSE %s END"
+        cents = money_in_cents_sql(connection)
         plain = (
-            f"UPDATE {table} SET {balance} = {balance} + %s, {book} "  # noqa: S608
+            f"UPDATE {table} SET {balance} = {cents(f'{balance} + %s')}, {book} "  # noqa: S608
             f"WHERE {key} = %s AND {balance} >= %s RETURNING {balance}, {booked}"
         )
         # Every right-hand side reads the row as it was: the count restarts on a new day.
         new_total, admits = DailyCount.sql(day, total)
         counted = (
-            f"UPDATE {table} SET {balance} = {balance} + %s, {book}, "  # noqa: S608
-            f"{total} = {new_total}, {day} = %s "
+            f"UPDATE {table} SET {balance} = {cents(f'{balance} + %s')}, {book}, "  # noqa: S608
+            f"{total} = {cents(new_total)}, {day} = %s "
             f"WHERE {key} = %s AND {balance} >= %s AND {admits} RETURNING {balance}, {booked}"
         )
         cached = _BALANCE_SQL[connection.vendor] = (plain, counted)

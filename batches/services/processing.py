@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, F, Q, Sum
+from django.db.models.functions import Round
 from django.utils import timezone
 
 from authn.models import User
@@ -189,7 +190,9 @@ def batch_fund(batch_id: str) -> None:
             )
             funded = [account_id for account_id, refusal in outcome.items() if refusal is None]
             unfunded.filter(account_id__in=funded).update(
-                reserved_amount=F("amount") + fee, updated_at=timezone.now()
+                # Rounded to cents: SQLite adds decimal columns as floating point.
+                reserved_amount=Round(F("amount") + fee, 2),
+                updated_at=timezone.now(),
             )
             for account_id, refusal in outcome.items():
                 if refusal is not None:

@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
 from django.db.models import F
+from django.db.models.functions import Round
 
 from bankapi.models import ZERO, Account, Program
 from payments.decision import Snapshot, sent_on
@@ -46,7 +47,8 @@ def daily_outbound_give_back(request: PaymentRequest) -> None:
     Must run under the account's lock, in the transaction that marks it FAILED.
     """
     Account.objects.filter(id=request.account_id, outbound_day=usage_day(request)).update(
-        outbound_total=F("outbound_total") - request.debit_amount
+        # Rounded to cents: SQLite subtracts decimal columns as floating point.
+        outbound_total=Round(F("outbound_total") - request.debit_amount, 2)
     )
 
 
