@@ -17,7 +17,15 @@ from bankapi.rows import insert_rows
 from events.models import EventType
 from payments.events import payment_request_event
 from payments.fx import fx_quote_amounts, fx_quote_consume
-from payments.ledger import InsufficientBalance, Leg, Outbound, ledger_post, lock_accounts, system_account_for
+from payments.ledger import (
+    InsufficientBalance,
+    Leg,
+    Outbound,
+    RequestRef,
+    ledger_post,
+    lock_accounts,
+    system_account_for,
+)
 from payments.models import (
     Beneficiary,
     FxQuote,
@@ -167,6 +175,10 @@ def payment_accept(
                 )
             )
 
+        # The request's id is chosen now: the debit's posting names it on the
+        # account's statement, in the same INSERT.
+        request_id = uuid.uuid4()
+
         # The debit comes first: one statement takes the account's row lock (held
         # until this transaction ends), counts the debit against the day's
         # outbound limit and is refused if the limit or the balance (amount plus
@@ -183,6 +195,7 @@ def payment_accept(
                 outbound=Outbound(
                     account_id=account.id, day=day, amount=debit, limit=program.daily_outbound_limit
                 ),
+                request=RequestRef(id=request_id, reference=instruction.reference),
             )
 
         try:
@@ -201,6 +214,7 @@ def payment_accept(
             entry = debit_account()
         held = debit >= program.review_threshold
         request = PaymentRequest(
+            id=request_id,
             program_id=account.program_id,
             sandbox=account.sandbox,
             customer_id=account.customer_id,

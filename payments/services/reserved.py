@@ -26,7 +26,7 @@ from django.utils import timezone
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.models import ZERO, Account, Program
 from payments.events import payment_requests_accepted
-from payments.ledger import Leg, Movement, ledger_post_many, lock_accounts, system_account_for
+from payments.ledger import Leg, Movement, RequestRef, ledger_post_many, lock_accounts, system_account_for
 from payments.models import LedgerTransaction, PaymentRequest, SystemAccount
 from payments.services.acceptance import payment_fee
 from payments.services.limits import daily_outbound_add, daily_outbound_spent, usage_day
@@ -198,7 +198,14 @@ def payments_accept_reserved(
         if fee:
             fees = system.get(account, SystemAccount.Kind.FEES)
             legs.append(Leg(amount=fee, currency=account.currency, system_account=fees))
-        movements.append(Movement(kind=LedgerTransaction.Kind.PAYMENT, legs=legs, memo=payment.reference))
+        movements.append(
+            Movement(
+                kind=LedgerTransaction.Kind.PAYMENT,
+                legs=legs,
+                memo=payment.reference,
+                request=RequestRef(id=payment.request_id, reference=payment.reference),
+            )
+        )
         outcomes.append(payment)
         accepted.append(payment)
     entries = ledger_post_many(program_id=program.id, sandbox=sandbox, movements=movements, locked=locked)
