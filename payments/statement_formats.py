@@ -10,7 +10,7 @@ escaped here, each distinct text once.
 
 import re
 from datetime import date, datetime
-from json.encoder import encode_basestring as _encode_json_string  # type: ignore[attr-defined]
+from json.encoder import encode_basestring as _encode_json_string
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -120,7 +120,7 @@ def statement_json(statement: Statement) -> bytes:
             found = escaped[value] = text(value)
         return found
 
-    entries = []
+    entries: list[str] = []
     add = entries.append
     for head, reference, request_id, description, _balance in statement.lines:
         request = (

@@ -171,7 +171,7 @@ def _statement_rows(
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(_statement_sql(layout), [start, account.id, end, account.id, start, start])
-            return cursor.fetchall()
+            return cast(list[tuple[str | None, str, str, str, str]], cursor.fetchall())
     # Elsewhere (SQLite), the same rows through the ORM, written out here.
     since = Coalesce(
         Subquery(_last_before(account, start).values("created_at")),
@@ -198,7 +198,8 @@ def _statement_rows(
     lines: list[tuple[str | None, str, str, str, str]] = []
     for row in rows:
         posting_id, booked_at, amount, balance_after, kind, request_id, reference, description, currency = row
-        balance = _money(balance_after)
+        # Never null on a customer account's posting.
+        balance = _money(cast(Decimal, balance_after))
         head = None
         if booked_at >= start:
             moment = booked_at.astimezone(UTC).isoformat()
