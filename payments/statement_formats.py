@@ -2,20 +2,22 @@
 20022 camt.053.
 
 All three are written from one read of the ledger, the same rows in the same
-order, so they agree entry by entry. Each line's fixed part (ids, times,
-amounts, codes: nothing to escape) is written by the database as it reads the
-rows, in the format's `LineLayout`; the free text (reference, description) is
-escaped here, each distinct text once.
+order, so they agree entry by entry. Each entry is one line of text written
+from a `LineLayout`: literal text and the posting's fields, each field escaped
+for the format. On PostgreSQL the database writes the lines as it reads the
+rows (a year is a hundred thousand of them: one string each reaches Python);
+elsewhere Python writes them from the same pieces, to the same text.
 """
 
 import re
-from datetime import date, datetime
-from json.encoder import encode_basestring as _encode_json_string
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from json.encoder import encode_basestring as _json_string
 from pathlib import Path
 from xml.sax.saxutils import escape
 
 from bankapi.models import Account
-from payments.selectors.ledger import Field, LineLayout, Statement, account_statement
+from payments.selectors.ledger import LineLayout, Statement, StatementPosting, account_statement
 
 CAMT053_NAMESPACE = "urn:iso:std:iso:20022:tech:xsd:camt.053.001.08"
 # The official schema the documents are written against (see iso20022/README.md).
@@ -35,110 +37,222 @@ CSV_HEADER = (
 _FORMULA_STARTS = ("=", "+", "-", "@")
 # A text cell holding one of these is quoted (as csv.writer's minimal quoting does).
 _CSV_QUOTED = (",", '"', "\r", "\n")
-# Characters XML 1.0 cannot carry, even escaped.
+# Characters XML 1.0 cannot carry, even escaped (PostgreSQL's text holds
+# neither NUL nor surrogates: the others are listed for it in _NOT_XML_SQL).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_NOT_XML_SQL = [*range(1, 9), 11, 12, *range(14, 32), 0xFFFE, 0xFFFF]
+# EndToEndId of an entry that books no payment request.
+NOT_PROVIDED = "NOTPROVIDED"
 
-# A JSON entry up to its reference: then reference, requestId, description.
-JSON_LAYOUT = LineLayout(
+
+def _text(value: str) -> str:
+    """Text as element content: escaped, and what XML 1.0 cannot carry replaced."""
+    return escape(_NOT_XML.sub("\ufffd", value))
+
+
+def _csv_cell(value: str) -> str:
+    """A text cell as `csv.writer` (minimal quoting) writes it, after the
+    formula guard."""
+    cell = f"'{value}" if value.startswith(_FORMULA_STARTS) else value
+    if any(c in cell for c in _CSV_QUOTED):
+        cell = '"' + cell.replace('"', '""') + '"'
+    return cell
+
+
+def _sql_literal(text: str) -> str:
+    """`text` as an SQL string literal, in a statement with named parameters."""
+    return "'" + text.replace("'", "''").replace("%", "%%") + "'"
+
+
+def _csv_sql(column: str) -> str:
+    """_csv_cell in SQL."""
+    guard = f"CASE WHEN left({column}, 1) IN ('=', '+', '-', '@') THEN '''' ELSE '' END"
+    quoted = " OR ".join(f"strpos({column}, {part}) > 0" for part in ("','", "'\"'", "chr(13)", "chr(10)"))
+    return (
+        f"CASE WHEN {quoted} THEN '\"' || {guard} || replace({column}, '\"', '\"\"') || '\"' "
+        f"ELSE {guard} || {column} END"
+    )
+
+
+def _xml_sql(column: str) -> str:
+    """_text in SQL."""
+    unfit = " || ".join(f"chr({code})" for code in _NOT_XML_SQL)
+    fitted = f"translate({column}, {unfit}, repeat(chr(65533), {len(_NOT_XML_SQL)}))"
+    return f"replace(replace(replace({fitted}, '&', '&amp;'), '<', '&lt;'), '>', '&gt;')"
+
+
+def _remittance(reference: str) -> str:
+    """The entry's `RmtInf`: none for an empty reference."""
+    return f"<RmtInf><Ustrd>{_text(reference)}</Ustrd></RmtInf>" if reference else ""
+
+
+def _moment(posting: StatementPosting) -> str:
+    return posting.booked_at.astimezone(UTC).isoformat()
+
+
+def _money(value: object) -> str:
+    return f"{value:.2f}"
+
+
+# A field of a line: (SQL over the posting `p` and its booking time's text
+# `b.t`, given the identifier quoting function; Python over a StatementPosting).
+_Field = tuple[Callable[[Callable[[str], str]], str], Callable[[StatementPosting], str]]
+ENTRY_ID: _Field = (lambda n: f"p.{n('id')}::text", lambda p: str(p.id))
+# datetime.isoformat() of the UTC moment: PostgreSQL drops the trailing zeros
+# of a fraction, isoformat writes six digits when there is one.
+BOOKED_AT: _Field = (
+    lambda n: "rpad(b.t, CASE WHEN length(b.t) = 19 THEN 19 ELSE 26 END, '0') || '+00:00'",
+    _moment,
+)
+BOOKED_DAY: _Field = (lambda n: "left(b.t, 10)", lambda p: _moment(p)[:10])
+AMOUNT: _Field = (lambda n: f"abs(p.{n('amount')})::text", lambda p: _money(abs(p.amount)))
+CREDIT_DEBIT: _Field = (
+    lambda n: f"CASE WHEN p.{n('amount')} > 0 THEN 'CRDT' ELSE 'DBIT' END",
+    lambda p: "CRDT" if p.amount > 0 else "DBIT",
+)
+BALANCE_AFTER: _Field = (lambda n: f"p.{n('balance_after')}::text", lambda p: _money(p.balance_after))
+KIND: _Field = (lambda n: f"p.{n('kind')}", lambda p: p.kind)
+CURRENCY: _Field = (lambda n: f"p.{n('currency')}", lambda p: p.currency)
+REQUEST_ID: _Field = (
+    lambda n: f"COALESCE(p.{n('request_id')}::text, '')",
+    lambda p: str(p.request_id) if p.request_id else "",
+)
+REQUEST_JSON: _Field = (
+    lambda n: f"COALESCE('\"' || p.{n('request_id')}::text || '\"', 'null')",
+    lambda p: f'"{p.request_id}"' if p.request_id else "null",
+)
+# The schema allows EndToEndId 35 characters: the request id without its hyphens.
+END_TO_END: _Field = (
+    lambda n: f"COALESCE(replace(p.{n('request_id')}::text, '-', ''), '{NOT_PROVIDED}')",
+    lambda p: p.request_id.hex if p.request_id else NOT_PROVIDED,
+)
+# PostgreSQL's to_json escapes a string as the JSON renderer does (", \, and
+# the control characters, as \b \f \n \r \t or \u00xx; nothing else).
+REFERENCE_JSON: _Field = (lambda n: f"to_json(p.{n('reference')})::text", lambda p: _json_string(p.reference))
+DESCRIPTION_JSON: _Field = (
+    lambda n: f"to_json(p.{n('description')})::text",
+    lambda p: _json_string(p.description),
+)
+REFERENCE_CSV: _Field = (lambda n: _csv_sql(f"p.{n('reference')}"), lambda p: _csv_cell(p.reference))
+DESCRIPTION_CSV: _Field = (lambda n: _csv_sql(f"p.{n('description')}"), lambda p: _csv_cell(p.description))
+
+
+def _remittance_sql(quote: Callable[[str], str]) -> str:
+    """_remittance in SQL."""
+    reference = f"p.{quote('reference')}"
+    return (
+        f"CASE WHEN {reference} = '' THEN '' "
+        f"ELSE '<RmtInf><Ustrd>' || {_xml_sql(reference)} || '</Ustrd></RmtInf>' END"
+    )
+
+
+REMITTANCE_XML: _Field = (_remittance_sql, lambda p: _remittance(p.reference))
+
+
+def _layout(name: str, *pieces: str | _Field) -> LineLayout:
+    """A line of literal text and fields, for PostgreSQL and for Python alike."""
+
+    def sql(quote: Callable[[str], str]) -> str:
+        written = (_sql_literal(piece) if isinstance(piece, str) else piece[0](quote) for piece in pieces)
+        return " || ".join(written)
+
+    def python(posting: StatementPosting) -> str:
+        return "".join(piece if isinstance(piece, str) else piece[1](posting) for piece in pieces)
+
+    return LineLayout(name=name, sql=sql, python=python)
+
+
+JSON_LAYOUT = _layout(
     "json",
-    (
-        '{"entryId":"',
-        Field.ENTRY_ID,
-        '","bookedAt":"',
-        Field.BOOKED_AT,
-        '","amount":"',
-        Field.AMOUNT,
-        '","creditDebit":"',
-        Field.CREDIT_DEBIT,
-        '","balanceAfter":"',
-        Field.BALANCE_AFTER,
-        '","reference":',
-    ),
+    '{"entryId":"',
+    ENTRY_ID,
+    '","bookedAt":"',
+    BOOKED_AT,
+    '","amount":"',
+    AMOUNT,
+    '","creditDebit":"',
+    CREDIT_DEBIT,
+    '","balanceAfter":"',
+    BALANCE_AFTER,
+    '","reference":',
+    REFERENCE_JSON,
+    ',"requestId":',
+    REQUEST_JSON,
+    ',"description":',
+    DESCRIPTION_JSON,
+    "}",
 )
-# A CSV row up to its reference: then reference, requestId, description.
-CSV_LAYOUT = LineLayout(
+CSV_LAYOUT = _layout(
     "csv",
-    (
-        Field.BOOKED_AT,
-        ",",
-        Field.ENTRY_ID,
-        ",",
-        Field.CREDIT_DEBIT,
-        ",",
-        Field.AMOUNT,
-        ",",
-        Field.BALANCE_AFTER,
-        ",",
-    ),
+    BOOKED_AT,
+    ",",
+    ENTRY_ID,
+    ",",
+    CREDIT_DEBIT,
+    ",",
+    AMOUNT,
+    ",",
+    BALANCE_AFTER,
+    ",",
+    REFERENCE_CSV,
+    ",",
+    REQUEST_ID,
+    ",",
+    DESCRIPTION_CSV,
 )
-# A camt.053 `Ntry` up to its remittance information, in the schema's order.
-# `EndToEndId` holds at most 35 characters: the request id without its hyphens.
-# `BkTxCd/Prtry/Cd` (the schema requires a code) is the movement's kind.
-CAMT053_LAYOUT = LineLayout(
+# A camt.053 `Ntry`, in the schema's order. `BkTxCd/Prtry/Cd` (the schema
+# requires a code) is the movement's kind.
+CAMT053_LAYOUT = _layout(
     "camt053",
-    (
-        '<Ntry><Amt Ccy="',
-        Field.CURRENCY,
-        '">',
-        Field.AMOUNT,
-        "</Amt><CdtDbtInd>",
-        Field.CREDIT_DEBIT,
-        "</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts><BookgDt><DtTm>",
-        Field.BOOKED_AT,
-        "</DtTm></BookgDt><ValDt><Dt>",
-        Field.BOOKED_DAY,
-        "</Dt></ValDt><AcctSvcrRef>",
-        Field.ENTRY_ID,
-        "</AcctSvcrRef><BkTxCd><Prtry><Cd>",
-        Field.KIND,
-        "</Cd></Prtry></BkTxCd><NtryDtls><TxDtls><Refs><EndToEndId>",
-        Field.END_TO_END,
-        "</EndToEndId></Refs>",
-    ),
+    '<Ntry><Amt Ccy="',
+    CURRENCY,
+    '">',
+    AMOUNT,
+    "</Amt><CdtDbtInd>",
+    CREDIT_DEBIT,
+    "</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts><BookgDt><DtTm>",
+    BOOKED_AT,
+    "</DtTm></BookgDt><ValDt><Dt>",
+    BOOKED_DAY,
+    "</Dt></ValDt><AcctSvcrRef>",
+    ENTRY_ID,
+    "</AcctSvcrRef><BkTxCd><Prtry><Cd>",
+    KIND,
+    "</Cd></Prtry></BkTxCd><NtryDtls><TxDtls><Refs><EndToEndId>",
+    END_TO_END,
+    "</EndToEndId></Refs>",
+    REMITTANCE_XML,
+    "</TxDtls></NtryDtls></Ntry>",
 )
 
 
 def statement_read(account: Account, first_day: date, last_day: date, layout: LineLayout) -> Statement:
     """The statement of the account's days `first_day`..`last_day`, its lines
-    ready for the format of `layout`."""
+    written in `layout`."""
     return account_statement(account, first_day, last_day, layout)
+
+
+def _written_in(statement: Statement, layout: LineLayout) -> None:
+    if statement.layout is not layout:
+        raise ValueError(f"This statement's lines are written for {statement.layout.name}")
 
 
 def statement_json(statement: Statement) -> bytes:
     """The JSON body, envelope included: `{"success": true, "data": {...}}`,
     byte for byte what the API's JSON renderer (compact, UTF-8, U+2028 and
-    U+2029 escaped) writes for the same data, but written line by line instead
-    of from a dict per entry (a year holds a hundred thousand)."""
-    if statement.layout is not JSON_LAYOUT:
-        raise ValueError("statement_json writes a statement read with JSON_LAYOUT")
-    account, text = statement.account, _encode_json_string
-    escaped: dict[str, str] = {}
-
-    def json_text(value: str) -> str:
-        found = escaped.get(value)
-        if found is None:
-            found = escaped[value] = text(value)
-        return found
-
-    entries: list[str] = []
-    add = entries.append
-    for head, reference, request_id, description, _balance in statement.lines:
-        request = (
-            f',"requestId":"{request_id}","description":'
-            if request_id
-            else ',"requestId":null,"description":'
-        )
-        add(head + json_text(reference) + request + json_text(description) + "}")
+    U+2029 escaped) writes for the same data, without a dict per entry."""
+    _written_in(statement, JSON_LAYOUT)
+    account = statement.account
     body = "".join(
         (
             '{"success":true,"data":{"accountId":',
-            text(str(account.id)),
+            _json_string(str(account.id)),
             ',"currency":',
-            text(account.currency),
+            _json_string(account.currency),
             f',"from":"{statement.first_day.isoformat()}","to":"{statement.last_day.isoformat()}"',
             f',"openingBalance":"{statement.opening_balance}","closingBalance":"{statement.closing_balance}"',
             ',"entries":[',
-            ",".join(entries),
+            ",".join(statement.lines),
             "]}}",
         )
     )
@@ -146,38 +260,14 @@ def statement_json(statement: Statement) -> bytes:
     return body.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").encode()
 
 
-def _csv_text(value: str, written: dict[str, str]) -> str:
-    """A text cell as `csv.writer` (minimal quoting, CRLF) writes it, after the
-    formula guard; `written` remembers the cells already made."""
-    cell = written.get(value)
-    if cell is None:
-        cell = f"'{value}" if value.startswith(_FORMULA_STARTS) else value
-        if any(c in cell for c in _CSV_QUOTED):
-            cell = '"' + cell.replace('"', '""') + '"'
-        written[value] = cell
-    return cell
-
-
 def statement_csv(statement: Statement) -> str:
     """RFC 4180: CRLF line ends, fields quoted where they hold a comma, quote or
     line break; a null is an empty cell; a cell a spreadsheet would read as a
     formula is prefixed with an apostrophe. Only the reference and the
-    description can hold such characters (the other cells are numbers, times,
-    codes and ids, none starting with a formula character)."""
-    if statement.layout is not CSV_LAYOUT:
-        raise ValueError("statement_csv writes a statement read with CSV_LAYOUT")
-    written: dict[str, str] = {}
-    rows = [",".join(CSV_HEADER)]
-    add = rows.append
-    for head, reference, request_id, description, _balance in statement.lines:
-        add(f"{head}{_csv_text(reference, written)},{request_id},{_csv_text(description, written)}")
-    rows.append("")
-    return "\r\n".join(rows)
-
-
-def _text(value: str) -> str:
-    """Text as element content: escaped, and what XML 1.0 cannot carry replaced."""
-    return escape(_NOT_XML.sub("\ufffd", value))
+    description can hold such characters or start so (the other cells are
+    numbers, times, codes and ids)."""
+    _written_in(statement, CSV_LAYOUT)
+    return "\r\n".join((",".join(CSV_HEADER), *statement.lines, ""))
 
 
 def _element(path: str, text: str) -> str:
@@ -209,21 +299,11 @@ def _balance(code: str, amount: str, currency: str, day: str) -> str:
     )
 
 
-def _remittance(reference: str, written: dict[str, str]) -> str:
-    """The entry's `RmtInf` for `reference` (none when empty); `written`
-    remembers those already made."""
-    element = written.get(reference)
-    if element is None:
-        element = written[reference] = _element("RmtInf/Ustrd", _text(reference)) if reference else ""
-    return element
-
-
 def statement_camt053(statement: Statement, *, message_id: str, created_at: datetime) -> bytes:
     """A camt.053.001.08 document with the statement as its one `Stmt`, its
     elements in the schema's order. Written as text, element by element: a year
     of entries is hundreds of thousands of elements, too many to build as a tree."""
-    if statement.layout is not CAMT053_LAYOUT:
-        raise ValueError("statement_camt053 writes a statement read with CAMT053_LAYOUT")
+    _written_in(statement, CAMT053_LAYOUT)
     first, last = statement.first_day.isoformat(), statement.last_day.isoformat()
     currency = _text(statement.account.currency)
     created = created_at.isoformat()
@@ -241,9 +321,6 @@ def statement_camt053(statement: Statement, *, message_id: str, created_at: date
         _balance("OPBD", statement.opening_balance, currency, first),
         _balance("CLBD", statement.closing_balance, currency, last),
     ]
-    written: dict[str, str] = {}
-    add = parts.append
-    for head, reference, _request_id, _description, _balance_after in statement.lines:
-        add(head + _remittance(reference, written) + "</TxDtls></NtryDtls></Ntry>")
-    add("</Stmt></BkToCstmrStmt></Document>")
+    parts += statement.lines
+    parts.append("</Stmt></BkToCstmrStmt></Document>")
     return "".join(parts).encode()

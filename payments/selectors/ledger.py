@@ -8,11 +8,12 @@ statement is one range read on that index, of the posting table alone, whose
 first rows may be the postings just before the period (the opening balance).
 """
 
-import enum
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
-from typing import Any, cast
+from typing import NamedTuple, cast
 
 from django.db import connection
 from django.db.models import DateTimeField, F, QuerySet, Subquery, Value
@@ -52,49 +53,39 @@ def day_start(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
 
 
-class Field(enum.Enum):
-    """A fact of a statement line that a line's head (`LineLayout`) shows, all
-    text and none needing escaping in JSON, CSV or XML: digits, times, codes."""
+class StatementPosting(NamedTuple):
+    """A posting of the account as a statement line shows it (see `LineLayout`)."""
 
-    ENTRY_ID = "entry_id"  # the posting's id
-    BOOKED_AT = "booked_at"  # datetime.isoformat() of the UTC moment it was booked
-    BOOKED_DAY = "booked_day"  # that moment's day, YYYY-MM-DD
-    AMOUNT = "amount"  # positive, two decimals
-    CREDIT_DEBIT = "credit_debit"  # CRDT or DBIT
-    BALANCE_AFTER = "balance_after"  # two decimals
-    KIND = "kind"  # the movement's kind
-    END_TO_END = "end_to_end"  # the request id without its hyphens, or NOTPROVIDED
-    CURRENCY = "currency"
-
-
-# EndToEndId of an entry that books no payment request.
-NOT_PROVIDED = "NOTPROVIDED"
+    id: int
+    booked_at: datetime
+    amount: Decimal
+    # Never null on a customer account's posting (typed as the column is).
+    balance_after: Decimal | None
+    kind: str
+    request_id: uuid.UUID | None
+    reference: str
+    description: str
+    currency: str
 
 
 @dataclass(frozen=True)
 class LineLayout:
-    """The fixed first part of a statement line in one format: literal text
-    and fields, in order. On PostgreSQL the database writes it while it reads
-    the rows; elsewhere Python writes it from the same pieces."""
+    """How a statement line is written in one format: `sql`, an expression of
+    PostgreSQL over the posting `p` and the text `b.t` of its UTC booking time
+    ("YYYY-MM-DD THH:MM:SS" with a fraction whose trailing zeros are dropped),
+    or `python`, from a StatementPosting (on other databases). Both must write
+    the same text (the statement's tests hold them to it on each database)."""
 
     name: str
-    pieces: tuple[str | Field, ...]
-
-
-# A statement line as read: (head, reference, request id, description,
-# balance after), all text. `head` is the line's fixed part in the layout
-# asked for; the reference and the description (free text) are left for the
-# format to escape; the request id is empty when the line books none. A year's
-# statement holds a hundred thousand lines: strings as the database hands them
-# over, with the fixed part already written, is what makes it fast.
-StatementRow = tuple[str, str, str, str, str]
+    sql: Callable[[Callable[[str], str]], str]
+    python: Callable[[StatementPosting], str]
 
 
 @dataclass(frozen=True)
 class Statement:
     """The account's postings booked from 00:00 UTC of `first_day` to the end of
-    `last_day`, oldest first (in `layout`), between the balances before and
-    after them (decimal text, two places)."""
+    `last_day`, oldest first, each written as a line of `layout`, between the
+    balances before and after them (decimal text, two places)."""
 
     account: Account
     first_day: date
@@ -102,61 +93,44 @@ class Statement:
     opening_balance: str
     closing_balance: str
     layout: LineLayout
-    lines: list[StatementRow]
+    lines: list[str]
 
 
 def _money(value: Decimal) -> str:
     return f"{value:.2f}"
 
 
-def _field_sql(name: Any) -> dict[Field, str]:
-    """Each field as PostgreSQL writes it, from the posting `p` and the text of
-    its UTC booking time `b.t` ("YYYY-MM-DD HH:MM:SS" with the trailing zeros of
-    its fraction dropped, given back its "T" and six digits of fraction when it
-    has one, as isoformat() writes it)."""
-    amount, request = f"p.{name('amount')}", f"p.{name('request_id')}"
-    return {
-        Field.ENTRY_ID: f"p.{name('id')}",
-        Field.BOOKED_AT: "rpad(b.t, CASE WHEN length(b.t) = 19 THEN 19 ELSE 26 END, '0') || '+00:00'",
-        Field.BOOKED_DAY: "left(b.t, 10)",
-        Field.AMOUNT: f"abs({amount})",
-        Field.CREDIT_DEBIT: f"CASE WHEN {amount} > 0 THEN 'CRDT' ELSE 'DBIT' END",
-        Field.BALANCE_AFTER: f"p.{name('balance_after')}",
-        Field.KIND: f"p.{name('kind')}",
-        Field.END_TO_END: f"COALESCE(replace({request}::text, '-', ''), '{NOT_PROVIDED}')",
-        Field.CURRENCY: f"p.{name('currency')}",
-    }
-
-
-def _literal_sql(text: str) -> str:
-    """`text` as an SQL string literal inside a statement with parameters."""
-    return "'" + text.replace("'", "''").replace("%", "%%") + "'"
-
-
 _STATEMENT_SQL: dict[tuple[str, str], str] = {}
 
 
 def _statement_sql(layout: LineLayout) -> str:
-    """The statement's read on PostgreSQL (see StatementRow). Rows booked
-    before the period (those giving the opening balance) have a null head."""
+    """The statement's read on PostgreSQL: (line, balance after) per posting,
+    in booking order. The rows booked before the period (ahead of it, for the
+    opening balance) have no line; only they and the rows of the period's last
+    booking instant carry their balance after, the others a null: a year is a
+    hundred thousand rows, and each value sent costs."""
     cached = _STATEMENT_SQL.get((connection.vendor, layout.name))
     if cached is None:
         name = connection.ops.quote_name
-        fields = _field_sql(name)
-        head = ", ".join(
-            fields[piece] if isinstance(piece, Field) else _literal_sql(piece) for piece in layout.pieces
-        )
         table = name(LedgerPosting._meta.db_table)
         account, booked, key = name("account_id"), name("created_at"), name("id")
+
+        def last_before(moment: str) -> str:
+            """The booking time of the account's last posting before `moment`."""
+            return (
+                f"(SELECT q.{booked} FROM {table} q WHERE q.{account} = %(account)s "  # noqa: S608
+                f"AND q.{booked} < {moment} ORDER BY q.{booked} DESC, q.{key} DESC LIMIT 1)"
+            )
+
         cached = _STATEMENT_SQL[(connection.vendor, layout.name)] = (
-            f"SELECT CASE WHEN p.{booked} >= %s THEN concat({head}) END, "  # noqa: S608
-            f"p.{name('reference')}, COALESCE(p.{name('request_id')}::text, ''), "
-            f"p.{name('description')}, p.{name('balance_after')}::text "
+            f"SELECT CASE WHEN p.{booked} >= %(start)s THEN {layout.sql(name)} END, "  # noqa: S608
+            f"CASE WHEN p.{booked} < %(start)s OR p.{booked} >= "
+            f"{last_before('%(end)s')} "
+            f"THEN p.{name('balance_after')}::text END "
             f"FROM {table} p CROSS JOIN LATERAL "
             f"(SELECT replace((p.{booked} AT TIME ZONE 'UTC')::text, ' ', 'T') AS t) b "
-            f"WHERE p.{account} = %s AND p.{booked} < %s AND p.{booked} >= COALESCE("
-            f"(SELECT q.{booked} FROM {table} q WHERE q.{account} = %s AND q.{booked} < %s "
-            f"ORDER BY q.{booked} DESC, q.{key} DESC LIMIT 1), %s) "
+            f"WHERE p.{account} = %(account)s AND p.{booked} < %(end)s AND p.{booked} >= COALESCE("
+            f"{last_before('%(start)s')}, %(start)s) "
             f"ORDER BY p.{booked}, p.{key}"
         )
     return cached
@@ -164,14 +138,14 @@ def _statement_sql(layout: LineLayout) -> str:
 
 def _statement_rows(
     account: Account, start: datetime, end: datetime, layout: LineLayout
-) -> list[tuple[str | None, str, str, str, str]]:
+) -> list[tuple[str | None, str | None]]:
     """The account's postings booked from the booking time of its last posting
     before `start` (or `start`, when none) until `end`, in booking order: one
     statement, so the opening balance and the entries are read together."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute(_statement_sql(layout), [start, account.id, end, account.id, start, start])
-            return cast(list[tuple[str | None, str, str, str, str]], cursor.fetchall())
+            cursor.execute(_statement_sql(layout), {"account": account.id, "start": start, "end": end})
+            return cast(list[tuple[str | None, str | None]], cursor.fetchall())
     # Elsewhere (SQLite), the same rows through the ORM, written out here.
     since = Coalesce(
         Subquery(_last_before(account, start).values("created_at")),
@@ -195,33 +169,18 @@ def _statement_rows(
             "currency",
         )
     )
-    lines: list[tuple[str | None, str, str, str, str]] = []
+    lines: list[tuple[str | None, str | None]] = []
     for row in rows:
-        posting_id, booked_at, amount, balance_after, kind, request_id, reference, description, currency = row
+        posting = StatementPosting(*row)
+        line = layout.python(posting) if posting.booked_at >= start else None
         # Never null on a customer account's posting.
-        balance = _money(cast(Decimal, balance_after))
-        head = None
-        if booked_at >= start:
-            moment = booked_at.astimezone(UTC).isoformat()
-            fields = {
-                Field.ENTRY_ID: str(posting_id),
-                Field.BOOKED_AT: moment,
-                Field.BOOKED_DAY: moment[:10],
-                Field.AMOUNT: _money(abs(amount)),
-                Field.CREDIT_DEBIT: "CRDT" if amount > 0 else "DBIT",
-                Field.BALANCE_AFTER: balance,
-                Field.KIND: kind,
-                Field.END_TO_END: request_id.hex if request_id else NOT_PROVIDED,
-                Field.CURRENCY: currency,
-            }
-            head = "".join(fields[piece] if isinstance(piece, Field) else piece for piece in layout.pieces)
-        lines.append((head, reference, str(request_id) if request_id else "", description, balance))
+        lines.append((line, _money(cast(Decimal, posting.balance_after))))
     return lines
 
 
 def account_statement(account: Account, first_day: date, last_day: date, layout: LineLayout) -> Statement:
     """The account's statement for the UTC days `first_day` to `last_day`, its
-    lines' heads in `layout`, from one read of its ledger: the postings booked
+    lines written in `layout`, from one read of its ledger: the postings booked
     in the period and, ahead of them, those booked at the same instant as the
     last one before it (whose balance after is the opening balance).
     """
@@ -230,14 +189,14 @@ def account_statement(account: Account, first_day: date, last_day: date, layout:
     before = 0
     while before < len(rows) and rows[before][0] is None:
         before += 1
-    opening = rows[before - 1][4] if before else _money(ZERO)
-    lines = cast(list[StatementRow], rows[before:] if before else rows)
+    opening = rows[before - 1][1] if before else None
+    closing = rows[-1][1] if len(rows) > before else None
     return Statement(
         account=account,
         first_day=first_day,
         last_day=last_day,
-        opening_balance=opening,
-        closing_balance=lines[-1][4] if lines else opening,
+        opening_balance=opening or _money(ZERO),
+        closing_balance=closing or opening or _money(ZERO),
         layout=layout,
-        lines=lines,
+        lines=cast(list[str], [row[0] for row in (rows[before:] if before else rows)]),
     )
