@@ -146,7 +146,14 @@ def _statement_rows(
         with connection.cursor() as cursor:
             cursor.execute(_statement_sql(layout), {"account": account.id, "start": start, "end": end})
             return cast(list[tuple[str | None, str | None]], cursor.fetchall())
-    # Elsewhere (SQLite), the same rows through the ORM, written out here.
+    return statement_rows_written_here(account, start, end, layout)
+
+
+def statement_rows_written_here(
+    account: Account, start: datetime, end: datetime, layout: LineLayout
+) -> list[tuple[str | None, str | None]]:
+    """`_statement_rows` on any database (SQLite's way): the rows through the
+    ORM, their lines written by Python, each with its balance after."""
     since = Coalesce(
         Subquery(_last_before(account, start).values("created_at")),
         Value(start, output_field=DateTimeField()),

@@ -18,22 +18,24 @@ import pytest
 import time_machine
 import xmlschema
 from django.apps import apps as django_apps
+from django.db import connection
 from rest_framework.renderers import JSONRenderer
 
 from bankapi.models import Account
 from payments.ledger import ledger_check, ledger_fund_account
 from payments.models import LedgerPosting, PaymentRequest
+from payments.selectors import ledger as ledger_selectors
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.settlement import payment_fail, payment_settle
-from payments.statement_formats import CAMT053_XSD, CSV_HEADER
+from payments.statement_formats import CAMT053_LAYOUT, CAMT053_XSD, CSV_HEADER, CSV_LAYOUT, JSON_LAYOUT
 from payments.views_statements import StatementSerializer
 from tests.payments.conftest import payments_url
 from tests.payments.factories import funded_account
 
 # Text every format must carry through: quotes, a backslash, a comma, line
-# breaks, a control character, non-ASCII, the two JavaScript line separators,
+# breaks, a control character, non-ASCII, the two JavaScript line separators, markup,
 # and a spreadsheet formula.
-AWKWARD = 'He said "hi", \\o/\r\nthen\tleft \x01 ünïcödé € \u2028\u2029 done'
+AWKWARD = 'He said "hi", \\o/\r\nthen\tleft \x01 ünïcödé € \u2028\u2029 & <b>done</b>'
 FORMULA = "=SUM(A1:A9)"
 PAYEE = {"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
 # Booking moments: a whole second (no fraction), a fraction with trailing
@@ -216,3 +218,25 @@ class _SchemaEditor:
         from django.db import connection
 
         self.connection = connection
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL writes the lines itself there")
+@pytest.mark.parametrize("layout", [JSON_LAYOUT, CSV_LAYOUT, CAMT053_LAYOUT], ids=lambda layout: layout.name)
+def test_postgresql_writes_each_line_as_python_does(customer, layout):
+    account = _history(customer)
+    # From the day after the two postings booked at 23:59:59.5: both lead the
+    # read (no line; the opening balance), then the period's two.
+    start = datetime.combine(MOMENTS[2].date(), datetime.min.time(), tzinfo=UTC)
+    end = datetime.now(UTC) + timedelta(days=1)
+
+    by_database = ledger_selectors._statement_rows(account, start, end, layout)
+    by_python = ledger_selectors.statement_rows_written_here(account, start, end, layout)
+
+    assert len(by_database) == len(by_python) == 4
+    assert [line is None for line, _ in by_database] == [True, True, False, False]
+    assert by_database[1][1] == by_python[1][1] == "481.00"
+    for (line, balance), (expected_line, expected_balance) in zip(by_database, by_python, strict=True):
+        assert line == expected_line
+        # Only the rows the read needs carry their balance on PostgreSQL.
+        assert balance in (None, expected_balance)
+    assert by_database[-1][1] == by_python[-1][1]
