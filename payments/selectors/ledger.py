@@ -72,7 +72,7 @@ class StatementPosting(NamedTuple):
 class LineLayout:
     """How a statement line is written in one format: `sql`, an expression of
     PostgreSQL over the posting `p` and the text `b.t` of its UTC booking time
-    ("YYYY-MM-DD THH:MM:SS" with a fraction whose trailing zeros are dropped),
+    ("YYYY-MM-DDTHH:MM:SS.ffffff", six digits of fraction always),
     or `python`, from a StatementPosting (on other databases). Both must write
     the same text (the statement's tests hold them to it on each database)."""
 
@@ -128,7 +128,7 @@ def _statement_sql(layout: LineLayout) -> str:
             f"{last_before('%(end)s')} "
             f"THEN p.{name('balance_after')}::text END "
             f"FROM {table} p CROSS JOIN LATERAL "
-            f"(SELECT replace((p.{booked} AT TIME ZONE 'UTC')::text, ' ', 'T') AS t) b "
+            f"(SELECT to_char(p.{booked} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US') AS t) b "
             f"WHERE p.{account} = %(account)s AND p.{booked} < %(end)s AND p.{booked} >= COALESCE("
             f"{last_before('%(start)s')}, %(start)s) "
             f"ORDER BY p.{booked}, p.{key}"
