@@ -218,6 +218,8 @@ def seed_day_of_payments(target: Target, count: int) -> None:
                 {
                     "transaction_id": "bench_day.tx_id",
                     "balance_after": "p.balance_after + bench_day.n * p.amount",
+                    # Each copy's customer posting names its own request.
+                    "request_id": "CASE WHEN p.request_id IS NOT NULL THEN bench_day.request_id END",
                 },
             ),
             [template.acceptance_id],

@@ -17,6 +17,9 @@ Rules (Saleor's lock_objects habit, written down):
   at the later of now and the account's latest booking (`last_booked_at`,
   moved on by that UPDATE too): in booking order, an account's running balance
   always follows, whatever the clocks of the hosts that post to it.
+- Every customer posting also carries what its statement line shows (the
+  movement's kind, the payment request it books, reference, description),
+  in the same INSERT: a statement reads the postings alone.
 - A payment's debit also counts the payment against the account's daily outbound
   limit (`Outbound`) in that same UPDATE: the statement is refused when either
   the balance or the day's limit cannot take it, so the limit costs no statement
@@ -62,6 +65,31 @@ class Outbound:
 
     account_id: uuid.UUID
     count: DailyCount
+
+
+@dataclass(frozen=True)
+class RequestRef:
+    """The payment request a movement books on the account's statement: its
+    acceptance, or the reversal that gives a failed payment's money back."""
+
+    id: uuid.UUID
+    reference: str
+
+
+# Statement lines' references are as long as a payment's may be.
+REFERENCE_MAX = 140
+
+
+_KIND_LABELS = {kind.value: str(kind.label) for kind in LedgerTransaction.Kind}
+
+
+def statement_description(kind: str, memo: str, has_request: bool) -> str:
+    """What a posting of a movement was, in words, as its statement line says it."""
+    if kind == LedgerTransaction.Kind.PAYMENT:
+        return "Payment" if has_request else "Funds reserved for batch payments"
+    if kind == LedgerTransaction.Kind.REVERSAL:
+        return f"Payment failed: {memo}" if has_request else "Reserved funds released"
+    return _KIND_LABELS.get(kind, kind)
 
 
 class LedgerError(Exception):
@@ -123,8 +151,12 @@ def ledger_post(
     key: str | None = None,
     memo: str = "",
     outbound: Outbound | None = None,
+    request: RequestRef | None = None,
 ) -> LedgerTransaction:
     """Post a balanced movement and apply it to the customer balances.
+
+    `request` is the payment request the movement books, named on the
+    customer postings' statement lines.
 
     With `outbound`, the debit of its account also counts it against that
     account's daily outbound limit, in the same statement; a debit the limit
@@ -170,7 +202,7 @@ def ledger_post(
             # Each account's balance before the movement is its new one less its change.
             running = {account_id: row.balance - changes[account_id] for account_id, row in applied.items()}
             booked = {account_id: row.booked_at for account_id, row in applied.items()}
-            insert_rows([_posting(entry, leg, running, booked, now) for leg in legs])
+            insert_rows([_posting(entry, leg, running, booked, now, request) for leg in legs])
             # Callers keep using the Account objects they passed in: show them the new balances.
             for leg in legs:
                 if leg.account:
@@ -340,6 +372,9 @@ class LedgerReport:
     # Account id -> the first of its postings whose balance_after is not the
     # previous posting's plus its amount.
     broken_running_balances: dict[str, int] = field(default_factory=dict)
+    # Customer postings whose statement line is not what their movement and its
+    # payment request say (at most STATEMENT_LINES_SHOWN of them).
+    misstated_lines: list[int] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -347,7 +382,48 @@ class LedgerReport:
             not self.unbalanced_currencies
             and not self.mismatched_accounts
             and not self.broken_running_balances
+            and not self.misstated_lines
         )
+
+
+STATEMENT_LINES_SHOWN = 20
+
+
+def statement_lines_check() -> list[int]:
+    """Customer postings whose stored statement line (kind, request id,
+    reference, description) differs from the one their movement gives: its
+    kind and memo, and the payment request whose acceptance or reversal it
+    is. Streamed, a chunk at a time."""
+    postings = (
+        LedgerPosting.objects.filter(account__isnull=False)
+        .order_by("id")
+        .values_list(
+            "id",
+            "kind",
+            "request_id",
+            "reference",
+            "description",
+            "transaction__kind",
+            "transaction__memo",
+            "transaction__accepted_request__id",
+            "transaction__accepted_request__reference",
+            "transaction__reversed_request__id",
+            "transaction__reversed_request__reference",
+        )
+    )
+    misstated = []
+    for row in postings.iterator(chunk_size=5000):
+        posting_id, *stored = row[:5]
+        kind, memo, accepted_id, accepted_reference, reversed_id, reversed_reference = row[5:]
+        request_id = accepted_id or reversed_id
+        expected = statement_line_facts(
+            kind, memo, request_id, accepted_reference if accepted_id else reversed_reference
+        )
+        if tuple(stored) != expected:
+            misstated.append(posting_id)
+            if len(misstated) == STATEMENT_LINES_SHOWN:
+                break
+    return misstated
 
 
 def running_balances_check() -> dict[str, int]:
@@ -375,7 +451,8 @@ def running_balances_check() -> dict[str, int]:
 def ledger_check() -> LedgerReport:
     """The ledger's invariant: every currency sums to zero across all postings,
     every customer account's stored balance equals the sum of its postings, and
-    each posting's balance_after continues its account's running balance."""
+    each posting's balance_after continues its account's running balance, and
+    its statement line is its movement's."""
     # Sums of amounts in cents are whole cents: rounding to the cent drops the
     # binary noise of databases that add decimals as floats (SQLite), which
     # would otherwise report a sound ledger as broken.
@@ -399,6 +476,7 @@ def ledger_check() -> LedgerReport:
         unbalanced_currencies=unbalanced,
         mismatched_accounts=mismatched,
         broken_running_balances=running_balances_check(),
+        misstated_lines=statement_lines_check(),
     )
 
 
@@ -410,6 +488,8 @@ class Movement:
     legs: list[Leg]
     key: str | None = None
     memo: str = ""
+    # The payment request it books (see `ledger_post`).
+    request: RequestRef | None = None
 
 
 def _posting(
@@ -418,25 +498,49 @@ def _posting(
     running: dict[uuid.UUID, Decimal],
     booked: dict[uuid.UUID, datetime],
     now: datetime,
+    request: RequestRef | None,
 ) -> LedgerPosting:
     """The posting of one leg in the ledger transaction `entry`. A customer
     account's posting carries the account's balance after it (`running` holds
     each account's balance so far, read under its lock, and moves on by the leg)
     and is booked at the account's booking time (`booked`, see
-    `Account.last_booked_at`); a system account's is booked `now`."""
-    balance_after, booked_at = None, now
-    if leg.account is not None:
-        balance_after = running[leg.account.id] = running[leg.account.id] + leg.amount
-        booked_at = booked[leg.account.id]
+    `Account.last_booked_at`); a system account's is booked `now`. A customer
+    posting also carries its statement line (`statement_line_facts`)."""
+    if leg.account is None:
+        return LedgerPosting(
+            transaction=entry,
+            system_account=leg.system_account,
+            currency=leg.currency,
+            amount=leg.amount,
+            created_at=now,
+        )
+    balance_after = running[leg.account.id] = running[leg.account.id] + leg.amount
+    kind, request_id, reference, description = statement_line_facts(
+        entry.kind, entry.memo, request.id if request else None, request.reference if request else None
+    )
     return LedgerPosting(
         transaction=entry,
         account=leg.account,
-        system_account=leg.system_account,
         currency=leg.currency,
         amount=leg.amount,
         balance_after=balance_after,
-        created_at=booked_at,
+        created_at=booked[leg.account.id],
+        kind=kind,
+        request_id=request_id,
+        reference=reference,
+        description=description,
     )
+
+
+def statement_line_facts(
+    kind: str, memo: str, request_id: uuid.UUID | None, request_reference: str | None
+) -> tuple[str, uuid.UUID | None, str, str]:
+    """(kind, request id, reference, description) of a customer posting of a
+    movement of `kind` with `memo` (as stored: at most 200 characters), booking
+    the payment request `request_id` (None when it books none): the reference
+    is the request's, or the memo, cut to REFERENCE_MAX."""
+    reference = (request_reference or memo)[:REFERENCE_MAX]
+    return kind, request_id, reference, statement_description(kind, memo, request_id is not None)
 
 
 def _check_balanced(legs: list[Leg]) -> None:
@@ -492,7 +596,7 @@ def ledger_post_many(
     booked = {account_id: max(now, locked[account_id].last_booked_at or now) for account_id in changes}
     LedgerPosting.objects.bulk_create(
         (
-            _posting(entry, leg, running, booked, now)
+            _posting(entry, leg, running, booked, now, movement.request)
             for entry, movement in zip(entries, movements, strict=True)
             for leg in movement.legs
         ),

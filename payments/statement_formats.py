@@ -1,18 +1,23 @@
-"""A statement written out: JSON data, CSV (RFC 4180) and ISO 20022 camt.053.
+"""A statement written out: JSON (the whole body), CSV (RFC 4180) and ISO
+20022 camt.053.
 
-All three are written from the same `Statement`, so they agree entry by entry.
+All three are written from one read of the ledger, the same rows in the same
+order, so they agree entry by entry. Each entry is one line of text written
+from a `LineLayout`: literal text and the posting's fields, each field escaped
+for the format. On PostgreSQL the database writes the lines as it reads the
+rows (a year is a hundred thousand of them: one string each reaches Python);
+elsewhere Python writes them from the same pieces, to the same text.
 """
 
-import csv
-import io
 import re
-from datetime import datetime
-from decimal import Decimal
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from json.encoder import encode_basestring as _json_string
 from pathlib import Path
-from typing import Any
 from xml.sax.saxutils import escape
 
-from payments.selectors.ledger import Statement, StatementLine
+from bankapi.models import Account
+from payments.selectors.ledger import LineLayout, Statement, StatementPosting, account_statement
 
 CAMT053_NAMESPACE = "urn:iso:std:iso:20022:tech:xsd:camt.053.001.08"
 # The official schema the documents are written against (see iso20022/README.md).
@@ -30,72 +35,249 @@ CSV_HEADER = (
 )
 # A spreadsheet reads a cell starting with one of these as a formula.
 _FORMULA_STARTS = ("=", "+", "-", "@")
-# Characters XML 1.0 cannot carry, even escaped.
+# A text cell holding one of these is quoted (as csv.writer's minimal quoting does).
+_CSV_QUOTED = (",", '"', "\r", "\n")
+# Characters XML 1.0 cannot carry, even escaped (PostgreSQL's text holds
+# neither NUL nor surrogates: the others are listed for it in _NOT_XML_SQL).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def _money(value: Decimal) -> str:
-    return f"{value:.2f}"
-
-
-def _credit_debit(line: StatementLine) -> str:
-    return "CRDT" if line.credit else "DBIT"
-
-
-def statement_data(statement: Statement) -> dict[str, Any]:
-    """The JSON body's data."""
-    return {
-        "accountId": str(statement.account.id),
-        "currency": statement.account.currency,
-        "from": statement.first_day.isoformat(),
-        "to": statement.last_day.isoformat(),
-        "openingBalance": _money(statement.opening_balance),
-        "closingBalance": _money(statement.closing_balance),
-        "entries": [
-            {
-                "entryId": line.entry_id,
-                "bookedAt": line.booked_at.isoformat(),
-                "amount": _money(line.amount),
-                "creditDebit": _credit_debit(line),
-                "balanceAfter": _money(line.balance_after),
-                "reference": line.reference,
-                "requestId": str(line.request_id) if line.request_id else None,
-                "description": line.description,
-            }
-            for line in statement.lines
-        ],
-    }
-
-
-def _csv_cell(value: str) -> str:
-    return f"'{value}" if value.startswith(_FORMULA_STARTS) else value
-
-
-def statement_csv(statement: Statement) -> str:
-    """RFC 4180: CRLF line ends, fields quoted where they hold a comma, quote or
-    line break; a null is an empty cell; a cell a spreadsheet would read as a
-    formula is prefixed with an apostrophe."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
-    writer.writerow(CSV_HEADER)
-    for line in statement.lines:
-        row = (
-            line.booked_at.isoformat(),
-            line.entry_id,
-            _credit_debit(line),
-            _money(line.amount),
-            _money(line.balance_after),
-            line.reference,
-            str(line.request_id) if line.request_id else "",
-            line.description,
-        )
-        writer.writerow([_csv_cell(cell) for cell in row])
-    return out.getvalue()
+_NOT_XML_SQL = [*range(1, 9), 11, 12, *range(14, 32), 0xFFFE, 0xFFFF]
+# EndToEndId of an entry that books no payment request.
+NOT_PROVIDED = "NOTPROVIDED"
 
 
 def _text(value: str) -> str:
     """Text as element content: escaped, and what XML 1.0 cannot carry replaced."""
     return escape(_NOT_XML.sub("\ufffd", value))
+
+
+def _csv_cell(value: str) -> str:
+    """A text cell as `csv.writer` (minimal quoting) writes it, after the
+    formula guard."""
+    cell = f"'{value}" if value.startswith(_FORMULA_STARTS) else value
+    if any(c in cell for c in _CSV_QUOTED):
+        cell = '"' + cell.replace('"', '""') + '"'
+    return cell
+
+
+def _sql_literal(text: str) -> str:
+    """`text` as an SQL string literal, in a statement with named parameters."""
+    return "'" + text.replace("'", "''").replace("%", "%%") + "'"
+
+
+def _csv_sql(column: str) -> str:
+    """_csv_cell in SQL."""
+    guard = f"CASE WHEN left({column}, 1) IN ('=', '+', '-', '@') THEN '''' ELSE '' END"
+    quoted = " OR ".join(f"strpos({column}, {part}) > 0" for part in ("','", "'\"'", "chr(13)", "chr(10)"))
+    return (
+        f"CASE WHEN {quoted} THEN '\"' || {guard} || replace({column}, '\"', '\"\"') || '\"' "
+        f"ELSE {guard} || {column} END"
+    )
+
+
+def _xml_sql(column: str) -> str:
+    """_text in SQL. Each step only where the text needs it: translate() is
+    slow (it looks every character up in its list), and most text holds
+    neither markup nor control characters."""
+    unfit = [f"chr({code})" for code in _NOT_XML_SQL]
+    fitted = (
+        f"CASE WHEN {column} ~ ('[' || {' || '.join(unfit)} || ']') "
+        f"THEN translate({column}, {' || '.join(unfit)}, repeat(chr(65533), {len(unfit)})) "
+        f"ELSE {column} END"
+    )
+    markup = " + ".join(f"strpos({column}, '{mark}')" for mark in "&<>")
+    return (
+        f"CASE WHEN {markup} > 0 "
+        f"THEN replace(replace(replace({fitted}, '&', '&amp;'), '<', '&lt;'), '>', '&gt;') "
+        f"ELSE {fitted} END"
+    )
+
+
+def _remittance(reference: str) -> str:
+    """The entry's `RmtInf`: none for an empty reference."""
+    return f"<RmtInf><Ustrd>{_text(reference)}</Ustrd></RmtInf>" if reference else ""
+
+
+def _moment(posting: StatementPosting) -> str:
+    return posting.booked_at.astimezone(UTC).isoformat()
+
+
+def _money(value: object) -> str:
+    return f"{value:.2f}"
+
+
+# A field of a line: (SQL over the posting `p` and its booking time's text
+# `b.t`, given the identifier quoting function; Python over a StatementPosting).
+_Field = tuple[Callable[[Callable[[str], str]], str], Callable[[StatementPosting], str]]
+ENTRY_ID: _Field = (lambda n: f"p.{n('id')}::text", lambda p: str(p.id))
+# datetime.isoformat() of the UTC moment: six digits of fraction, none when
+# they are all zero. (to_char and replace cost the database less than
+# PostgreSQL's own text of a time, which drops a fraction's trailing zeros,
+# padded back.)
+BOOKED_AT: _Field = (lambda n: "replace(b.t, '.000000', '') || '+00:00'", _moment)
+BOOKED_DAY: _Field = (lambda n: "left(b.t, 10)", lambda p: _moment(p)[:10])
+AMOUNT: _Field = (lambda n: f"abs(p.{n('amount')})::text", lambda p: _money(abs(p.amount)))
+CREDIT_DEBIT: _Field = (
+    lambda n: f"CASE WHEN p.{n('amount')} > 0 THEN 'CRDT' ELSE 'DBIT' END",
+    lambda p: "CRDT" if p.amount > 0 else "DBIT",
+)
+BALANCE_AFTER: _Field = (lambda n: f"p.{n('balance_after')}::text", lambda p: _money(p.balance_after))
+KIND: _Field = (lambda n: f"p.{n('kind')}", lambda p: p.kind)
+CURRENCY: _Field = (lambda n: f"p.{n('currency')}", lambda p: p.currency)
+REQUEST_ID: _Field = (
+    lambda n: f"COALESCE(p.{n('request_id')}::text, '')",
+    lambda p: str(p.request_id) if p.request_id else "",
+)
+REQUEST_JSON: _Field = (
+    lambda n: f"COALESCE('\"' || p.{n('request_id')}::text || '\"', 'null')",
+    lambda p: f'"{p.request_id}"' if p.request_id else "null",
+)
+# The schema allows EndToEndId 35 characters: the request id without its hyphens.
+END_TO_END: _Field = (
+    lambda n: f"COALESCE(replace(p.{n('request_id')}::text, '-', ''), '{NOT_PROVIDED}')",
+    lambda p: p.request_id.hex if p.request_id else NOT_PROVIDED,
+)
+# PostgreSQL's to_json escapes a string as the JSON renderer does (", \, and
+# the control characters, as \b \f \n \r \t or \u00xx; nothing else).
+REFERENCE_JSON: _Field = (lambda n: f"to_json(p.{n('reference')})::text", lambda p: _json_string(p.reference))
+DESCRIPTION_JSON: _Field = (
+    lambda n: f"to_json(p.{n('description')})::text",
+    lambda p: _json_string(p.description),
+)
+REFERENCE_CSV: _Field = (lambda n: _csv_sql(f"p.{n('reference')}"), lambda p: _csv_cell(p.reference))
+DESCRIPTION_CSV: _Field = (lambda n: _csv_sql(f"p.{n('description')}"), lambda p: _csv_cell(p.description))
+
+
+def _remittance_sql(quote: Callable[[str], str]) -> str:
+    """_remittance in SQL."""
+    reference = f"p.{quote('reference')}"
+    return (
+        f"CASE WHEN {reference} = '' THEN '' "
+        f"ELSE '<RmtInf><Ustrd>' || {_xml_sql(reference)} || '</Ustrd></RmtInf>' END"
+    )
+
+
+REMITTANCE_XML: _Field = (_remittance_sql, lambda p: _remittance(p.reference))
+
+
+def _layout(name: str, *pieces: str | _Field) -> LineLayout:
+    """A line of literal text and fields, for PostgreSQL and for Python alike."""
+
+    def sql(quote: Callable[[str], str]) -> str:
+        written = (_sql_literal(piece) if isinstance(piece, str) else piece[0](quote) for piece in pieces)
+        return " || ".join(written)
+
+    def python(posting: StatementPosting) -> str:
+        return "".join(piece if isinstance(piece, str) else piece[1](posting) for piece in pieces)
+
+    return LineLayout(name=name, sql=sql, python=python)
+
+
+JSON_LAYOUT = _layout(
+    "json",
+    '{"entryId":"',
+    ENTRY_ID,
+    '","bookedAt":"',
+    BOOKED_AT,
+    '","amount":"',
+    AMOUNT,
+    '","creditDebit":"',
+    CREDIT_DEBIT,
+    '","balanceAfter":"',
+    BALANCE_AFTER,
+    '","reference":',
+    REFERENCE_JSON,
+    ',"requestId":',
+    REQUEST_JSON,
+    ',"description":',
+    DESCRIPTION_JSON,
+    "}",
+)
+CSV_LAYOUT = _layout(
+    "csv",
+    BOOKED_AT,
+    ",",
+    ENTRY_ID,
+    ",",
+    CREDIT_DEBIT,
+    ",",
+    AMOUNT,
+    ",",
+    BALANCE_AFTER,
+    ",",
+    REFERENCE_CSV,
+    ",",
+    REQUEST_ID,
+    ",",
+    DESCRIPTION_CSV,
+)
+# A camt.053 `Ntry`, in the schema's order. `BkTxCd/Prtry/Cd` (the schema
+# requires a code) is the movement's kind.
+CAMT053_LAYOUT = _layout(
+    "camt053",
+    '<Ntry><Amt Ccy="',
+    CURRENCY,
+    '">',
+    AMOUNT,
+    "</Amt><CdtDbtInd>",
+    CREDIT_DEBIT,
+    "</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts><BookgDt><DtTm>",
+    BOOKED_AT,
+    "</DtTm></BookgDt><ValDt><Dt>",
+    BOOKED_DAY,
+    "</Dt></ValDt><AcctSvcrRef>",
+    ENTRY_ID,
+    "</AcctSvcrRef><BkTxCd><Prtry><Cd>",
+    KIND,
+    "</Cd></Prtry></BkTxCd><NtryDtls><TxDtls><Refs><EndToEndId>",
+    END_TO_END,
+    "</EndToEndId></Refs>",
+    REMITTANCE_XML,
+    "</TxDtls></NtryDtls></Ntry>",
+)
+
+
+def statement_read(account: Account, first_day: date, last_day: date, layout: LineLayout) -> Statement:
+    """The statement of the account's days `first_day`..`last_day`, its lines
+    written in `layout`."""
+    return account_statement(account, first_day, last_day, layout)
+
+
+def _written_in(statement: Statement, layout: LineLayout) -> None:
+    if statement.layout is not layout:
+        raise ValueError(f"This statement's lines are written for {statement.layout.name}")
+
+
+def statement_json(statement: Statement) -> bytes:
+    """The JSON body, envelope included: `{"success": true, "data": {...}}`,
+    byte for byte what the API's JSON renderer (compact, UTF-8, U+2028 and
+    U+2029 escaped) writes for the same data, without a dict per entry."""
+    _written_in(statement, JSON_LAYOUT)
+    account = statement.account
+    body = "".join(
+        (
+            '{"success":true,"data":{"accountId":',
+            _json_string(str(account.id)),
+            ',"currency":',
+            _json_string(account.currency),
+            f',"from":"{statement.first_day.isoformat()}","to":"{statement.last_day.isoformat()}"',
+            f',"openingBalance":"{statement.opening_balance}","closingBalance":"{statement.closing_balance}"',
+            ',"entries":[',
+            ",".join(statement.lines),
+            "]}}",
+        )
+    )
+    # As the renderer does: the two line separators JavaScript does not allow in a string.
+    return body.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").encode()
+
+
+def statement_csv(statement: Statement) -> str:
+    """RFC 4180: CRLF line ends, fields quoted where they hold a comma, quote or
+    line break; a null is an empty cell; a cell a spreadsheet would read as a
+    formula is prefixed with an apostrophe. Only the reference and the
+    description can hold such characters or start so (the other cells are
+    numbers, times, codes and ids)."""
+    _written_in(statement, CSV_LAYOUT)
+    return "\r\n".join((",".join(CSV_HEADER), *statement.lines, ""))
 
 
 def _element(path: str, text: str) -> str:
@@ -116,30 +298,14 @@ def _account_id(statement: Statement) -> str:
     return _element("Id/Othr", identifier + scheme)
 
 
-def _balance(code: str, amount: Decimal, currency: str, day: str) -> str:
+def _balance(code: str, amount: str, currency: str, day: str) -> str:
     # Balances never go below zero (the ledger refuses it).
     return _element(
         "Bal",
         _element("Tp/CdOrPrtry/Cd", code)
-        + f'<Amt Ccy="{currency}">{_money(amount)}</Amt>'
+        + f'<Amt Ccy="{currency}">{amount}</Amt>'
         + _element("CdtDbtInd", "CRDT")
         + _element("Dt/Dt", day),
-    )
-
-
-def _entry(line: StatementLine, currency: str) -> str:
-    # EndToEndId holds at most 35 characters: the request id without its hyphens.
-    end_to_end = line.request_id.hex if line.request_id else "NOTPROVIDED"
-    remittance = _element("RmtInf/Ustrd", _text(line.reference)) if line.reference else ""
-    return (
-        f'<Ntry><Amt Ccy="{currency}">{_money(line.amount)}</Amt>'
-        f"<CdtDbtInd>{_credit_debit(line)}</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts>"
-        f"<BookgDt><DtTm>{line.booked_at.isoformat()}</DtTm></BookgDt>"
-        f"<ValDt><Dt>{line.booked_at.date().isoformat()}</Dt></ValDt>"
-        f"<AcctSvcrRef>{_text(line.entry_id)}</AcctSvcrRef>"
-        f"<BkTxCd><Prtry><Cd>{_text(line.kind)}</Cd></Prtry></BkTxCd>"
-        f"<NtryDtls><TxDtls><Refs><EndToEndId>{end_to_end}</EndToEndId></Refs>{remittance}</TxDtls></NtryDtls>"
-        "</Ntry>"
     )
 
 
@@ -147,6 +313,7 @@ def statement_camt053(statement: Statement, *, message_id: str, created_at: date
     """A camt.053.001.08 document with the statement as its one `Stmt`, its
     elements in the schema's order. Written as text, element by element: a year
     of entries is hundreds of thousands of elements, too many to build as a tree."""
+    _written_in(statement, CAMT053_LAYOUT)
     first, last = statement.first_day.isoformat(), statement.last_day.isoformat()
     currency = _text(statement.account.currency)
     created = created_at.isoformat()
@@ -164,6 +331,6 @@ def statement_camt053(statement: Statement, *, message_id: str, created_at: date
         _balance("OPBD", statement.opening_balance, currency, first),
         _balance("CLBD", statement.closing_balance, currency, last),
     ]
-    parts += [_entry(line, currency) for line in statement.lines]
+    parts += statement.lines
     parts.append("</Stmt></BkToCstmrStmt></Document>")
     return "".join(parts).encode()

@@ -16,7 +16,7 @@ from bankapi.formats import CALENDAR_DAY, CALENDAR_DAY_PATTERN
 from bankapi.responses import ok, served_as_attachment
 from bankapi.schema import envelope, error_responses
 from bankapi.serializers import MoneyField, TimestampField
-from payments.selectors.ledger import account_statement, balance_as_of
+from payments.selectors.ledger import balance_as_of
 from payments.services.limits import account_limits
 from payments.services.statements import (
     STATEMENT_MAX_DAYS,
@@ -25,7 +25,16 @@ from payments.services.statements import (
     statement_format,
     statement_period,
 )
-from payments.statement_formats import CSV_HEADER, statement_camt053, statement_csv, statement_data
+from payments.statement_formats import (
+    CAMT053_LAYOUT,
+    CSV_HEADER,
+    CSV_LAYOUT,
+    JSON_LAYOUT,
+    statement_camt053,
+    statement_csv,
+    statement_json,
+    statement_read,
+)
 
 # An ISO 8601 timestamp as `asOf` takes it: a calendar day, a time, an optional
 # fraction and an optional offset (UTC without one).
@@ -170,14 +179,19 @@ class StatementView(AccountScopedView):
         params = request.query_params
         period = statement_period(params.get("from"), params.get("to"), today=now.date())
         chosen = statement_format(params.get("format"))
-        statement = account_statement(self.account, period.first_day, period.last_day)
         filename = f"statement-{self.account.id}-{period.first_day}-{period.last_day}"
+        days = (self.account, period.first_day, period.last_day)
         if chosen == StatementFormat.CSV:
-            return _download(statement_csv(statement), "text/csv; charset=utf-8", f"{filename}.csv")
+            body = statement_csv(statement_read(*days, CSV_LAYOUT))
+            return _download(body, "text/csv; charset=utf-8", f"{filename}.csv")
         if chosen == StatementFormat.CAMT053:
+            statement = statement_read(*days, CAMT053_LAYOUT)
             document = statement_camt053(statement, message_id=uuid.uuid4().hex, created_at=now)
             return _download(document, "application/xml; charset=utf-8", f"{filename}.xml")
-        return ok(statement_data(statement))
+        # The envelope written out: the JSON renderer's bytes, without a dict per entry.
+        return HttpResponse(
+            statement_json(statement_read(*days, JSON_LAYOUT)), content_type="application/json"
+        )
 
 
 class BalanceView(AccountScopedView):

@@ -68,6 +68,14 @@ class LedgerPosting(models.Model):
     `amount`: the balance at any moment is one index lookup, and a statement is
     one range read (`manage.py check_ledger` verifies the chain).
     `balance_after` is null on system accounts, whose balances are never stored.
+
+    A customer posting also carries what its statement line shows, written in
+    the INSERT that books it and never changed: the movement's `kind`, the
+    payment request it books (`request_id`: a payment's acceptance, or the
+    reversal of a payment that failed), its `reference` and its `description`.
+    A statement is then one range read of this table on the index below, with
+    no join (`ledger_check` verifies the facts against the movements). Empty
+    (null for `request_id`) on system accounts' postings.
     """
 
     id = models.BigAutoField(primary_key=True)
@@ -83,6 +91,13 @@ class LedgerPosting(models.Model):
     balance_after = models.DecimalField(**MONEY, null=True, blank=True)
     # Set by the ledger (see `Account.last_booked_at`).
     created_at = models.DateTimeField(default=timezone.now)
+    # The statement line's facts (customer postings only; see the class's text).
+    kind = models.CharField(max_length=12, blank=True, default="")
+    # The PaymentRequest's id, as a fact of the line rather than a foreign key:
+    # acceptance inserts its postings before the request, and nothing follows it.
+    request_id = models.UUIDField(null=True, blank=True)
+    reference = models.CharField(max_length=140, blank=True, default="")
+    description = models.CharField(max_length=240, blank=True, default="")
 
     class Meta:
         constraints = [

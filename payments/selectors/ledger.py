@@ -1,27 +1,27 @@
 """Reads of an account's ledger: its balance at any moment and its statement.
 
 Both rest on what every customer posting carries (see `LedgerPosting`): the
-account's balance after it, in booking order (created_at, id). The balance at
-a moment is the last posting's up to then, one lookup on the index
-(account, created_at, id) however long the history; a statement is one range
-read on that index, whose first row may be the posting just before the period
-(the opening balance).
+account's balance after it, in booking order (created_at, id), and its
+statement line. The balance at a moment is the last posting's up to then, one
+lookup on the index (account, created_at, id) however long the history; a
+statement is one range read on that index, of the posting table alone, whose
+first rows may be the postings just before the period (the opening balance).
 """
 
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
-from typing import NamedTuple
-from uuid import UUID
+from typing import NamedTuple, cast
 
+from django.db import connection
 from django.db.models import DateTimeField, F, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from bankapi.models import ZERO, Account
-from payments.models import LedgerPosting, LedgerTransaction
+from payments.models import LedgerPosting
 
-# A statement line's reference, as long as a payment's may be.
-REFERENCE_MAX = 140
 # Booking order of an account's postings: the order of their running balances.
 BOOKING_ORDER = ("created_at", "id")
 
@@ -53,72 +53,107 @@ def day_start(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
 
 
-class StatementLine(NamedTuple):
-    """One posting of the account as its statement shows it. `amount` is
-    positive; `credit` says which way it moved the balance. (A tuple: a year's
-    statement makes one per posting.)"""
+class StatementPosting(NamedTuple):
+    """A posting of the account as a statement line shows it (see `LineLayout`)."""
 
-    entry_id: str
-    # The movement's kind (LedgerTransaction.Kind).
-    kind: str
+    id: int
     booked_at: datetime
     amount: Decimal
-    credit: bool
-    balance_after: Decimal
+    # Never null on a customer account's posting (typed as the column is).
+    balance_after: Decimal | None
+    kind: str
+    request_id: uuid.UUID | None
     reference: str
-    request_id: UUID | None
     description: str
+    currency: str
+
+
+@dataclass(frozen=True)
+class LineLayout:
+    """How a statement line is written in one format: `sql`, an expression of
+    PostgreSQL over the posting `p` and the text `b.t` of its UTC booking time
+    ("YYYY-MM-DDTHH:MM:SS.ffffff", six digits of fraction always),
+    or `python`, from a StatementPosting (on other databases). Both must write
+    the same text (the statement's tests hold them to it on each database)."""
+
+    name: str
+    sql: Callable[[Callable[[str], str]], str]
+    python: Callable[[StatementPosting], str]
 
 
 @dataclass(frozen=True)
 class Statement:
     """The account's postings booked from 00:00 UTC of `first_day` to the end of
-    `last_day`, oldest first, between the balances before and after them."""
+    `last_day`, oldest first, each written as a line of `layout`, between the
+    balances before and after them (decimal text, two places)."""
 
     account: Account
     first_day: date
     last_day: date
-    opening_balance: Decimal
-    closing_balance: Decimal
-    lines: list[StatementLine]
+    opening_balance: str
+    closing_balance: str
+    layout: LineLayout
+    lines: list[str]
 
 
-_KIND_LABELS = {kind.value: str(kind.label) for kind in LedgerTransaction.Kind}
+def _money(value: Decimal) -> str:
+    return f"{value:.2f}"
 
 
-def _description(kind: str, memo: str, has_request: bool) -> str:
-    """What a posting was, in words, from its movement."""
-    if kind == LedgerTransaction.Kind.PAYMENT:
-        return "Payment" if has_request else "Funds reserved for batch payments"
-    if kind == LedgerTransaction.Kind.REVERSAL:
-        return f"Payment failed: {memo}" if has_request else "Reserved funds released"
-    return _KIND_LABELS.get(kind, kind)
+_STATEMENT_SQL: dict[tuple[str, str], str] = {}
 
 
-_COLUMNS = (
-    "id",
-    "created_at",
-    "amount",
-    "balance_after",
-    "transaction__kind",
-    "transaction__memo",
-    "transaction__accepted_request__id",
-    "transaction__accepted_request__reference",
-    "transaction__reversed_request__id",
-    "transaction__reversed_request__reference",
-)
+def _statement_sql(layout: LineLayout) -> str:
+    """The statement's read on PostgreSQL: (line, balance after) per posting,
+    in booking order. The rows booked before the period (ahead of it, for the
+    opening balance) have no line; only they and the rows of the period's last
+    booking instant carry their balance after, the others a null: a year is a
+    hundred thousand rows, and each value sent costs."""
+    cached = _STATEMENT_SQL.get((connection.vendor, layout.name))
+    if cached is None:
+        name = connection.ops.quote_name
+        table = name(LedgerPosting._meta.db_table)
+        account, booked, key = name("account_id"), name("created_at"), name("id")
+
+        def last_before(moment: str) -> str:
+            """The booking time of the account's last posting before `moment`."""
+            return (
+                f"(SELECT q.{booked} FROM {table} q WHERE q.{account} = %(account)s "  # noqa: S608
+                f"AND q.{booked} < {moment} ORDER BY q.{booked} DESC, q.{key} DESC LIMIT 1)"
+            )
+
+        cached = _STATEMENT_SQL[(connection.vendor, layout.name)] = (
+            f"SELECT CASE WHEN p.{booked} >= %(start)s THEN {layout.sql(name)} END, "  # noqa: S608
+            f"CASE WHEN p.{booked} < %(start)s OR p.{booked} >= "
+            f"{last_before('%(end)s')} "
+            f"THEN p.{name('balance_after')}::text END "
+            f"FROM {table} p CROSS JOIN LATERAL "
+            f"(SELECT to_char(p.{booked} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US') AS t) b "
+            f"WHERE p.{account} = %(account)s AND p.{booked} < %(end)s AND p.{booked} >= COALESCE("
+            f"{last_before('%(start)s')}, %(start)s) "
+            f"ORDER BY p.{booked}, p.{key}"
+        )
+    return cached
 
 
-def account_statement(account: Account, first_day: date, last_day: date) -> Statement:
-    """The account's statement for the UTC days `first_day` to `last_day`, from
-    one read of its ledger: the postings booked in the period and, ahead of
-    them, those booked at the same instant as the last one before it (whose
-    balance after is the opening balance).
+def _statement_rows(
+    account: Account, start: datetime, end: datetime, layout: LineLayout
+) -> list[tuple[str | None, str | None]]:
+    """The account's postings booked from the booking time of its last posting
+    before `start` (or `start`, when none) until `end`, in booking order: one
+    statement, so the opening balance and the entries are read together."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_statement_sql(layout), {"account": account.id, "start": start, "end": end})
+            return cast(list[tuple[str | None, str | None]], cursor.fetchall())
+    return statement_rows_written_here(account, start, end, layout)
 
-    A payment's acceptance and the reversal of a payment that failed name the
-    payment request (its reference and id); other movements show their memo.
-    """
-    start, end = day_start(first_day), day_start(last_day + timedelta(days=1))
+
+def statement_rows_written_here(
+    account: Account, start: datetime, end: datetime, layout: LineLayout
+) -> list[tuple[str | None, str | None]]:
+    """`_statement_rows` on any database (SQLite's way): the rows through the
+    ORM, their lines written by Python, each with its balance after."""
     since = Coalesce(
         Subquery(_last_before(account, start).values("created_at")),
         Value(start, output_field=DateTimeField()),
@@ -129,44 +164,46 @@ def account_statement(account: Account, first_day: date, last_day: date) -> Stat
         .alias(since=since)
         .filter(created_at__gte=F("since"))
         .order_by(*BOOKING_ORDER)
-        .values_list(*_COLUMNS)
-    )
-    opening = ZERO
-    lines = []
-    for (
-        posting_id,
-        booked_at,
-        amount,
-        balance_after,
-        kind,
-        memo,
-        accepted_id,
-        accepted_reference,
-        reversed_id,
-        reversed_reference,
-    ) in rows:
-        if booked_at < start:
-            opening = balance_after
-            continue
-        request_id = accepted_id or reversed_id
-        lines.append(
-            StatementLine(
-                entry_id=str(posting_id),
-                kind=kind,
-                booked_at=booked_at,
-                amount=abs(amount),
-                credit=amount > 0,
-                balance_after=balance_after,
-                reference=(accepted_reference or reversed_reference or memo)[:REFERENCE_MAX],
-                request_id=request_id,
-                description=_description(kind, memo, request_id is not None),
-            )
+        .values_list(
+            "id",
+            "created_at",
+            "amount",
+            "balance_after",
+            "kind",
+            "request_id",
+            "reference",
+            "description",
+            "currency",
         )
+    )
+    lines: list[tuple[str | None, str | None]] = []
+    for row in rows:
+        posting = StatementPosting(*row)
+        line = layout.python(posting) if posting.booked_at >= start else None
+        # Never null on a customer account's posting.
+        lines.append((line, _money(cast(Decimal, posting.balance_after))))
+    return lines
+
+
+def account_statement(account: Account, first_day: date, last_day: date, layout: LineLayout) -> Statement:
+    """The account's statement for the UTC days `first_day` to `last_day`, its
+    lines written in `layout`, from one read of its ledger: the postings booked
+    in the period and, ahead of them, those booked at the same instant as the
+    last one before it (whose balance after is the opening balance).
+    """
+    start, end = day_start(first_day), day_start(last_day + timedelta(days=1))
+    rows = _statement_rows(account, start, end, layout)
+    before = 0
+    while before < len(rows) and rows[before][0] is None:
+        before += 1
+    opening = rows[before - 1][1] if before else None
+    closing = rows[-1][1] if len(rows) > before else None
     return Statement(
         account=account,
         first_day=first_day,
         last_day=last_day,
-        opening_balance=opening,
-        closing_balance=lines[-1].balance_after if lines else opening,
-        lines=lines,
+        opening_balance=opening or _money(ZERO),
+        closing_balance=closing or opening or _money(ZERO),
+        layout=layout,
+        lines=cast(list[str], [row[0] for row in (rows[before:] if before else rows)]),
     )

@@ -21,7 +21,15 @@ from payments.decision import ACCOUNT, DecidedLeg, Instruction, Refused, Rules, 
 from payments.decision import usage_day as decision_day
 from payments.events import payment_request_event
 from payments.fx import fx_quote_amounts, fx_quote_consume
-from payments.ledger import InsufficientBalance, Leg, Outbound, ledger_post, lock_accounts, system_account_for
+from payments.ledger import (
+    InsufficientBalance,
+    Leg,
+    Outbound,
+    RequestRef,
+    ledger_post,
+    lock_accounts,
+    system_account_for,
+)
 from payments.models import (
     Beneficiary,
     FxQuote,
@@ -174,6 +182,10 @@ def payment_accept(
             raise planned.error()
         legs = ledger_legs(account, planned.legs, SystemAccounts())
 
+        # The request's id is chosen now: the debit's posting names it on the
+        # account's statement, in the same INSERT.
+        request_id = uuid.uuid4()
+
         # The plan's requirements on the account row (funds for what its legs
         # take, the day's count under the limit) are applied in the one
         # statement that debits it: that statement takes the account's row lock
@@ -189,6 +201,7 @@ def payment_accept(
                 legs=legs,
                 memo=instruction.reference,
                 outbound=Outbound(account_id=account.id, count=planned.count),
+                request=RequestRef(id=request_id, reference=instruction.reference),
             )
 
         entry = None
@@ -207,6 +220,7 @@ def payment_accept(
             # It fits now (money arrived meanwhile); under our lock the debit holds.
             entry = debit_account()
         request = PaymentRequest(
+            id=request_id,
             program_id=account.program_id,
             sandbox=account.sandbox,
             customer_id=account.customer_id,

@@ -24,7 +24,7 @@ from bankapi.errors import ApiError
 from bankapi.models import ZERO, Program
 from payments.decision import Accepted, Instruction, Refused, Rules, Snapshot, decide
 from payments.events import payment_requests_accepted
-from payments.ledger import Leg, Movement, ledger_post_many, lock_accounts
+from payments.ledger import Leg, Movement, RequestRef, ledger_post_many, lock_accounts
 from payments.models import LedgerTransaction, PaymentRequest, SystemAccount
 from payments.services.acceptance import SystemAccounts, ledger_legs, payment_fee, requests_keep_day
 from payments.services.limits import daily_outbound_store
@@ -158,6 +158,7 @@ def payments_accept_reserved(
                 kind=LedgerTransaction.Kind.PAYMENT,
                 legs=ledger_legs(account, decided.legs, system),
                 memo=payment.reference,
+                request=RequestRef(id=payment.request_id, reference=payment.reference),
             )
         )
         outcomes.append(decided)

@@ -16,7 +16,7 @@ from django.utils import timezone
 from bankapi.errors import ApiError, ErrorCode
 from events.models import EventType
 from payments.events import payment_request_event
-from payments.ledger import Leg, ledger_post_once, system_account_for
+from payments.ledger import Leg, RequestRef, ledger_post_once, system_account_for
 from payments.models import LedgerTransaction, PaymentRequest, StatementEntry, SystemAccount
 from payments.services.limits import daily_outbound_give_back
 
@@ -95,6 +95,7 @@ def payment_fail(request: PaymentRequest, reason: str) -> PaymentRequest:
             kind=LedgerTransaction.Kind.REVERSAL,
             key=f"reverse:{locked.id}",
             memo=reason,
+            request=RequestRef(id=locked.id, reference=locked.reference),
             legs=[
                 Leg(
                     amount=-posting.amount,

@@ -4,6 +4,7 @@ reconciles: with itself, with the statements around it, and with the raw
 ledger postings (summed afresh, not read from the running balances)."""
 
 import itertools
+import json
 import os
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -20,10 +21,11 @@ from bankapi.models import Account, Customer
 from batches.services.processing import batch_process
 from payments.models import LedgerPosting, PaymentRequest
 from payments.payees import Payee, UkAccount
-from payments.selectors.ledger import account_statement, balance_as_of, day_start
+from payments.selectors.ledger import balance_as_of, day_start
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.schedules import schedule_create, scheduled_payments_run
 from payments.services.settlement import payment_fail, payment_settle
+from payments.statement_formats import JSON_LAYOUT, statement_json, statement_read
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
 from tests.support.factories import custodian_with_clients, funded_account
@@ -92,27 +94,32 @@ def _apply(operation: tuple, account: Account, custodian_user: User, clock) -> N
 
 
 def _check_statement(account: Account, first, last) -> tuple[Decimal, Decimal]:
-    statement = account_statement(account, first, last)
+    # The JSON body the route answers, parsed.
+    statement = json.loads(statement_json(statement_read(account, first, last, JSON_LAYOUT)))["data"]
     start, end = day_start(first), day_start(last + timedelta(days=1))
+    opening, closing = Decimal(statement["openingBalance"]), Decimal(statement["closingBalance"])
+    lines = statement["entries"]
     # Against the raw postings, not the running balances.
-    assert statement.opening_balance == posted_before(account, start)
-    assert statement.closing_balance == posted_before(account, end)
-    assert statement.opening_balance == balance_as_of(account, start - MICROSECOND)
-    assert statement.closing_balance == balance_as_of(account, end - MICROSECOND)
-    running = statement.opening_balance
-    for line in statement.lines:
-        assert start <= line.booked_at < end and line.amount > 0
-        running += line.amount if line.credit else -line.amount
-        assert line.balance_after == running
+    assert opening == posted_before(account, start)
+    assert closing == posted_before(account, end)
+    assert opening == balance_as_of(account, start - MICROSECOND)
+    assert closing == balance_as_of(account, end - MICROSECOND)
+    running = opening
+    for line in lines:
+        booked_at, amount = datetime.fromisoformat(line["bookedAt"]), Decimal(line["amount"])
+        assert start <= booked_at < end and amount > 0
+        running += amount if line["creditDebit"] == "CRDT" else -amount
+        assert Decimal(line["balanceAfter"]) == running
     # Of the postings booked at one instant, the last one's balance is the instant's.
-    for moment, line in {line.booked_at: line for line in statement.lines}.items():
-        assert line.balance_after == posted_before(account, moment + MICROSECOND)
-    assert running == statement.closing_balance
+    for moment, line in {line["bookedAt"]: line for line in lines}.items():
+        instant = datetime.fromisoformat(moment) + MICROSECOND
+        assert Decimal(line["balanceAfter"]) == posted_before(account, instant)
+    assert running == closing
     assert (
-        len(statement.lines)
+        len(lines)
         == LedgerPosting.objects.filter(account=account, created_at__gte=start, created_at__lt=end).count()
     )
-    return statement.opening_balance, statement.closing_balance
+    return opening, closing
 
 
 @pytest.fixture
