@@ -19,7 +19,7 @@ from cards.models import Card, Cardholder
 from cards.numbers import CVV_PATTERN, luhn_valid, sandbox_cvv, sandbox_pan
 from cards.serializers import CardSerializer
 from events.models import EventType
-from events.services import event_record
+from events.recording import event_record
 
 # The step-up purpose a card-details confirmation is bound to (with the card's id).
 CARD_DETAILS = "card_details"

@@ -8,8 +8,8 @@ import pytest
 from django.core.management import call_command
 
 from bankapi.models import Account
+from events.endpoints import endpoint_create
 from events.models import Delivery
-from events.services import endpoint_create
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from tests.support.receiver import start_receiver
 
