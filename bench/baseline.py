@@ -87,6 +87,8 @@ def baseline_checkout(commit: str, *, with_venv: bool = True) -> Iterator[tuple[
             git("worktree", "prune")
 
 
+# A line of the server's access log (gunicorn's format), left out of the echo.
+ACCESS_LINE = re.compile(r'^\S+ - - \[[^]]+\] "')
 # The lines both runs print (bench/payments_bench.py), read back into figures.
 NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 PATTERNS = {
@@ -142,24 +144,28 @@ def comparison(baseline: dict[str, float], current: dict[str, float]) -> list[st
     return lines
 
 
-def bench_run(label: str, python: str, script: Path, args: list[str], cwd: Path) -> str:
-    """Run one bench, echoing its lines prefixed by `label`; answer what it printed."""
+def bench_run(label: str, python: str, script: Path, args: list[str], cwd: Path, log: Path) -> str:
+    """Run one bench with its output (the server's access log included) in `log`,
+    then print its own lines prefixed by `label`; answer them. Writing to a file
+    costs the run nothing more than a terminal would; echoing every access line
+    from here would spend this process's CPU during the run."""
     env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
-    process = subprocess.Popen(
-        [python, str(script), *args], cwd=cwd, env=env, stdout=subprocess.PIPE, text=True, bufsize=1
-    )
-    assert process.stdout is not None
-    lines = []
-    for line in process.stdout:
+    with log.open("w") as out:
+        done = subprocess.run(
+            [python, str(script), *args], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+    lines = [line for line in log.read_text().splitlines(keepends=True) if not ACCESS_LINE.match(line)]
+    for line in lines:
         print(f"[{label}] {line}", end="", flush=True)
-        lines.append(line)
-    if process.wait() != 0:
-        raise BaselineError(f"the {label} bench failed (exit {process.returncode})")
+    if done.returncode != 0:
+        raise BaselineError(f"the {label} bench failed (exit {done.returncode}); its output: {log}")
     return "".join(lines)
 
 
 def baseline_compare(commit: str, shared_args: list[str], current_args: list[str]) -> int:
     """The whole `--baseline` run: the baseline's bench, then this checkout's."""
+    logs = Path(tempfile.mkdtemp(prefix="bench-baseline-logs-"))
+    print(f"full output of both runs in {logs}")
     with baseline_checkout(commit) as (checkout, venv):
         print(f"baseline {git('rev-parse', '--short', 'HEAD', cwd=checkout)} in {checkout}, venv: {venv}")
         base_out = bench_run(
@@ -168,9 +174,15 @@ def baseline_compare(commit: str, shared_args: list[str], current_args: list[str
             checkout / "bench" / "payments_bench.py",
             shared_args,
             checkout,
+            logs / "baseline.log",
         )
     current_out = bench_run(
-        "current", sys.executable, ROOT / "bench" / "payments_bench.py", shared_args + current_args, ROOT
+        "current",
+        sys.executable,
+        ROOT / "bench" / "payments_bench.py",
+        shared_args + current_args,
+        ROOT,
+        logs / "current.log",
     )
     base, current = figures_parse(base_out), figures_parse(current_out)
     print()

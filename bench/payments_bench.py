@@ -580,8 +580,9 @@ def main(argv: list[str] | None = None) -> None:
     env = production_environment(database_url, work_dir)
     redis_url = os.environ.get("BENCH_REDIS_URL")
     if redis_url:
-        # As deployed: tasks (event fan-out) go to the broker, not into the request.
-        # Nothing consumes them during the run; the bench's Redis database is
+        # As deployed: Redis is the broker. A payment publishes nothing to it (its
+        # event waits in the outbox for a worker's relay); no worker runs during
+        # the bench, so the events stay there. The bench's Redis database is
         # emptied before and after.
         env["REDIS_URL"] = redis_url
         flush_redis(redis_url)
@@ -602,7 +603,11 @@ def main(argv: list[str] | None = None) -> None:
     started = time.monotonic()
     print(f"bench/payments on {urlparse(database_url).hostname}/{connection.settings_dict['NAME']}")
     print(f"machine: {machine()}")
-    tasks = f"queued in Redis ({redis_url})" if redis_url else "run in-process (no BENCH_REDIS_URL)"
+    tasks = (
+        f"Redis broker ({redis_url}); events left in the outbox, no worker running"
+        if redis_url
+        else "run in-process (no BENCH_REDIS_URL): each payment's event fan-out runs after its commit"
+    )
     print(f"tasks: {tasks}")
     call_command("migrate", verbosity=0, interactive=False)
     call_command("flush", verbosity=0, interactive=False)

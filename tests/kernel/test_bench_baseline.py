@@ -170,3 +170,30 @@ def test_both_runs_get_the_same_measuring_options_and_only_the_current_one_the_s
     assert "--in-process-only" in captured["shared"]
     assert not any(arg.startswith("--server") for arg in captured["shared"])
     assert captured["current"] == ["--server=granian"]
+
+
+def test_a_run_keeps_its_whole_output_in_a_file_and_answers_its_own_lines(tmp_path, capsys):
+    script = tmp_path / "fake_bench.py"
+    script.write_text(
+        "print('statements per payment: 10 (8 besides transaction control)')\n"
+        'print(\'127.0.0.1 - - [25/Nov/2026:21:03:47 +0000] "POST /v1/x HTTP/1.1" 200 112 "-" "-"\')\n'
+        "print('ratio=0.070 hot=0.067')\n"
+    )
+    log = tmp_path / "run.log"
+
+    printed = baseline.bench_run("current", sys.executable, script, [], tmp_path, log)
+
+    assert printed.splitlines() == [
+        "statements per payment: 10 (8 besides transaction control)",
+        "ratio=0.070 hot=0.067",
+    ]
+    assert "POST /v1/x" in log.read_text()
+    assert "[current] ratio=0.070" in capsys.readouterr().out
+
+
+def test_a_failed_run_is_reported_with_where_its_output_is(tmp_path):
+    script = tmp_path / "failing_bench.py"
+    script.write_text("raise SystemExit(3)\n")
+
+    with pytest.raises(baseline.BaselineError, match="exit 3"):
+        baseline.bench_run("baseline", sys.executable, script, [], tmp_path, tmp_path / "run.log")
