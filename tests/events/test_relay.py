@@ -210,3 +210,33 @@ def test_two_relays_at_once_take_different_events_and_deliver_each_once(
     assert len(sent) == len(requests) and set(sent.values()) == {1}
     assert sorted(requests_received(hook)) == sorted(str(r.id) for r in requests)
     assert Delivery.objects.filter(state=Delivery.State.DELIVERED).count() == len(requests)
+
+
+def test_the_relay_loop_survives_a_failed_pass_and_goes_on(monkeypatch):
+    looper = relay.OutboxRelay(poll_seconds=0.0, batch=10)
+    passes = []
+
+    def one_pass(limit, send):
+        passes.append(limit)
+        if len(passes) == 1:
+            raise RuntimeError("the database went away")
+        looper.stopping.set()
+        return 0
+
+    monkeypatch.setattr(relay, "relay_once", one_pass)
+    looper.run()  # in this thread: returns once stopped
+
+    assert passes == [10, 10]
+
+
+def test_queues_beyond_the_senders_backlog_go_to_celery_tasks(monkeypatch):
+    looper = relay.OutboxRelay(poll_seconds=0.2, batch=10, senders=1)
+    looper.backlog = threading.BoundedSemaphore(1)
+    looper.backlog.acquire()  # the one sender is busy with a slow receiver
+    handed = []
+    monkeypatch.setattr(relay, "drains_enqueue", lambda queues: handed.append(set(queues)))
+
+    looper.send({("endpoint-a", "payment_request:1"), ("endpoint-b", "payment_request:2")})
+    looper.senders.shutdown()
+
+    assert handed == [{("endpoint-a", "payment_request:1"), ("endpoint-b", "payment_request:2")}]
