@@ -14,8 +14,8 @@ from typing import Any
 
 from django.db import transaction
 
-from bankapi.celery import app
 from bankapi.rows import insert_rows
+from bankapi.tasks import tasks_run_in_process
 from events.models import Event, EventType
 
 
@@ -78,7 +78,7 @@ def events_record(events: list[Event]) -> list[Event]:
     else:
         made = Event.objects.bulk_create(events, batch_size=1000)
     ids = [event.id for event in made]
-    if ids and app.conf.task_always_eager:
+    if ids and tasks_run_in_process():
         transaction.on_commit(lambda: _fan_out_in_process(ids))
     return made
 
