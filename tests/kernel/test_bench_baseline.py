@@ -35,15 +35,19 @@ def worktrees() -> str:
     ).stdout
 
 
-def test_an_unknown_commit_is_refused_before_anything_is_checked_out(capsys):
-    before = worktrees()
+def test_an_unknown_commit_is_refused_before_anything_is_checked_out(capsys, monkeypatch):
+    calls = []
+    real_git = baseline.git
+    monkeypatch.setattr(
+        baseline, "git", lambda *args, **kwargs: calls.append(args) or real_git(*args, **kwargs)
+    )
 
     with pytest.raises(SystemExit) as exited:
         payments_bench.main(["--in-process-only", "--baseline", "0" * 40])
 
     assert exited.value.code == 2
     assert "bench/payments:" in capsys.readouterr().err
-    assert worktrees() == before
+    assert [args[0] for args in calls] == ["rev-parse"]  # no `worktree add`
 
 
 @pytest.mark.parametrize("commit", ["", "--force", "-b"])
@@ -82,7 +86,7 @@ def test_the_worktree_is_removed_when_the_run_fails_inside():
     assert (ROOT / ".venv" / "bin" / "python").exists()
 
 
-def test_a_commit_without_the_bench_is_refused_and_cleaned_up():
+def test_a_commit_without_the_bench_is_refused_and_cleaned_up(tmp_path, monkeypatch):
     added = subprocess.run(
         ["git", "log", "--diff-filter=A", "--format=%H", "--", "bench/payments_bench.py"],
         cwd=ROOT,
@@ -91,13 +95,16 @@ def test_a_commit_without_the_bench_is_refused_and_cleaned_up():
     ).stdout.split()
     if not added:
         pytest.skip("the history holding the bench's first commit is not here (shallow clone)")
-    before = worktrees()
+    parent = tmp_path / "baseline"
+    parent.mkdir()
+    monkeypatch.setattr(baseline.tempfile, "mkdtemp", lambda prefix: str(parent))
 
     with pytest.raises(baseline.BaselineError, match="no bench/payments_bench.py"):
         with baseline.baseline_checkout(f"{added[-1]}~1", with_venv=False):
             pass
 
-    assert worktrees() == before
+    assert str(parent) not in worktrees()
+    assert not parent.exists()
 
 
 OUTPUT = """\
