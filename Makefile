@@ -77,5 +77,6 @@ beat: install
 
 # The payments bench (bench/README.md): needs wrk, pgbench and a PostgreSQL
 # database it may wipe, in BENCH_DATABASE_URL (or DATABASE_URL).
+# `make bench BASELINE=<commit>` runs it on that commit too and prints both.
 bench: install
-	bench/payments
+	bench/payments $(if $(BASELINE),--baseline $(BASELINE)) $(BENCH_ARGS)

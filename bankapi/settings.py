@@ -314,6 +314,11 @@ WEBHOOK_RETRY_WINDOW_HOURS = env_float("WEBHOOK_RETRY_WINDOW_HOURS", 72.0)
 # How long a worker holds a delivery it is sending; past it (a killed worker) the
 # sweep sends it again.
 WEBHOOK_DELIVERY_LEASE_SECONDS = env_float("WEBHOOK_DELIVERY_LEASE_SECONDS", 60.0)
+# The outbox relay every Celery worker runs (events/relay.py): how long it sleeps
+# when the outbox held less than a batch (0 turns it off on this worker), and the
+# events it fans out per transaction.
+EVENTS_RELAY_POLL_SECONDS = env_float("EVENTS_RELAY_POLL_SECONDS", 0.2)
+EVENTS_RELAY_BATCH = env_int("EVENTS_RELAY_BATCH", 500)
 # Verification providers of onboarding, by name; a program picks its active one in
 # admin. The second sandbox name lets operators try a provider switch.
 ONBOARDING_VERIFICATION_PROVIDERS = {

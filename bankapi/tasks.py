@@ -15,6 +15,15 @@ def task_in_process(task: Task) -> bool:
     return bool(task.request.is_eager)
 
 
+def tasks_run_in_process() -> bool:
+    """Whether a task queued now would run in this process (no broker: the embedded
+    default, or a test) rather than wait in a queue for a worker. For code that
+    queues work, as `task_in_process` is for a task that runs."""
+    from bankapi.celery import app
+
+    return bool(app.conf.task_always_eager)
+
+
 @shared_task
 def purge_idempotency_records() -> int:
     """Delete idempotency keys past their retention (7 days), for every domain."""

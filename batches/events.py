@@ -4,7 +4,7 @@ from batches.models import Batch
 from batches.presenters import batch_summary
 from batches.selectors import ItemsSummary, item_summaries
 from events.models import EventType
-from events.services import event_record
+from events.recording import event_record
 
 # Keyed by the status as stored (a plain string equal to the choice).
 BY_STATUS: dict[str, EventType] = {

@@ -63,6 +63,11 @@ def check_tools() -> None:
         fail("gunicorn is missing from .venv: run 'make install'")
 
 
+def check_server(server: str) -> None:
+    if not (ROOT / ".venv" / "bin" / server).exists():
+        fail(f"{server} is missing from .venv: run 'make install' (granian: pip install granian)")
+
+
 def production_environment(database_url: str, work_dir: Path) -> dict[str, str]:
     """The production settings the service needs, with throwaway secrets made now
     (never written anywhere but this run's temporary folder)."""
@@ -270,23 +275,38 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_gunicorn(env: dict[str, str], workers: int) -> tuple[subprocess.Popen, str]:
+def server_command(server: str, port: int, workers: int) -> list[str]:
+    """The command serving `bankapi.wsgi` on the port: gunicorn with the deployed
+    configuration and sync workers, or granian's WSGI interface with one blocking
+    thread per worker (a request at a time per process, as a sync worker)."""
+    if server == "granian":
+        return [
+            str(ROOT / ".venv" / "bin" / "granian"),
+            "--interface=wsgi",
+            "--host=127.0.0.1",
+            f"--port={port}",
+            f"--workers={workers}",
+            "--blocking-threads=1",
+            "--no-ws",
+            "--log-level=warning",
+            "bankapi.wsgi:application",
+        ]
+    return [
+        str(ROOT / ".venv" / "bin" / "gunicorn"),
+        "bankapi.wsgi:application",
+        f"--config={ROOT / 'deploy' / 'gunicorn.conf.py'}",
+        f"--workers={workers}",
+        "--worker-class=sync",
+        f"--bind=127.0.0.1:{port}",
+        "--log-level=warning",
+        "--timeout=60",
+    ]
+
+
+def start_server(env: dict[str, str], workers: int, server: str = "gunicorn") -> tuple[subprocess.Popen, str]:
     for _ in range(5):
         port = free_port()
-        process = subprocess.Popen(
-            [
-                str(ROOT / ".venv" / "bin" / "gunicorn"),
-                "bankapi.wsgi:application",
-                f"--config={ROOT / 'deploy' / 'gunicorn.conf.py'}",
-                f"--workers={workers}",
-                "--worker-class=sync",
-                f"--bind=127.0.0.1:{port}",
-                "--log-level=warning",
-                "--timeout=60",
-            ],
-            cwd=ROOT,
-            env={**os.environ, **env},
-        )
+        process = subprocess.Popen(server_command(server, port, workers), cwd=ROOT, env={**os.environ, **env})
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and process.poll() is None:
@@ -298,7 +318,7 @@ def start_gunicorn(env: dict[str, str], workers: int) -> tuple[subprocess.Popen,
                 time.sleep(0.2)
         process.terminate()
         process.wait()
-    fail("gunicorn did not start")
+    fail(f"{server} did not start")
 
 
 @dataclass
@@ -489,13 +509,43 @@ def in_process_report(
     print(f"load average now {os.getloadavg()[0]:.1f}")
 
 
-def main() -> None:
+def shared_arguments(args: argparse.Namespace) -> list[str]:
+    """The options a baseline run gets too: what both runs measure must be the same."""
+    shared = [
+        f"--duration={args.duration}",
+        f"--clients={args.clients}",
+        f"--workers={args.workers}",
+        f"--customers={args.customers}",
+        f"--day-payments={args.day_payments}",
+        f"--in-process={args.in_process}",
+    ]
+    return shared + (["--in-process-only"] if args.in_process_only else [])
+
+
+def current_arguments(args: argparse.Namespace) -> list[str]:
+    """Options only this checkout's bench knows (the baseline serves with gunicorn)."""
+    return [f"--server={args.server}"] if args.server != "gunicorn" else []
+
+
+def baseline_main(args: argparse.Namespace) -> int:
+    from baseline import BaselineError, baseline_compare
+
+    if not args.in_process_only:
+        check_tools()
+    try:
+        return baseline_compare(args.baseline, shared_arguments(args), current_arguments(args))
+    except BaselineError as error:
+        fail(str(error))
+        return 2
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--duration", type=int, default=15, help="seconds per wrk and pgbench run (15)")
     parser.add_argument("--clients", type=int, default=8, help="wrk connections and pgbench clients (8)")
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn sync workers (4)")
+    parser.add_argument("--workers", type=int, default=4, help="server worker processes (4)")
     parser.add_argument("--customers", type=int, default=100, help="customers of the spread run (100)")
     parser.add_argument(
         "--day-payments", type=int, default=DAY_PAYMENTS_DEFAULT, help="payments today in the full-day run"
@@ -506,10 +556,25 @@ def main() -> None:
         action="store_true",
         help="only the in-process figures (statements, one payment in one thread): no wrk, no pgbench",
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--server",
+        choices=["gunicorn", "granian"],
+        default="gunicorn",
+        help="the HTTP server: gunicorn sync workers (deploy/gunicorn.conf.py) or granian's WSGI (gunicorn)",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="COMMIT",
+        help="run the bench on COMMIT (a temporary git worktree) and then on this checkout, "
+        "back to back, and print both and their ratio",
+    )
+    args = parser.parse_args(argv)
+    if args.baseline:
+        raise SystemExit(baseline_main(args))
 
     if not args.in_process_only:
         check_tools()
+        check_server(args.server)
     database_url = os.environ.get("BENCH_DATABASE_URL") or os.environ.get("DATABASE_URL")
     if not database_url or not database_url.startswith(("postgres://", "postgresql://")):
         fail("set BENCH_DATABASE_URL (or DATABASE_URL) to a PostgreSQL database the bench may wipe")
@@ -517,8 +582,9 @@ def main() -> None:
     env = production_environment(database_url, work_dir)
     redis_url = os.environ.get("BENCH_REDIS_URL")
     if redis_url:
-        # As deployed: tasks (event fan-out) go to the broker, not into the request.
-        # Nothing consumes them during the run; the bench's Redis database is
+        # As deployed: Redis is the broker. A payment publishes nothing to it (its
+        # event waits in the outbox for a worker's relay); no worker runs during
+        # the bench, so the events stay there. The bench's Redis database is
         # emptied before and after.
         env["REDIS_URL"] = redis_url
         flush_redis(redis_url)
@@ -539,7 +605,11 @@ def main() -> None:
     started = time.monotonic()
     print(f"bench/payments on {urlparse(database_url).hostname}/{connection.settings_dict['NAME']}")
     print(f"machine: {machine()}")
-    tasks = f"queued in Redis ({redis_url})" if redis_url else "run in-process (no BENCH_REDIS_URL)"
+    tasks = (
+        f"Redis broker ({redis_url}); events left in the outbox, no worker running"
+        if redis_url
+        else "run in-process (no BENCH_REDIS_URL): each payment's event fan-out runs after its commit"
+    )
     print(f"tasks: {tasks}")
     call_command("migrate", verbosity=0, interactive=False)
     call_command("flush", verbosity=0, interactive=False)
@@ -560,7 +630,8 @@ def main() -> None:
         in_process_report(statements, control, single_ms, args.in_process, conn_max_age)
         return
 
-    server, base = start_gunicorn(env, args.workers)
+    server, base = start_server(env, args.workers, args.server)
+    print(f"server: {args.server}, {args.workers} workers")
     try:
         run = {"clients": args.clients, "seconds": args.duration}
         run_wrk(base, spread, work_dir, clients=args.clients, seconds=3)  # warm-up

@@ -3,7 +3,7 @@
 from cards.models import Card
 from cards.serializers import CardSerializer
 from events.models import EventType
-from events.services import event_record
+from events.recording import event_record
 
 
 def card_issued_event(card: Card) -> None:

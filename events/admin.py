@@ -15,13 +15,13 @@ from django.utils.timesince import timesince
 from bankapi import dashboard, outbound
 from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin, apply_each
 from bankapi.errors import ApiError
-from events.models import Delivery, DeliveryAttempt, Event, EventType, WebhookEndpoint
-from events.services import (
+from events.endpoints import (
     endpoint_create,
     endpoint_enable,
     endpoint_rotate_secret,
     event_redeliver,
 )
+from events.models import Delivery, DeliveryAttempt, Event, EventType, WebhookEndpoint
 
 
 def _https_by_default(field: models.Field, **kwargs) -> forms.Field | None:

@@ -7,7 +7,14 @@ class EventsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from celery.signals import worker_ready, worker_shutdown
+
         from bankapi.metrics import scrape_gauge_register
+        from events.relay import relay_start, relay_stop
+
+        # Every Celery worker runs the outbox relay beside its tasks.
+        worker_ready.connect(relay_start, weak=False)
+        worker_shutdown.connect(relay_stop, weak=False)
         from events.selectors import outbox_oldest_pending_seconds
 
         scrape_gauge_register(

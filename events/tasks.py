@@ -3,7 +3,7 @@
 from celery import shared_task
 
 from bankapi.tasks import task_in_process
-from events import services
+from events import delivery
 
 
 def _drain_later(queues) -> None:
@@ -13,14 +13,14 @@ def _drain_later(queues) -> None:
 
 @shared_task
 def events_fan_out(event_ids: list[int]) -> int:
-    queues = services.events_fan_out(event_ids)
+    queues = delivery.events_fan_out(event_ids)
     _drain_later(queues)
     return len(queues)
 
 
 @shared_task(bind=True)
 def deliveries_drain(self, endpoint_id: str, resource_key: str) -> int:
-    result = services.deliveries_drain(endpoint_id, resource_key)
+    result = delivery.deliveries_drain(endpoint_id, resource_key)
     if result.retry_at is not None and not task_in_process(self):
         # In-process a retry waits for the sweep instead.
         deliveries_drain.apply_async((endpoint_id, resource_key), eta=result.retry_at)
@@ -29,6 +29,6 @@ def deliveries_drain(self, endpoint_id: str, resource_key: str) -> int:
 
 @shared_task
 def deliveries_sweep() -> int:
-    queues = services.deliveries_sweep()
+    queues = delivery.deliveries_sweep()
     _drain_later(queues)
     return len(queues)

@@ -13,7 +13,9 @@ from bankapi.pagination import page_body, paginate
 from bankapi.responses import ok
 from bankapi.roles import Role
 from bankapi.schema import envelope, error_responses, management_program_id
+from events.endpoints import endpoint_create, endpoint_delete, endpoint_rotate_secret, event_redeliver
 from events.models import EventType, WebhookEndpoint
+from events.recording import event_payload
 from events.schema import webhook_callbacks
 from events.selectors import endpoint_of, endpoints_of, event_of, events_of
 from events.serializers import (
@@ -22,13 +24,6 @@ from events.serializers import (
     WebhookEndpointCreateSerializer,
     WebhookEndpointListSerializer,
     WebhookEndpointSecretSerializer,
-)
-from events.services import (
-    endpoint_create,
-    endpoint_delete,
-    endpoint_rotate_secret,
-    event_payload,
-    event_redeliver,
 )
 
 PROGRAM_ID = management_program_id(

@@ -1,7 +1,7 @@
 """The events onboarding writes, in the transaction of the change they report."""
 
 from events.models import EventType
-from events.services import event_record
+from events.recording import event_record
 from onboarding.models import Application
 from onboarding.serializers import ApplicationDetailSerializer
 

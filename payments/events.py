@@ -1,7 +1,7 @@
 """The events payments write, in the transaction of the change they report."""
 
 from events.models import Event, EventType
-from events.services import event_new, event_record, events_record
+from events.recording import event_new, event_record, events_record
 from payments.models import PaymentRequest, ScheduledPayment
 from payments.serializers import PaymentRequestSerializer, ScheduledPaymentSerializer, payment_request_data
 

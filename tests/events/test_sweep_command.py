@@ -7,8 +7,8 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
+from events.endpoints import endpoint_create
 from events.models import Delivery
-from events.services import endpoint_create
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from tests.support.receiver import start_receiver
 

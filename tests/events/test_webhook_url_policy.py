@@ -14,7 +14,7 @@ import pytest
 
 from bankapi.models import Account
 from events.models import Delivery, DeliveryAttempt, EventType, WebhookEndpoint
-from events.services import event_record
+from events.recording import event_record
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from tests.support.hostile_urls import (
     HOSTILE_EVERYWHERE,

@@ -11,8 +11,8 @@ from django.utils import timezone
 from standardwebhooks import Webhook
 
 from bankapi.models import Account
+from events.endpoints import endpoint_create
 from events.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
-from events.services import endpoint_create
 from events.tasks import deliveries_sweep
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.settlement import payment_settle

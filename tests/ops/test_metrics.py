@@ -12,8 +12,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bankapi import metrics
 from bankapi.models import Account
+from events.endpoints import endpoint_create
 from events.models import Event, EventType
-from events.services import endpoint_create, event_record
+from events.recording import event_record
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
 from tests.payments.conftest import payments_url

@@ -15,8 +15,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from bankapi.models import Account
+from events.endpoints import endpoint_create
 from events.models import EventType
-from events.services import endpoint_create
 from tests.conftest import requires_postgres, requires_redis
 from tests.payments.conftest import payments_url
 from tests.proof.processes import CeleryWorker, Gunicorn, free_port, server_environment

@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from bankapi.models import Account
 from bankapi.tracing import tracing_start, tracing_stop
-from events.services import endpoint_create
+from events.endpoints import endpoint_create
 from tests.conftest import ON_POSTGRES
 from tests.payments.conftest import payments_url
 from tests.support.receiver import start_receiver

@@ -36,7 +36,7 @@ from bankapi.permissions import TokenRequired
 from bankapi.roles import Role
 from cards.services import card_issue
 from events.models import EventType, WebhookEndpoint
-from events.services import event_record
+from events.recording import event_record
 from onboarding.models import LegalDocument
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from bankapi.management.progress import progress
-from events.services import deliveries_drain, deliveries_sweep
+from events.delivery import deliveries_drain, deliveries_sweep
 
 
 class Command(BaseCommand):

@@ -1,8 +1,6 @@
-"""Events: recorded with the change, fanned out to endpoints, delivered in order.
-
-`event_record` is what every domain calls inside the transaction of its change.
-Everything else here runs after commit, from Celery tasks (in-process on the
-embedded default) or the sweep.
+"""Delivery: an event's fan-out to the endpoints subscribed to it, then each
+(endpoint, resource) queue sent in order, at least once, with retries, by Celery
+tasks (in-process without a broker) and the beat sweep.
 """
 
 import json
@@ -21,119 +19,68 @@ from django.utils import timezone
 from bankapi import outbound
 from bankapi.errors import ApiError
 from bankapi.metrics import WEBHOOK_DELIVERIES
-from bankapi.rows import insert_rows
 from events import signing
-from events.models import Delivery, DeliveryAttempt, Event, EventType, WebhookEndpoint
+from events.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
+from events.recording import event_payload
 
 ATTEMPT_TIMEOUT_SECONDS = 10.0
-ROTATION_OVERLAP = timedelta(hours=24)
 FAN_OUT_GRACE = timedelta(seconds=30)
 
 
-def _enqueue_fan_out(event_ids: list[int]) -> None:
-    from events.tasks import events_fan_out
-
-    events_fan_out.delay(event_ids)
-
-
-def event_record(
-    *,
-    type: EventType,
-    program_id: uuid.UUID,
-    sandbox: bool,
-    resource_type: str,
-    resource_id: Any,
-    data: dict[str, Any],
-    customer_id: uuid.UUID | None = None,
-    custodian_id: uuid.UUID | None = None,
-) -> Event:
-    """Write an event in the caller's transaction: it exists iff the change commits.
-
-    Its delivery is queued after commit; a rolled-back change leaves neither.
-    """
-    return events_record([event_new(**locals())])[0]
-
-
-def event_new(
-    *,
-    type: EventType,
-    program_id: uuid.UUID,
-    sandbox: bool,
-    resource_type: str,
-    resource_id: Any,
-    data: dict[str, Any],
-    customer_id: uuid.UUID | None = None,
-    custodian_id: uuid.UUID | None = None,
-) -> Event:
-    """An unsaved event, for `events_record`."""
-    return Event(
-        type=type,
-        program_id=program_id,
-        sandbox=sandbox,
-        customer_id=customer_id,
-        custodian_id=custodian_id,
-        resource_type=resource_type,
-        resource_id=str(resource_id),
-        data=data,
-    )
-
-
-def events_record(events: list[Event]) -> list[Event]:
-    """Write many unsaved events at once (a batch's payments), in the caller's
-    transaction, with one fan-out task for all of them after commit."""
-    if len(events) == 1:
-        # The common case (one change, one event): SQL written once, not compiled.
-        insert_rows(events)
-        made = events
-    else:
-        made = Event.objects.bulk_create(events, batch_size=1000)
-    ids = [event.id for event in made]
-    if ids:
-        transaction.on_commit(lambda: _enqueue_fan_out(ids))
-    return made
-
-
-def event_payload(event: Event) -> dict[str, Any]:
-    """The event as the events list and webhook deliveries show it."""
-    return {
-        "eventId": str(event.event_id),
-        "type": event.type,
-        "createdAt": event.created_at.isoformat(),
-        "sandbox": event.sandbox,
-        "data": event.data,
-    }
-
-
-def _endpoints_for(event: Event) -> list[WebhookEndpoint]:
-    return [
-        endpoint
-        for endpoint in WebhookEndpoint.objects.filter(program_id=event.program_id, sandbox=event.sandbox)
-        if endpoint.subscribes_to(event.type)
-    ]
-
-
 def events_fan_out(event_ids: list[int]) -> set[tuple[uuid.UUID, str]]:
-    """Create the events' deliveries, once; answer the (endpoint, resource) queues to drain."""
+    """Create the events' deliveries, once; answer the (endpoint, resource) queues to drain.
+
+    Waits for a fan-out of the same events running elsewhere, then skips them."""
     with transaction.atomic():
         events = list(
             Event.objects.select_for_update().filter(id__in=event_ids, fanned_out=False).order_by("id")
         )
-        endpoints: dict[tuple, list[WebhookEndpoint]] = {}
-        now = timezone.now()
-        deliveries = []
-        for event in events:
-            tenant = (event.program_id, event.sandbox)
-            if tenant not in endpoints:
-                endpoints[tenant] = list(
-                    WebhookEndpoint.objects.filter(program_id=tenant[0], sandbox=tenant[1])
-                )
-            deliveries += [
-                Delivery(event=event, endpoint=endpoint, resource_key=event.resource_key, next_attempt_at=now)
-                for endpoint in endpoints[tenant]
-                if endpoint.subscribes_to(event.type)
-            ]
-        Delivery.objects.bulk_create(deliveries, ignore_conflicts=True, batch_size=1000)
-        Event.objects.filter(id__in=[event.id for event in events]).update(fanned_out=True, updated_at=now)
+        deliveries_create(events)
+    return pending_queues(event_ids)
+
+
+def outbox_fan_out(limit: int) -> tuple[int, set[tuple[uuid.UUID, str]]]:
+    """Fan out the oldest events not fanned out yet, at most `limit`, skipping those
+    another relay holds (SKIP LOCKED on PostgreSQL: two relays at once split the
+    outbox instead of waiting for each other). Answers how many it fanned out and
+    the queues to drain."""
+    with transaction.atomic():
+        events = list(
+            Event.objects.select_for_update(skip_locked=True).filter(fanned_out=False).order_by("id")[:limit]
+        )
+        made = deliveries_create(events)
+    ids = [event.id for event in events]
+    return len(ids), pending_queues(ids) if made else set()
+
+
+def deliveries_create(events: list[Event]) -> int:
+    """One delivery per subscribed endpoint for each of the events (locked by the
+    caller's transaction), and the events marked fanned out. Answers how many
+    deliveries it made."""
+    if not events:
+        return 0
+    endpoints: dict[tuple, list[WebhookEndpoint]] = {}
+    for endpoint in WebhookEndpoint.objects.filter(
+        program_id__in={event.program_id for event in events},
+        sandbox__in={event.sandbox for event in events},
+    ):
+        endpoints.setdefault((endpoint.program_id, endpoint.sandbox), []).append(endpoint)
+    now = timezone.now()
+    deliveries = [
+        Delivery(event=event, endpoint=endpoint, resource_key=event.resource_key, next_attempt_at=now)
+        for event in events
+        for endpoint in endpoints.get((event.program_id, event.sandbox), [])
+        if endpoint.subscribes_to(event.type)
+    ]
+    Delivery.objects.bulk_create(deliveries, ignore_conflicts=True, batch_size=1000)
+    Event.objects.filter(id__in=[event.id for event in events]).update(fanned_out=True, updated_at=now)
+    return len(deliveries)
+
+
+def pending_queues(event_ids: list[int]) -> set[tuple[uuid.UUID, str]]:
+    """The (endpoint, resource) queues holding a pending delivery of these events."""
+    if not event_ids:
+        return set()
     return set(
         Delivery.objects.filter(event_id__in=event_ids, state=Delivery.State.PENDING).values_list(
             "endpoint_id", "resource_key"
@@ -141,76 +88,7 @@ def events_fan_out(event_ids: list[int]) -> set[tuple[uuid.UUID, str]]:
     )
 
 
-def endpoint_create(
-    *, program_id: uuid.UUID, sandbox: bool, url: str, event_types: list[str]
-) -> WebhookEndpoint:
-    """A new endpoint with a new signing secret (the caller shows it once).
-
-    Its URL is checked here and again before every delivery (`outbound.url_check`).
-    """
-    outbound.url_check(url)
-    return WebhookEndpoint.objects.create(
-        program_id=program_id,
-        sandbox=sandbox,
-        url=url,
-        event_types=sorted(set(event_types)),
-        secret=signing.secret_generate(),
-    )
-
-
-def endpoint_enable(endpoint: WebhookEndpoint) -> WebhookEndpoint:
-    """Back in service after an outage: its pending deliveries go out again."""
-    with transaction.atomic():
-        locked = WebhookEndpoint.objects.select_for_update().get(id=endpoint.id)
-        locked.enabled, locked.disabled_reason, locked.failing_since = True, "", None
-        locked.save(update_fields=["enabled", "disabled_reason", "failing_since", "updated_at"])
-        queues = set(
-            Delivery.objects.filter(endpoint=locked, state=Delivery.State.PENDING).values_list(
-                "endpoint_id", "resource_key"
-            )
-        )
-        transaction.on_commit(lambda: _enqueue_drains(queues))
-        return locked
-
-
-def endpoint_delete(endpoint: WebhookEndpoint) -> None:
-    endpoint.delete()
-
-
-def endpoint_rotate_secret(endpoint: WebhookEndpoint) -> WebhookEndpoint:
-    """A new secret, answered once; the old one keeps signing beside it for 24 hours."""
-    with transaction.atomic():
-        locked = WebhookEndpoint.objects.select_for_update().get(id=endpoint.id)
-        locked.previous_secret = locked.secret
-        locked.previous_secret_expires_at = timezone.now() + ROTATION_OVERLAP
-        locked.secret = signing.secret_generate()
-        locked.save(update_fields=["previous_secret", "previous_secret_expires_at", "secret", "updated_at"])
-        return locked
-
-
-def event_redeliver(event: Event) -> int:
-    """Queue one more delivery of the event to each endpoint subscribed to it now."""
-    with transaction.atomic():
-        now = timezone.now()
-        deliveries = Delivery.objects.bulk_create(
-            [
-                Delivery(
-                    event=event,
-                    endpoint=endpoint,
-                    resource_key=event.resource_key,
-                    redelivery=True,
-                    next_attempt_at=now,
-                )
-                for endpoint in _endpoints_for(event)
-                if endpoint.enabled
-            ]
-        )
-        queues = {(delivery.endpoint_id, delivery.resource_key) for delivery in deliveries}
-        transaction.on_commit(lambda: _enqueue_drains(queues))
-        return len(deliveries)
-
-
-def _enqueue_drains(queues: Iterable[tuple[Any, str]]) -> None:
+def drains_enqueue(queues: Iterable[tuple[Any, str]]) -> None:
     from events.tasks import deliveries_drain
 
     for endpoint_id, resource_key in queues:
