@@ -14,7 +14,7 @@ from events.models import Delivery, Event
 from events.relay import relay_once
 from events.tasks import deliveries_sweep
 from tests.conftest import requires_postgres
-from tests.events.test_webhooks import account, pay, receiver, subscribe  # noqa: F401 - fixtures
+from tests.events.test_webhooks import pay, receiver, subscribe  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db
 

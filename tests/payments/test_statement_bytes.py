@@ -30,7 +30,7 @@ from payments.services.settlement import payment_fail, payment_settle
 from payments.statement_formats import CAMT053_LAYOUT, CAMT053_XSD, CSV_HEADER, CSV_LAYOUT, JSON_LAYOUT
 from payments.views_statements import StatementSerializer
 from tests.payments.conftest import payments_url
-from tests.payments.factories import funded_account
+from tests.support.factories import funded_account
 
 # Text every format must carry through: quotes, a backslash, a comma, line
 # breaks, a control character, non-ASCII, the two JavaScript line separators, markup,
