@@ -12,6 +12,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from bankapi.logs import redact
+from bankapi.models import Account
+from tests.batches.conftest import payment as batch_payment
 from tests.conftest import requires_redis
 from tests.kernel.test_settings import production_variables, run_check
 from tests.payments.conftest import payments_url
@@ -78,11 +80,23 @@ def test_a_task_run_in_process_logs_the_request_that_queued_it(
 def test_a_worker_logs_the_id_of_the_request_that_queued_its_task(
     transactional_db, sandbox, customer_auth, tmp_path
 ):
+    # A batch to verify is queued by the request that sent it: the worker's line
+    # for that task carries the request's id and the caller's tenant. (A
+    # payment's events queue nothing from the request: the outbox relay fans
+    # them out.)
+    customer = sandbox["customer"]
+    payer = Account.objects.get(id=customer["accountId"])
     output = (tmp_path / "worker.log").open("w+")
     with celery_workers("logs", env={"LOG_FORMAT": "json", "LOG_LEVEL": "INFO"}) as workers:
         workers.start(output)
-        response = pay(APIClient(), sandbox, customer_auth, HTTP_X_REQUEST_ID="req-worker-1")
-        assert response.status_code == 200
+        response = APIClient().post(
+            f"/v1/customers/{customer['customerId']}/batch-payments",
+            {"action": "verify", "payments": [batch_payment(payer, "1.50", "Logs")]},
+            format="json",
+            HTTP_X_REQUEST_ID="req-worker-1",
+            **customer_auth,
+        )
+        assert response.status_code in (200, 202), response.json()
         deadline = time.monotonic() + 60
         done: list[dict] = []
         while not done and time.monotonic() < deadline:
@@ -95,11 +109,11 @@ def test_a_worker_logs_the_id_of_the_request_that_queued_its_task(
             done = [
                 line
                 for line in lines
-                if "events.tasks.events_fan_out" in line["message"] and "succeeded" in line["message"]
+                if "batches.tasks.verify_draft" in line["message"] and "succeeded" in line["message"]
             ]
     assert done, (tmp_path / "worker.log").read_text()[-3000:]
     assert done[0]["request_id"] == "req-worker-1"
-    assert done[0]["customer_id"] == sandbox["customer"]["customerId"]
+    assert done[0]["customer_id"] == customer["customerId"]
 
 
 REDACTED = [
