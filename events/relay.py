@@ -101,6 +101,14 @@ class OutboxRelay(threading.Thread):
         endpoint_id, resource_key = str(queue[0]), queue[1]
         try:
             result = deliveries_drain_now(endpoint_id, resource_key)
+            # What a drain task would log, for the operator following a delivery.
+            logger.info(
+                "outbox relay: %d delivered to endpoint %s for %s%s",
+                result.delivered,
+                endpoint_id,
+                resource_key,
+                f", retry at {result.retry_at.isoformat()}" if result.retry_at else "",
+            )
             if result.retry_at is not None:
                 deliveries_drain.apply_async((endpoint_id, resource_key), eta=result.retry_at)
         except Exception:
