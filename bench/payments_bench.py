@@ -42,6 +42,8 @@ from decimal import Decimal
 from pathlib import Path
 from urllib.parse import urlparse
 
+from baseline import UNLIMITED_BUDGETS
+
 ROOT = Path(__file__).resolve().parent.parent
 LUA = ROOT / "bench" / "payments.lua"
 AMOUNT = Decimal("1.00")
@@ -94,6 +96,7 @@ def production_environment(database_url: str, work_dir: Path) -> dict[str, str]:
         "BANKAPI_VAR_DIR": str(work_dir / "var"),
         "STATIC_ROOT": str(static_root),
         "LOG_LEVEL": "WARNING",
+        **UNLIMITED_BUDGETS,
     }
 
 
