@@ -8,6 +8,7 @@ rotation, and never again (it is stored encrypted).
 from django import forms
 from django.contrib import admin, messages
 from django.db import models
+from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.timesince import timesince
@@ -64,6 +65,16 @@ class WebhookEndpointAdmin(ExactSearchMixin, admin.ModelAdmin):
     paginator = CappedCountPaginator
     show_full_result_count = False
     actions = ("enable_selected", "rotate_secret_selected")
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ApiError as error:
+            # The URL passed the form's check, then its name answered a refused
+            # address when the endpoint was made (a DNS answer that changed
+            # between the two look-ups): nothing was made, and the page says why.
+            self.message_user(request, f"The endpoint was not created: {error.message}", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
 
     def get_readonly_fields(self, request, obj=None):
         # The URL and program of an existing endpoint stay as made (and checked).
