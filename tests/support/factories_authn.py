@@ -76,13 +76,13 @@ def person(
     return Person(user=user, password=password, totp_secret=secret, pin=pin)
 
 
-def new_user(program: Program) -> Person:
+def person_with_temporary_password(program: Program) -> Person:
     """A customer user with a temporary password and no second factor: its sign-in
     asks for a new password first."""
     return person(program, totp=False, must_change_password=True)
 
 
-def fresh_user(program: Program) -> Person:
+def person_without_second_factor(program: Program) -> Person:
     """A customer user with a password and no second factor: its sign-in asks it to
     set one up (a TOTP secret or a passkey)."""
     return person(program, totp=False)
