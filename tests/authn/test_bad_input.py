@@ -42,10 +42,10 @@ ROUTES = list(BODIES)
 
 
 @pytest.fixture
-def call(api, sandbox):
+def call(api, totp_person, consumer_program):
     """POST a route as a customer would; logout with the customer's access token."""
-    program = sandbox["consumerProgramId"]
-    tokens = tokens_for(sandbox["customer"]["email"], program)
+    program = str(consumer_program.id)
+    tokens = tokens_for(totp_person.email, program)
 
     def post(route: str, body=None, *, raw: str | None = None):
         extra = {"HTTP_AUTHORIZATION": f"Bearer {tokens.access_token}"} if route == "logout" else {}

@@ -16,83 +16,79 @@ def change(api, email: str, temporary: str, new: str, program: str | None, **ext
     return auth_post(api, "change-password", body, program=program, **extra)
 
 
-def test_new_user_replaces_the_temporary_password_then_sets_up_security(api, sandbox):
-    new_user = sandbox["newUser"]
-    email, program = new_user["email"], new_user["programId"]
+def test_new_user_replaces_the_temporary_password_then_sets_up_security(api, new_person):
+    new_user = new_person
+    email, program = new_user.email, new_user.program_id
 
-    response = change(api, email, new_user["temporaryPassword"], NEW_PASSWORD, program)
+    response = change(api, email, new_user.password, NEW_PASSWORD, program)
 
     challenge_of(response, "SECURITY_SETUP_REQUIRED")
     stored = user(email, program)
     assert stored.check_password(NEW_PASSWORD) and not stored.must_change_password
-    assert_error(login(api, email, new_user["temporaryPassword"], program), 401, "INVALID_CREDENTIALS")
+    assert_error(login(api, email, new_user.password, program), 401, "INVALID_CREDENTIALS")
     challenge_of(login(api, email, NEW_PASSWORD, program), "SECURITY_SETUP_REQUIRED")
 
 
-def test_a_weak_new_password_is_refused_with_the_reasons_and_nothing_changes(api, sandbox):
-    new_user = sandbox["newUser"]
-    email, program = new_user["email"], new_user["programId"]
+def test_a_weak_new_password_is_refused_with_the_reasons_and_nothing_changes(api, new_person):
+    new_user = new_person
+    email, program = new_user.email, new_user.program_id
 
-    response = change(api, email, new_user["temporaryPassword"], "12345678", program)
+    response = change(api, email, new_user.password, "12345678", program)
 
     body = assert_error(response, 400, "VALIDATION_ERROR")
     assert {error["field"] for error in body["errors"]} == {"new_password"}
     assert len(body["errors"]) >= 3, "too short, too common and entirely numeric"
     stored = user(email, program)
-    assert stored.must_change_password and stored.check_password(new_user["temporaryPassword"])
+    assert stored.must_change_password and stored.check_password(new_user.password)
     assert not stored.challenges.exists()
 
 
-def test_the_new_password_must_differ_from_the_temporary_one(api, sandbox):
-    new_user = sandbox["newUser"]
+def test_the_new_password_must_differ_from_the_temporary_one(api, new_person):
+    new_user = new_person
 
     response = change(
         api,
-        new_user["email"],
-        new_user["temporaryPassword"],
-        new_user["temporaryPassword"],
-        new_user["programId"],
+        new_user.email,
+        new_user.password,
+        new_user.password,
+        new_user.program_id,
     )
 
     assert_error(response, 400, "VALIDATION_ERROR")
-    assert user(new_user["email"], new_user["programId"]).must_change_password
+    assert user(new_user.email, new_user.program_id).must_change_password
 
 
-def test_a_wrong_temporary_password_is_refused_like_a_wrong_login(api, sandbox):
-    new_user = sandbox["newUser"]
+def test_a_wrong_temporary_password_is_refused_like_a_wrong_login(api, new_person):
+    new_user = new_person
 
-    response = change(api, new_user["email"], "not-it", NEW_PASSWORD, new_user["programId"])
-    unknown = change(api, "nobody@sandbox.example", "not-it", NEW_PASSWORD, new_user["programId"])
+    response = change(api, new_user.email, "not-it", NEW_PASSWORD, new_user.program_id)
+    unknown = change(api, "nobody@sandbox.example", "not-it", NEW_PASSWORD, new_user.program_id)
 
     assert_error(response, 401, "INVALID_CREDENTIALS")
     assert response.json() == unknown.json()
-    assert user(new_user["email"], new_user["programId"]).must_change_password
+    assert user(new_user.email, new_user.program_id).must_change_password
 
 
-def test_a_user_without_a_temporary_password_cannot_use_the_route(api, sandbox):
-    passkey_user = sandbox["passkeyUser"]
+def test_a_user_without_a_temporary_password_cannot_use_the_route(api, setup_person):
+    passkey_user = setup_person
 
-    response = change(
-        api, passkey_user["email"], passkey_user["password"], NEW_PASSWORD, passkey_user["programId"]
-    )
+    response = change(api, passkey_user.email, passkey_user.password, NEW_PASSWORD, passkey_user.program_id)
 
     assert_error(response, 401, "INVALID_CREDENTIALS")
-    assert user(passkey_user["email"], passkey_user["programId"]).check_password(passkey_user["password"])
+    assert user(passkey_user.email, passkey_user.program_id).check_password(passkey_user.password)
 
 
-def test_another_program_cannot_change_the_password(api, sandbox):
-    new_user = sandbox["newUser"]
+def test_another_program_cannot_change_the_password(api, new_person, business_program):
+    new_user = new_person
 
-    response = change(
-        api, new_user["email"], new_user["temporaryPassword"], NEW_PASSWORD, sandbox["businessProgramId"]
-    )
+    response = change(api, new_user.email, new_user.password, NEW_PASSWORD, str(business_program.id))
 
     assert_error(response, 401, "INVALID_CREDENTIALS")
-    assert user(new_user["email"], new_user["programId"]).must_change_password
+    assert user(new_user.email, new_user.program_id).must_change_password
 
 
-def test_a_user_with_totp_is_asked_for_the_code_not_handed_tokens(api, sandbox):
-    program = sandbox["consumerProgramId"]
+def test_a_user_with_totp_is_asked_for_the_code_not_handed_tokens(api, consumer_program):
+    program = str(consumer_program.id)
     person = UserFactory(
         program_id=program, must_change_password=True, totp_secret=pyotp.random_base32(), totp_confirmed=True
     )
@@ -102,40 +98,36 @@ def test_a_user_with_totp_is_asked_for_the_code_not_handed_tokens(api, sandbox):
     challenge_of(response, Kind.SOFTWARE_TOKEN_MFA)
 
 
-def test_a_bearer_if_sent_must_be_the_same_users_access_token(api, sandbox):
-    new_user = sandbox["newUser"]
-    email, program = new_user["email"], new_user["programId"]
-    customer = sandbox["customer"]
+def test_a_bearer_if_sent_must_be_the_same_users_access_token(api, new_person, totp_person):
+    new_user = new_person
+    email, program = new_user.email, new_user.program_id
+    customer = totp_person
 
     others = change(
         api,
         email,
-        new_user["temporaryPassword"],
+        new_user.password,
         NEW_PASSWORD,
         program,
-        **access_header(customer["email"], program),
+        **access_header(customer.email, program),
     )
     assert_error(others, 401, "UNAUTHORIZED")
-    id_token = change(
-        api, email, new_user["temporaryPassword"], NEW_PASSWORD, program, **id_header(email, program)
-    )
+    id_token = change(api, email, new_user.password, NEW_PASSWORD, program, **id_header(email, program))
     assert_error(id_token, 401, "UNAUTHORIZED")
-    garbage = change(api, email, new_user["temporaryPassword"], NEW_PASSWORD, program, **bearer("garbage"))
+    garbage = change(api, email, new_user.password, NEW_PASSWORD, program, **bearer("garbage"))
     assert_error(garbage, 401, "UNAUTHORIZED")
     assert user(email, program).must_change_password
 
     own = tokens_for(email, program)
-    response = change(
-        api, email, new_user["temporaryPassword"], NEW_PASSWORD, program, **bearer(own.access_token)
-    )
+    response = change(api, email, new_user.password, NEW_PASSWORD, program, **bearer(own.access_token))
 
     challenge_of(response, "SECURITY_SETUP_REQUIRED")
     old_token = api.get("/v1/capabilities", **bearer(own.access_token))
     assert_error(old_token, 401, "UNAUTHORIZED")
 
 
-def test_the_user_s_earlier_tokens_are_revoked(api, sandbox):
-    program = sandbox["consumerProgramId"]
+def test_the_user_s_earlier_tokens_are_revoked(api, consumer_program):
+    program = str(consumer_program.id)
     person = UserFactory(program_id=program, must_change_password=True)
     earlier = tokens_for(person.email, program)
 
@@ -146,13 +138,13 @@ def test_the_user_s_earlier_tokens_are_revoked(api, sandbox):
     assert_error(refresh, 401, "INVALID_CREDENTIALS")
 
 
-def test_new_user_journey_from_temporary_password_to_tokens(api, sandbox):
-    new_user = sandbox["newUser"]
-    email, program = new_user["email"], new_user["programId"]
-    challenge_of(login(api, email, new_user["temporaryPassword"], program), "NEW_PASSWORD_REQUIRED")
+def test_new_user_journey_from_temporary_password_to_tokens(api, new_person):
+    new_user = new_person
+    email, program = new_user.email, new_user.program_id
+    challenge_of(login(api, email, new_user.password, program), "NEW_PASSWORD_REQUIRED")
 
     session = challenge_of(
-        change(api, email, new_user["temporaryPassword"], NEW_PASSWORD, program), "SECURITY_SETUP_REQUIRED"
+        change(api, email, new_user.password, NEW_PASSWORD, program), "SECURITY_SETUP_REQUIRED"
     )
     setup = auth_post(api, "mfa/setup", {"session_token": session}, program=program).json()["data"]
     confirmed = auth_post(
@@ -166,9 +158,9 @@ def test_new_user_journey_from_temporary_password_to_tokens(api, sandbox):
     challenge_of(login(api, email, NEW_PASSWORD, program), "SOFTWARE_TOKEN_MFA")
 
 
-def test_sessions_opened_before_the_change_die_and_the_answered_one_works(api, sandbox):
+def test_sessions_opened_before_the_change_die_and_the_answered_one_works(api, consumer_program):
     """Someone who signed in with the old password cannot finish that sign-in afterwards."""
-    program = sandbox["consumerProgramId"]
+    program = str(consumer_program.id)
     person = UserFactory(program_id=program)
     earlier = challenge_of(login(api, person.email, PASSWORD, program), "SECURITY_SETUP_REQUIRED")
     person.set_password("Admin-Issued-Temporary-1")  # an admin resets the password

@@ -13,8 +13,8 @@ from authn.tasks import purge_auth_records
 from tests.support.factories import UserFactory
 
 
-def test_purge_keeps_what_can_still_be_used(sandbox):
-    program = sandbox["consumerProgramId"]
+def test_purge_keeps_what_can_still_be_used(consumer_program):
+    program = str(consumer_program.id)
     person = UserFactory(program_id=program)
     now = timezone.now()
 

@@ -21,18 +21,18 @@ def test_new_hashes_are_argon2id_on_one_lane_at_djangos_memory_and_time_cost(set
     assert (details["memory cost"], details["time cost"]) == (django.memory_cost, django.time_cost)
 
 
-def test_a_password_hashed_on_eight_lanes_still_signs_in_and_is_rehashed_on_one(api, sandbox, settings):
+def test_a_password_hashed_on_eight_lanes_still_signs_in_and_is_rehashed_on_one(api, totp_person, settings):
     settings.PASSWORD_HASHERS = configured.PASSWORD_HASHERS
-    spare = sandbox["spareUser"]
-    user = User.objects.get(email=spare["email"], program_id=spare["programId"])
-    user.password = make_password(spare["password"], hasher=DjangoArgon2PasswordHasher())
+    spare = totp_person
+    user = User.objects.get(email=spare.email, program_id=spare.program_id)
+    user.password = make_password(spare.password, hasher=DjangoArgon2PasswordHasher())
     user.save(update_fields=["password"])
     assert ",p=8$" in user.password
 
     response = auth_post(
-        api, "login", {"email": spare["email"], "password": spare["password"]}, program=spare["programId"]
+        api, "login", {"email": spare.email, "password": spare.password}, program=spare.program_id
     )
 
     challenge_of(response, "SOFTWARE_TOKEN_MFA")
     user.refresh_from_db()
-    assert ",p=1$" in user.password and user.check_password(spare["password"])
+    assert ",p=1$" in user.password and user.check_password(spare.password)

@@ -20,88 +20,88 @@ def fail_five_times(api, email: str, program: str) -> None:
         assert_error(login(api, email, "wrong-password", program), 401, "INVALID_CREDENTIALS")
 
 
-def test_five_failures_lock_even_the_right_password_for_fifteen_minutes(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+def test_five_failures_lock_even_the_right_password_for_fifteen_minutes(api, totp_person):
+    customer, program = totp_person, totp_person.program_id
     start = timezone.now()
 
     with time_machine.travel(start, tick=False):
-        fail_five_times(api, customer["email"], program)
-        locked = login(api, customer["email"], customer["password"], program)
+        fail_five_times(api, customer.email, program)
+        locked = login(api, customer.email, customer.password, program)
         body = assert_error(locked, 429, "TOO_MANY_REQUESTS")
         assert body["retryable"] is True
         assert locked["Retry-After"] == str(15 * 60)
 
     with time_machine.travel(start + timedelta(minutes=14), tick=False):
-        still_locked = login(api, customer["email"], customer["password"], program)
+        still_locked = login(api, customer.email, customer.password, program)
         assert_error(still_locked, 429, "TOO_MANY_REQUESTS")
         assert still_locked["Retry-After"] == str(60)
 
     with time_machine.travel(start + timedelta(minutes=15, seconds=1), tick=False):
-        challenge_of(login(api, customer["email"], customer["password"], program), "SOFTWARE_TOKEN_MFA")
+        challenge_of(login(api, customer.email, customer.password, program), "SOFTWARE_TOKEN_MFA")
 
 
-def test_an_unknown_email_locks_exactly_like_a_known_one(api, sandbox):
-    program = sandbox["consumerProgramId"]
-    customer = sandbox["customer"]
+def test_an_unknown_email_locks_exactly_like_a_known_one(api, totp_person, consumer_program):
+    program = str(consumer_program.id)
+    customer = totp_person
 
     # The clock stands still: both e-mails lock at the same instant, so any
     # difference in Retry-After is a difference in treatment, not seconds that
     # ticked between the two sequences of requests.
     with time_machine.travel(timezone.now(), tick=False):
         fail_five_times(api, "nobody@sandbox.example", program)
-        fail_five_times(api, customer["email"], program)
+        fail_five_times(api, customer.email, program)
 
         unknown = login(api, "nobody@sandbox.example", "anything", program)
-        known = login(api, customer["email"], customer["password"], program)
+        known = login(api, customer.email, customer.password, program)
 
     assert_error(unknown, 429, "TOO_MANY_REQUESTS")
     assert unknown.json() == known.json()
     assert unknown["Retry-After"] == known["Retry-After"] == str(15 * 60)
 
 
-def test_failures_older_than_the_window_do_not_add_up(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+def test_failures_older_than_the_window_do_not_add_up(api, totp_person):
+    customer, program = totp_person, totp_person.program_id
     start = timezone.now()
 
     with time_machine.travel(start, tick=False):
         for _ in range(4):
-            login(api, customer["email"], "wrong-password", program)
+            login(api, customer.email, "wrong-password", program)
     with time_machine.travel(start + timedelta(minutes=16), tick=False):
-        assert_error(login(api, customer["email"], "wrong-password", program), 401, "INVALID_CREDENTIALS")
-        challenge_of(login(api, customer["email"], customer["password"], program), "SOFTWARE_TOKEN_MFA")
+        assert_error(login(api, customer.email, "wrong-password", program), 401, "INVALID_CREDENTIALS")
+        challenge_of(login(api, customer.email, customer.password, program), "SOFTWARE_TOKEN_MFA")
 
 
-def test_a_correct_password_forgets_earlier_failures(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+def test_a_correct_password_forgets_earlier_failures(api, totp_person):
+    customer, program = totp_person, totp_person.program_id
 
     for _ in range(4):
-        login(api, customer["email"], "wrong-password", program)
-    challenge_of(login(api, customer["email"], customer["password"], program), "SOFTWARE_TOKEN_MFA")
+        login(api, customer.email, "wrong-password", program)
+    challenge_of(login(api, customer.email, customer.password, program), "SOFTWARE_TOKEN_MFA")
     for _ in range(4):
-        login(api, customer["email"], "wrong-password", program)
+        login(api, customer.email, "wrong-password", program)
 
-    challenge_of(login(api, customer["email"], customer["password"], program), "SOFTWARE_TOKEN_MFA")
+    challenge_of(login(api, customer.email, customer.password, program), "SOFTWARE_TOKEN_MFA")
 
 
-def test_the_lock_is_per_program(api, sandbox):
-    customer = sandbox["customer"]
-    fail_five_times(api, customer["email"], sandbox["businessProgramId"])
+def test_the_lock_is_per_program(api, totp_person, consumer_program, business_program):
+    customer = totp_person
+    fail_five_times(api, customer.email, str(business_program.id))
 
     challenge_of(
-        login(api, customer["email"], customer["password"], sandbox["consumerProgramId"]),
+        login(api, customer.email, customer.password, str(consumer_program.id)),
         "SOFTWARE_TOKEN_MFA",
     )
 
 
-def test_wrong_temporary_passwords_on_change_password_count_too(api, sandbox):
-    new_user = sandbox["newUser"]
-    program = new_user["programId"]
+def test_wrong_temporary_passwords_on_change_password_count_too(api, new_person):
+    new_user = new_person
+    program = new_user.program_id
     for _ in range(5):
         response = auth_post(
             api,
             "change-password",
             {
-                "email": new_user["email"],
+                "email": new_user.email,
                 "temporary_password": "wrong",
                 "new_password": "Brand-New-Passphrase-7",
             },
@@ -109,15 +109,13 @@ def test_wrong_temporary_passwords_on_change_password_count_too(api, sandbox):
         )
         assert_error(response, 401, "INVALID_CREDENTIALS")
 
-    assert_error(
-        login(api, new_user["email"], new_user["temporaryPassword"], program), 429, "TOO_MANY_REQUESTS"
-    )
+    assert_error(login(api, new_user.email, new_user.password, program), 429, "TOO_MANY_REQUESTS")
 
 
-def test_attempts_arriving_while_a_password_is_checked_count_against_the_same_five(api, sandbox):
+def test_attempts_arriving_while_a_password_is_checked_count_against_the_same_five(api, totp_person):
     """The attempt is counted before the slow hash: four more guesses sent while the
     first password is still being checked, and a fifth, find the pair already counting."""
-    spare, program = sandbox["spareUser"], sandbox["consumerProgramId"]
+    spare, program = totp_person, totp_person.program_id
     check_password = User.check_password
     meanwhile: list = []
     calls = 0
@@ -126,17 +124,17 @@ def test_attempts_arriving_while_a_password_is_checked_count_against_the_same_fi
         nonlocal calls
         calls += 1
         if calls == 1:  # other clients' guesses land while the first password is being hashed
-            meanwhile.extend(login(APIClient(), spare["email"], f"wrong-{i}", program) for i in range(5))
+            meanwhile.extend(login(APIClient(), spare.email, f"wrong-{i}", program) for i in range(5))
         return check_password(self, raw_password)
 
     with mock.patch.object(User, "check_password", slow_check):
-        first = login(api, spare["email"], "wrong-first", program)
+        first = login(api, spare.email, "wrong-first", program)
 
     assert_error(first, 401, "INVALID_CREDENTIALS")
     for response in meanwhile[:4]:
         assert_error(response, 401, "INVALID_CREDENTIALS")
     assert_error(meanwhile[4], 429, "TOO_MANY_REQUESTS")
-    assert_error(login(api, spare["email"], spare["password"], program), 429, "TOO_MANY_REQUESTS")
+    assert_error(login(api, spare.email, spare.password, program), 429, "TOO_MANY_REQUESTS")
 
 
 @pytest.fixture
@@ -148,8 +146,8 @@ def every_attempt_gets_a_check_slot(settings):
 
 @requires_postgres
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_failures_all_count(sandbox, every_attempt_gets_a_check_slot):
-    program = sandbox["consumerProgramId"]
+def test_concurrent_failures_all_count(consumer_program, every_attempt_gets_a_check_slot):
+    program = str(consumer_program.id)
     email = "racer@sandbox.example"
     statuses = run_at_once(8, lambda _: login(APIClient(), email, "wrong-password", program).status_code)
 
@@ -161,31 +159,33 @@ def test_concurrent_failures_all_count(sandbox, every_attempt_gets_a_check_slot)
 
 @requires_postgres
 @pytest.mark.django_db(transaction=True)
-def test_parallel_wrong_passwords_cannot_outrun_the_lockout(sandbox, every_attempt_gets_a_check_slot):
+def test_parallel_wrong_passwords_cannot_outrun_the_lockout(totp_person, every_attempt_gets_a_check_slot):
     """20 wrong passwords released at once: at most five are checked, the rest are 429."""
-    spare, program = sandbox["spareUser"], sandbox["consumerProgramId"]
+    spare, program = totp_person, totp_person.program_id
     count = 20
 
     def attempt(index: int) -> int:
-        return login(APIClient(), spare["email"], f"wrong-{index}", program).status_code
+        return login(APIClient(), spare.email, f"wrong-{index}", program).status_code
 
     statuses = run_at_once(count, attempt)
 
     assert len(statuses) == count and set(statuses) <= {401, 429}
     assert statuses.count(401) <= 5, f"{statuses.count(401)} passwords were checked despite the lockout"
     assert statuses.count(429) >= count - 5
-    assert_error(login(APIClient(), spare["email"], spare["password"], program), 429, "TOO_MANY_REQUESTS")
+    assert_error(login(APIClient(), spare.email, spare.password, program), 429, "TOO_MANY_REQUESTS")
 
 
 @requires_postgres
 @pytest.mark.django_db(transaction=True)
-def test_parallel_right_and_wrong_passwords_never_fail_the_server(sandbox, every_attempt_gets_a_check_slot):
+def test_parallel_right_and_wrong_passwords_never_fail_the_server(
+    totp_person, every_attempt_gets_a_check_slot
+):
     """A right password clears the counter while wrong ones are creating it: no 500."""
-    spare, program = sandbox["spareUser"], sandbox["consumerProgramId"]
-    passwords = [spare["password"] if index % 2 else f"wrong-{index}" for index in range(12)]
+    spare, program = totp_person, totp_person.program_id
+    passwords = [spare.password if index % 2 else f"wrong-{index}" for index in range(12)]
 
     def attempt(index: int) -> int:
-        return login(APIClient(), spare["email"], passwords[index], program).status_code
+        return login(APIClient(), spare.email, passwords[index], program).status_code
 
     statuses = run_at_once(len(passwords), attempt)
 

@@ -25,17 +25,17 @@ from tests.support.factories import PASSWORD, UserFactory
 from tests.support.webauthn import SoftwareAuthenticator
 
 
-def test_customer_with_totp_is_asked_for_a_code_then_gets_tokens_that_work(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+def test_customer_with_totp_is_asked_for_a_code_then_gets_tokens_that_work(api, totp_person):
+    customer, program = totp_person, totp_person.program_id
 
-    response = login(api, customer["email"], customer["password"], program)
+    response = login(api, customer.email, customer.password, program)
     session = challenge_of(response, "SOFTWARE_TOKEN_MFA")
     assert set(response.json()["data"]) == {"authenticated", "challenge", "session_token"}
 
     response = auth_post(
         api,
         "verify-2fa",
-        {"session_token": session, "totp_code": totp_now(customer["totpSecret"])},
+        {"session_token": session, "totp_code": totp_now(customer.totp_secret)},
         program=program,
     )
     tokens = tokens_of(response)
@@ -54,37 +54,37 @@ def test_customer_with_totp_is_asked_for_a_code_then_gets_tokens_that_work(api, 
     assert claims["program"] == program and claims["token_use"] == "access"
     capabilities = api.get("/v1/capabilities", HTTP_AUTHORIZATION=f"Bearer {tokens['access_token']}")
     assert capabilities.status_code == 200
-    assert user(customer["email"], program).last_login is not None
+    assert user(customer.email, program).last_login is not None
 
 
-def test_session_tokens_are_stored_only_as_their_hash(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+def test_session_tokens_are_stored_only_as_their_hash(api, totp_person):
+    customer, program = totp_person, totp_person.program_id
 
-    session = challenge_of(login(api, customer["email"], customer["password"], program), "SOFTWARE_TOKEN_MFA")
+    session = challenge_of(login(api, customer.email, customer.password, program), "SOFTWARE_TOKEN_MFA")
 
-    challenge = AuthChallenge.objects.get(user__email=customer["email"], used_at__isnull=True)
+    challenge = AuthChallenge.objects.get(user__email=customer.email, used_at__isnull=True)
     assert challenge.token_hash == hashlib.sha256(session.encode()).hexdigest()
     assert not AuthChallenge.objects.filter(token_hash=session).exists()
 
 
-def test_new_user_with_a_temporary_password_must_change_it(api, sandbox):
-    new_user = sandbox["newUser"]
+def test_new_user_with_a_temporary_password_must_change_it(api, new_person):
+    new_user = new_person
 
-    response = login(api, new_user["email"], new_user["temporaryPassword"], new_user["programId"])
+    response = login(api, new_user.email, new_user.password, new_user.program_id)
 
     challenge_of(response, "NEW_PASSWORD_REQUIRED")
 
 
-def test_user_without_a_second_factor_must_set_up_security(api, sandbox):
-    passkey_user = sandbox["passkeyUser"]
+def test_user_without_a_second_factor_must_set_up_security(api, setup_person):
+    passkey_user = setup_person
 
-    response = login(api, passkey_user["email"], passkey_user["password"], passkey_user["programId"])
+    response = login(api, passkey_user.email, passkey_user.password, passkey_user.program_id)
 
     challenge_of(response, "SECURITY_SETUP_REQUIRED")
 
 
-def test_unverified_email_gets_a_code_by_email_then_security_setup(api, sandbox):
-    program = sandbox["consumerProgramId"]
+def test_unverified_email_gets_a_code_by_email_then_security_setup(api, consumer_program):
+    program = str(consumer_program.id)
     person = UserFactory(program_id=program, email_verified=False)
 
     session = challenge_of(login(api, person.email, PASSWORD, program), "EMAIL_VERIFICATION_REQUIRED")
@@ -110,8 +110,8 @@ def test_unverified_email_gets_a_code_by_email_then_security_setup(api, sandbox)
     assert_error(again, 401, "INVALID_CREDENTIALS")
 
 
-def test_unfinished_totp_enrolment_answers_mfa_setup_and_the_app_code_finishes_it(api, sandbox):
-    program = sandbox["consumerProgramId"]
+def test_unfinished_totp_enrolment_answers_mfa_setup_and_the_app_code_finishes_it(api, consumer_program):
+    program = str(consumer_program.id)
     secret = pyotp.random_base32()
     person = UserFactory(program_id=program, totp_secret=secret, totp_confirmed=False)
 
@@ -125,16 +125,16 @@ def test_unfinished_totp_enrolment_answers_mfa_setup_and_the_app_code_finishes_i
     assert person.totp_confirmed is True
 
 
-def test_user_with_totp_and_a_passkey_is_still_asked_for_the_totp_code(api, sandbox):
-    spare = sandbox["spareUser"]
-    program = spare["programId"]
+def test_user_with_totp_and_a_passkey_is_still_asked_for_the_totp_code(api, totp_person):
+    spare = totp_person
+    program = spare.program_id
     authenticator = SoftwareAuthenticator()
     start = auth_post(
         api,
         "passkey/register/start",
         {"friendly_name": "Laptop"},
         program=program,
-        **id_header(spare["email"], program),
+        **id_header(spare.email, program),
     )
     data = start.json()["data"]
     auth_post(
@@ -143,78 +143,78 @@ def test_user_with_totp_and_a_passkey_is_still_asked_for_the_totp_code(api, sand
         {"session_token": data["session_token"], "attestation": authenticator.create(data["publicKey"])},
         program=program,
     )
-    assert user(spare["email"], program).passkeys.count() == 1
+    assert user(spare.email, program).passkeys.count() == 1
 
-    response = login(api, spare["email"], spare["password"], program)
+    response = login(api, spare.email, spare.password, program)
 
     challenge_of(response, "SOFTWARE_TOKEN_MFA")
     assert "fido2options" not in response.json()["data"]
 
 
-def test_wrong_email_and_wrong_password_answer_the_same_body(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+def test_wrong_email_and_wrong_password_answer_the_same_body(api, totp_person):
+    customer, program = totp_person, totp_person.program_id
 
-    wrong_password = login(api, customer["email"], "not-the-password", program)
+    wrong_password = login(api, customer.email, "not-the-password", program)
     wrong_email = login(api, "nobody@sandbox.example", "not-the-password", program)
 
     assert_error(wrong_password, 401, "INVALID_CREDENTIALS")
     assert wrong_password.json() == wrong_email.json()
-    assert not AuthChallenge.objects.filter(user__email=customer["email"]).exists()
+    assert not AuthChallenge.objects.filter(user__email=customer.email).exists()
 
 
 @pytest.mark.parametrize("program_key", ["businessProgramId", "unknown", "malformed", "none"])
-def test_a_user_signs_in_only_through_its_own_program(api, sandbox, program_key):
-    customer = sandbox["customer"]
+def test_a_user_signs_in_only_through_its_own_program(api, totp_person, business_program, program_key):
+    customer = totp_person
     program = {
-        "businessProgramId": sandbox["businessProgramId"],
+        "businessProgramId": str(business_program.id),
         "unknown": str(uuid.uuid4()),
         "malformed": "not-a-uuid",
         "none": None,
     }[program_key]
-    reference = login(api, "nobody@sandbox.example", "wrong-password", sandbox["consumerProgramId"])
+    reference = login(api, "nobody@sandbox.example", "wrong-password", customer.program_id)
 
-    response = login(api, customer["email"], customer["password"], program)
+    response = login(api, customer.email, customer.password, program)
 
     assert_error(response, 401, "INVALID_CREDENTIALS")
     assert response.json() == reference.json()
 
 
-def test_the_program_may_come_as_the_program_id_query_parameter(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+def test_the_program_may_come_as_the_program_id_query_parameter(api, totp_person):
+    customer, program = totp_person, totp_person.program_id
 
     response = api.post(
         f"/v1/auth/login?programId={program}",
-        {"email": customer["email"], "password": customer["password"]},
+        {"email": customer.email, "password": customer.password},
         format="json",
     )
 
     challenge_of(response, "SOFTWARE_TOKEN_MFA")
 
 
-def test_email_is_matched_without_regard_to_case_or_spaces(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+def test_email_is_matched_without_regard_to_case_or_spaces(api, totp_person):
+    customer, program = totp_person, totp_person.program_id
 
-    response = login(api, f"  {customer['email'].upper()} ", customer["password"], program)
+    response = login(api, f"  {customer.email.upper()} ", customer.password, program)
 
     challenge_of(response, "SOFTWARE_TOKEN_MFA")
 
 
-def test_management_user_signs_in_without_a_program_and_gets_program_less_tokens(api, sandbox):
-    management = sandbox["management"]
+def test_management_user_signs_in_without_a_program_and_gets_program_less_tokens(
+    api, manager, consumer_program
+):
+    management = manager
 
-    tokens = sign_in_with_totp(
-        api, management["email"], management["password"], management["totpSecret"], None
-    )
+    tokens = sign_in_with_totp(api, management.email, management.password, management.totp_secret, None)
 
     for name in ("access_token", "id_token"):
         claims = jwt.decode(tokens[name], options={"verify_signature": False})
         assert claims["program"] is None and claims["role"] == "management"
-    with_program = login(api, management["email"], management["password"], sandbox["consumerProgramId"])
+    with_program = login(api, management.email, management.password, str(consumer_program.id))
     assert_error(with_program, 401, "INVALID_CREDENTIALS")
 
 
-def test_inactive_user_cannot_sign_in(api, sandbox):
-    program = sandbox["consumerProgramId"]
+def test_inactive_user_cannot_sign_in(api, consumer_program):
+    program = str(consumer_program.id)
     person = UserFactory(program_id=program, is_active=False)
 
     assert_error(login(api, person.email, PASSWORD, program), 401, "INVALID_CREDENTIALS")

@@ -14,14 +14,15 @@ from authn.services.challenges import CredentialRejected
 from authn.services.passkeys import passkey_assertion_options, passkey_assertion_verify
 from tests.authn.helpers import assert_error, auth_post, bearer, challenge_of, login, tokens_of, user
 from tests.support.auth import access_header, id_header
+from tests.support.factories_authn import Person
 from tests.support.webauthn import SoftwareAuthenticator, b64url, unb64url
 
 
-def start_from_security_setup(api, sandbox) -> tuple[dict, str]:
-    passkey_user = sandbox["passkeyUser"]
-    program = passkey_user["programId"]
+def start_from_security_setup(api, passkey_user: Person) -> tuple[dict, str]:
+    """The registration options a user with no second factor gets from its security setup session."""
+    program = passkey_user.program_id
     session = challenge_of(
-        login(api, passkey_user["email"], passkey_user["password"], program), "SECURITY_SETUP_REQUIRED"
+        login(api, passkey_user.email, passkey_user.password, program), "SECURITY_SETUP_REQUIRED"
     )
     response = auth_post(
         api, "passkey/register/start", {"friendly_name": "Phone", "session_token": session}, program=program
@@ -35,16 +36,15 @@ def complete(api, session_token: str, attestation: dict, program: str):
     return auth_post(api, "passkey/register/complete", body, program=program)
 
 
-def register(api, sandbox, authenticator: SoftwareAuthenticator) -> str:
-    data, program = start_from_security_setup(api, sandbox)
+def register(api, passkey_user: Person, authenticator: SoftwareAuthenticator) -> str:
+    data, program = start_from_security_setup(api, passkey_user)
     response = complete(api, data["session_token"], authenticator.create(data["publicKey"]), program)
     assert response.status_code == 200, response.content
     return program
 
 
-def passkey_login(api, sandbox) -> dict:
-    passkey_user = sandbox["passkeyUser"]
-    response = login(api, passkey_user["email"], passkey_user["password"], passkey_user["programId"])
+def passkey_login(api, passkey_user: Person) -> dict:
+    response = login(api, passkey_user.email, passkey_user.password, passkey_user.program_id)
     challenge_of(response, "PASSKEY_REQUIRED")
     return response.json()["data"]
 
@@ -54,16 +54,16 @@ def verify(api, session_token: str, assertion: dict, program: str):
     return auth_post(api, "verify-passkey", body, program=program)
 
 
-def test_security_setup_with_a_passkey_then_passkey_sign_in(api, sandbox):
-    passkey_user = sandbox["passkeyUser"]
+def test_security_setup_with_a_passkey_then_passkey_sign_in(api, setup_person):
+    passkey_user = setup_person
     authenticator = SoftwareAuthenticator()
-    data, program = start_from_security_setup(api, sandbox)
+    data, program = start_from_security_setup(api, setup_person)
 
     options = data["publicKey"]
     assert options["rp"] == {"id": "localhost", "name": "Bank API"}
-    stored_user = user(passkey_user["email"], program)
+    stored_user = user(passkey_user.email, program)
     assert unb64url(options["user"]["id"]) == stored_user.id.bytes
-    assert options["user"]["name"] == passkey_user["email"]
+    assert options["user"]["name"] == passkey_user.email
     assert "=" not in options["challenge"] and len(unb64url(options["challenge"])) >= 32
     assert {"type": "public-key", "alg": -7} in options["pubKeyCredParams"]
     assert options["timeout"] == 300_000 and options["attestation"] == "none"
@@ -77,7 +77,7 @@ def test_security_setup_with_a_passkey_then_passkey_sign_in(api, sandbox):
     assert bytes(passkey.credential_id) == authenticator.credential_id
     assert passkey.friendly_name == "Phone" and passkey.transports == ["internal"]
 
-    challenge = passkey_login(api, sandbox)
+    challenge = passkey_login(api, setup_person)
     fido2options = challenge["fido2options"]
     assert set(fido2options) == {"challenge", "timeout", "rpId", "userVerification", "allowCredentials"}
     assert fido2options["rpId"] == "localhost" and "=" not in fido2options["challenge"]
@@ -90,8 +90,8 @@ def test_security_setup_with_a_passkey_then_passkey_sign_in(api, sandbox):
     assert passkey.sign_count == 1 and passkey.last_used_at is not None
 
 
-def test_a_signed_in_user_adds_a_passkey_with_the_id_token(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+def test_a_signed_in_user_adds_a_passkey_with_the_id_token(api, totp_person):
+    customer, program = totp_person, totp_person.program_id
     authenticator = SoftwareAuthenticator()
 
     start = auth_post(
@@ -99,7 +99,7 @@ def test_a_signed_in_user_adds_a_passkey_with_the_id_token(api, sandbox):
         "passkey/register/start",
         {"friendly_name": "Key"},
         program=program,
-        **id_header(customer["email"], program),
+        **id_header(customer.email, program),
     )
     data = start.json()["data"]
     response = complete(api, data["session_token"], authenticator.create(data["publicKey"]), program)
@@ -111,22 +111,22 @@ def test_a_signed_in_user_adds_a_passkey_with_the_id_token(api, sandbox):
         "passkey/register/start",
         {"friendly_name": "Key"},
         program=program,
-        **id_header(customer["email"], program),
+        **id_header(customer.email, program),
     )
     assert again.json()["data"]["publicKey"]["excludeCredentials"] == [
         {"type": "public-key", "id": authenticator.credential_id_b64}
     ]
 
 
-def test_registration_start_refuses_the_access_token_and_a_missing_proof(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+def test_registration_start_refuses_the_access_token_and_a_missing_proof(api, totp_person, business_program):
+    customer, program = totp_person, totp_person.program_id
 
     with_access = auth_post(
         api,
         "passkey/register/start",
         {"friendly_name": "Key"},
         program=program,
-        **access_header(customer["email"], program),
+        **access_header(customer.email, program),
     )
     assert_error(with_access, 401, "UNAUTHORIZED")
     assert_error(
@@ -134,9 +134,7 @@ def test_registration_start_refuses_the_access_token_and_a_missing_proof(api, sa
         401,
         "UNAUTHORIZED",
     )
-    mfa_session = challenge_of(
-        login(api, customer["email"], customer["password"], program), "SOFTWARE_TOKEN_MFA"
-    )
+    mfa_session = challenge_of(login(api, customer.email, customer.password, program), "SOFTWARE_TOKEN_MFA")
     wrong_kind = auth_post(
         api, "passkey/register/start", {"friendly_name": "Key", "session_token": mfa_session}, program=program
     )
@@ -145,8 +143,8 @@ def test_registration_start_refuses_the_access_token_and_a_missing_proof(api, sa
         api,
         "passkey/register/start",
         {"friendly_name": "Key"},
-        program=sandbox["businessProgramId"],
-        **id_header(customer["email"], program),
+        program=str(business_program.id),
+        **id_header(customer.email, program),
     )
     assert_error(other_program, 401, "INVALID_CREDENTIALS")
 
@@ -189,9 +187,9 @@ def other_credential_id(attestation: dict) -> dict:
         pytest.param(lambda a, o: a.create(o, rp_id="evil.example"), id="wrong-rp-id"),
     ],
 )
-def test_a_forged_registration_is_refused_and_nothing_is_stored(api, sandbox, forge):
+def test_a_forged_registration_is_refused_and_nothing_is_stored(api, setup_person, forge):
     authenticator = SoftwareAuthenticator()
-    data, program = start_from_security_setup(api, sandbox)
+    data, program = start_from_security_setup(api, setup_person)
 
     response = complete(api, data["session_token"], forge(authenticator, data["publicKey"]), program)
 
@@ -202,17 +200,17 @@ def test_a_forged_registration_is_refused_and_nothing_is_stored(api, sandbox, fo
     assert honest.status_code == 200, "a refused ceremony may be run again with the same session"
 
 
-def test_registration_with_an_origin_of_the_configured_list_is_accepted(api, sandbox):
+def test_registration_with_an_origin_of_the_configured_list_is_accepted(api, setup_person):
     with override_settings(WEBAUTHN_ORIGINS=["http://localhost:8000", "https://app.example"]):
-        data, program = start_from_security_setup(api, sandbox)
+        data, program = start_from_security_setup(api, setup_person)
         attestation = SoftwareAuthenticator(origin="https://app.example").create(data["publicKey"])
         response = complete(api, data["session_token"], attestation, program)
 
     assert response.status_code == 200, response.content
 
 
-def test_a_registration_session_is_single_use(api, sandbox):
-    data, program = start_from_security_setup(api, sandbox)
+def test_a_registration_session_is_single_use(api, setup_person):
+    data, program = start_from_security_setup(api, setup_person)
     assert (
         complete(
             api, data["session_token"], SoftwareAuthenticator().create(data["publicKey"]), program
@@ -226,17 +224,17 @@ def test_a_registration_session_is_single_use(api, sandbox):
     assert PasskeyCredential.objects.count() == 1
 
 
-def test_a_replayed_assertion_is_refused(api, sandbox):
+def test_a_replayed_assertion_is_refused(api, setup_person):
     authenticator = SoftwareAuthenticator()
-    program = register(api, sandbox, authenticator)
-    first = passkey_login(api, sandbox)
+    program = register(api, setup_person, authenticator)
+    first = passkey_login(api, setup_person)
     assertion = authenticator.get(first["fido2options"])
     tokens_of(verify(api, first["session_token"], assertion, program))
 
     same_session = verify(api, first["session_token"], assertion, program)
     assert_error(same_session, 401, "INVALID_CREDENTIALS")
 
-    second = passkey_login(api, sandbox)
+    second = passkey_login(api, setup_person)
     old_challenge = verify(api, second["session_token"], assertion, program)
     assert_error(old_challenge, 401, "INVALID_CREDENTIALS")
 
@@ -247,12 +245,12 @@ def test_a_replayed_assertion_is_refused(api, sandbox):
     tokens_of(verify(api, second["session_token"], authenticator.get(second["fido2options"]), program))
 
 
-def test_an_authenticator_without_a_counter_still_signs_in_once_per_challenge(api, sandbox):
+def test_an_authenticator_without_a_counter_still_signs_in_once_per_challenge(api, setup_person):
     authenticator = SoftwareAuthenticator(counts=False)
-    program = register(api, sandbox, authenticator)
+    program = register(api, setup_person, authenticator)
 
     for _ in range(2):
-        challenge = passkey_login(api, sandbox)
+        challenge = passkey_login(api, setup_person)
         tokens_of(
             verify(api, challenge["session_token"], authenticator.get(challenge["fido2options"]), program)
         )
@@ -273,10 +271,10 @@ def test_an_authenticator_without_a_counter_still_signs_in_once_per_challenge(ap
         ),
     ],
 )
-def test_a_forged_assertion_is_refused(api, sandbox, forge):
+def test_a_forged_assertion_is_refused(api, setup_person, forge):
     authenticator = SoftwareAuthenticator()
-    program = register(api, sandbox, authenticator)
-    challenge = passkey_login(api, sandbox)
+    program = register(api, setup_person, authenticator)
+    challenge = passkey_login(api, setup_person)
 
     response = verify(
         api, challenge["session_token"], forge(authenticator, challenge["fido2options"]), program
@@ -285,20 +283,20 @@ def test_a_forged_assertion_is_refused(api, sandbox, forge):
     assert assert_error(response, 401, "INVALID_CREDENTIALS")["retryable"] is True
 
 
-def test_another_users_passkey_cannot_answer(api, sandbox):
-    spare, program = sandbox["spareUser"], sandbox["consumerProgramId"]
+def test_another_users_passkey_cannot_answer(api, totp_person, setup_person):
+    spare, program = totp_person, totp_person.program_id
     theirs = SoftwareAuthenticator()
     start = auth_post(
         api,
         "passkey/register/start",
         {"friendly_name": "Key"},
         program=program,
-        **id_header(spare["email"], program),
+        **id_header(spare.email, program),
     )
     data = start.json()["data"]
     assert complete(api, data["session_token"], theirs.create(data["publicKey"]), program).status_code == 200
-    register(api, sandbox, SoftwareAuthenticator())
-    challenge = passkey_login(api, sandbox)
+    register(api, setup_person, SoftwareAuthenticator())
+    challenge = passkey_login(api, setup_person)
 
     assertion = theirs.get(challenge["fido2options"])
     del assertion["userHandleB64"]
@@ -307,8 +305,8 @@ def test_another_users_passkey_cannot_answer(api, sandbox):
     assert_error(response, 401, "INVALID_CREDENTIALS")
 
 
-def test_malformed_base64url_is_bad_input_not_a_failed_ceremony(api, sandbox):
-    data, program = start_from_security_setup(api, sandbox)
+def test_malformed_base64url_is_bad_input_not_a_failed_ceremony(api, setup_person):
+    data, program = start_from_security_setup(api, setup_person)
     attestation = SoftwareAuthenticator().create(data["publicKey"])
 
     response = complete(
@@ -322,10 +320,10 @@ def test_malformed_base64url_is_bad_input_not_a_failed_ceremony(api, sandbox):
     )
 
 
-def test_step_up_options_and_verification_for_other_apps(api, sandbox):
+def test_step_up_options_and_verification_for_other_apps(api, setup_person):
     authenticator = SoftwareAuthenticator()
-    register(api, sandbox, authenticator)
-    holder = user(sandbox["passkeyUser"]["email"], sandbox["passkeyUser"]["programId"])
+    register(api, setup_person, authenticator)
+    holder = user(setup_person.email, setup_person.program_id)
 
     challenge, options = passkey_assertion_options(holder)
 
@@ -336,26 +334,26 @@ def test_step_up_options_and_verification_for_other_apps(api, sandbox):
         passkey_assertion_verify(holder, challenge, {"credentialIdB64": "%%%"})
 
 
-def test_bearer_garbage_on_registration_start_is_unauthorized(api, sandbox):
+def test_bearer_garbage_on_registration_start_is_unauthorized(api, consumer_program):
     response = auth_post(
         api,
         "passkey/register/start",
         {"friendly_name": "Key"},
-        program=sandbox["consumerProgramId"],
+        program=str(consumer_program.id),
         **bearer("x.y.z"),
     )
 
     assert_error(response, 401, "UNAUTHORIZED")
 
 
-def test_registration_complete_takes_no_bearer_but_refuses_another_users(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+def test_registration_complete_takes_no_bearer_but_refuses_another_users(api, totp_person, other_totp_person):
+    customer, program = totp_person, totp_person.program_id
     start = auth_post(
         api,
         "passkey/register/start",
         {"friendly_name": "Key"},
         program=program,
-        **id_header(customer["email"], program),
+        **id_header(customer.email, program),
     )
     data = start.json()["data"]
     attestation = SoftwareAuthenticator().create(data["publicKey"])
@@ -366,16 +364,16 @@ def test_registration_complete_takes_no_bearer_but_refuses_another_users(api, sa
         "passkey/register/complete",
         body,
         program=program,
-        **id_header(sandbox["customer2"]["email"], program),
+        **id_header(other_totp_person.email, program),
     )
     assert_error(others, 401, "UNAUTHORIZED")
     access = auth_post(
-        api, "passkey/register/complete", body, program=program, **access_header(customer["email"], program)
+        api, "passkey/register/complete", body, program=program, **access_header(customer.email, program)
     )
     assert_error(access, 401, "UNAUTHORIZED")
     assert not PasskeyCredential.objects.exists()
 
     own = auth_post(
-        api, "passkey/register/complete", body, program=program, **id_header(customer["email"], program)
+        api, "passkey/register/complete", body, program=program, **id_header(customer.email, program)
     )
     assert own.status_code == 200, own.content

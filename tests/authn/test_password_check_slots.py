@@ -17,11 +17,11 @@ import pytest
 from authn.models import LoginThrottle
 from authn.services import password_checks
 from authn.services.password_checks import PasswordChecksBusy, password_check_slot
-from bankapi.models import Program
 from tests.authn.helpers import assert_error, auth_post, challenge_of, user
 from tests.authn.test_change_password import NEW_PASSWORD, change
 from tests.authn.test_stepup import confirm, refused, second_factor_failures
 from tests.backoffice.conftest import STAFF_PASSWORD, staff_user
+from tests.support.factories_authn import Person
 
 
 @contextmanager
@@ -52,9 +52,9 @@ def _short_wait(settings):
     settings.PASSWORD_CHECK_WAIT_SECONDS = 0.05
 
 
-def login(api, person: dict, password: str | None = None, address: str = "192.0.2.10"):
-    body = {"email": person["email"], "password": password or person["password"]}
-    return auth_post(api, "login", body, program=person["programId"], REMOTE_ADDR=address)
+def login(api, person: Person, password: str | None = None, address: str = "192.0.2.10"):
+    body = {"email": person.email, "password": password or person.password}
+    return auth_post(api, "login", body, program=person.program_id, REMOTE_ADDR=address)
 
 
 def assert_busy(response) -> None:
@@ -63,8 +63,8 @@ def assert_busy(response) -> None:
     assert response["Retry-After"] == "1"
 
 
-def test_with_every_slot_held_a_login_answers_429_and_once_released_it_works(api, sandbox):
-    spare = sandbox["spareUser"]
+def test_with_every_slot_held_a_login_answers_429_and_once_released_it_works(api, totp_person):
+    spare = totp_person
 
     with slots_taken(2):
         busy = login(api, spare)
@@ -74,55 +74,54 @@ def test_with_every_slot_held_a_login_answers_429_and_once_released_it_works(api
     challenge_of(after, "SOFTWARE_TOKEN_MFA")
 
 
-def test_one_slot_held_of_two_leaves_room_for_a_sign_in(api, sandbox):
+def test_one_slot_held_of_two_leaves_room_for_a_sign_in(api, totp_person):
     with slots_taken(1):
-        response = login(api, sandbox["spareUser"])
+        response = login(api, totp_person)
 
     challenge_of(response, "SOFTWARE_TOKEN_MFA")
 
 
-def test_the_number_of_slots_is_a_setting(api, sandbox, settings):
+def test_the_number_of_slots_is_a_setting(api, totp_person, settings):
     settings.PASSWORD_CHECKS_IN_FLIGHT = 1
 
     with slots_taken(1):
-        response = login(api, sandbox["spareUser"])
+        response = login(api, totp_person)
 
     assert_busy(response)
 
 
-def test_refusals_for_want_of_a_slot_count_in_no_lockout_or_client_throttle(api, sandbox, settings):
+def test_refusals_for_want_of_a_slot_count_in_no_lockout_or_client_throttle(api, totp_person, settings):
     settings.AUTH_CLIENT_MAX_FAILURES = 3
-    spare = sandbox["spareUser"]
+    spare = totp_person
 
     with slots_taken(2):
         statuses = [login(api, spare, "a wrong password 42").status_code for _ in range(8)]
 
     # Eight wrong passwords tried would have locked the e-mail (5) and the client (3).
     assert statuses == [429] * 8
-    assert not LoginThrottle.objects.filter(email=spare["email"]).exists()
+    assert not LoginThrottle.objects.filter(email=spare.email).exists()
     assert not LoginThrottle.objects.filter(factor=LoginThrottle.Factor.CLIENT, failures__gt=0).exists()
     challenge_of(login(api, spare), "SOFTWARE_TOKEN_MFA")
 
 
-def test_change_password_waits_for_a_slot_too(api, sandbox):
-    new_user = sandbox["newUser"]
-    email, program = new_user["email"], new_user["programId"]
+def test_change_password_waits_for_a_slot_too(api, new_person):
+    new_user = new_person
+    email, program = new_user.email, new_user.program_id
 
     with slots_taken(2):
-        busy = change(api, email, new_user["temporaryPassword"], NEW_PASSWORD, program)
+        busy = change(api, email, new_user.password, NEW_PASSWORD, program)
     unchanged = user(email, program)
-    after = change(api, email, new_user["temporaryPassword"], NEW_PASSWORD, program)
+    after = change(api, email, new_user.password, NEW_PASSWORD, program)
 
     assert_busy(busy)
-    assert unchanged.must_change_password and unchanged.check_password(new_user["temporaryPassword"])
+    assert unchanged.must_change_password and unchanged.check_password(new_user.password)
     challenge_of(after, "SECURITY_SETUP_REQUIRED")
 
 
-def test_a_step_up_pin_waits_for_a_slot_and_is_not_counted(sandbox):
-    person = sandbox["business"]
-    program = Program.objects.get(id=sandbox["businessProgramId"])
-    holder = user(person["email"], str(program.id))
-    wrong_pin = "0000" if person["pin"] != "0000" else "1111"
+def test_a_step_up_pin_waits_for_a_slot_and_is_not_counted(pin_person, business_program):
+    person, program = pin_person, business_program
+    holder = person.refreshed()
+    wrong_pin = "0000" if person.pin != "0000" else "1111"
 
     with slots_taken(2):
         busy = refused(
@@ -131,7 +130,7 @@ def test_a_step_up_pin_waits_for_a_slot_and_is_not_counted(sandbox):
 
     assert busy.headers == {"Retry-After": "1"}
     assert second_factor_failures(holder) == 0
-    confirm(holder, program, {"method": "pin", "pin": person["pin"]})
+    confirm(holder, program, {"method": "pin", "pin": person.pin})
 
 
 def test_the_admin_sign_in_answers_429_while_every_slot_is_held(client, db, settings):
@@ -178,7 +177,7 @@ def test_a_thread_holding_a_slot_enters_again_without_taking_a_second_one(settin
     assert (inside, still_held, after) == (False, False, True)
 
 
-def test_no_more_sign_ins_wait_for_a_slot_than_there_are_slots(api, sandbox, settings):
+def test_no_more_sign_ins_wait_for_a_slot_than_there_are_slots(api, totp_person, settings):
     """Waiting holds a server thread: a flood must not queue up and take them all."""
     settings.PASSWORD_CHECKS_IN_FLIGHT = 1
     settings.PASSWORD_CHECK_WAIT_SECONDS = 30
@@ -194,7 +193,7 @@ def test_no_more_sign_ins_wait_for_a_slot_than_there_are_slots(api, sandbox, set
             time.sleep(0.01)
         # Refused at once: had it waited too, it would have outlasted the waiter's
         # 30 seconds, and the waiter would have found no slot either.
-        refused_at_once = login(api, sandbox["spareUser"])
+        refused_at_once = login(api, totp_person)
     waiter.join()
 
     assert_busy(refused_at_once)

@@ -28,9 +28,9 @@ def _idempotency_record(customer: Customer, created_at) -> IdempotencyRecord:
     return record
 
 
-def test_the_command_purges_what_beat_purges_and_reports_totals(sandbox):
-    customer = Customer.objects.get(id=sandbox["customer"]["customerId"])
-    person = UserFactory(program_id=sandbox["consumerProgramId"])
+def test_the_command_purges_what_beat_purges_and_reports_totals(consumer_program):
+    customer = Customer.objects.create(program=consumer_program, sandbox=True, name="Purge Customer")
+    person = UserFactory(program_id=consumer_program.id)
     now = timezone.now()
     old_key = _idempotency_record(customer, now - timedelta(days=8))
     recent_key = _idempotency_record(customer, now - timedelta(days=1))

@@ -44,8 +44,8 @@ def assert_over_budget(response, retry_after: int) -> None:
 
 
 @pytest.fixture
-def customer(sandbox) -> tuple[str, str]:
-    return sandbox["customer"]["email"], sandbox["consumerProgramId"]
+def customer(totp_person, consumer_program) -> tuple[str, str]:
+    return totp_person.email, str(consumer_program.id)
 
 
 def test_over_the_token_budget_429_with_retry_after_and_another_token_is_unaffected(api, customer, settings):
@@ -79,14 +79,14 @@ def test_an_id_token_has_a_budget_of_its_own(api, customer, settings):
 
 
 def test_over_the_address_budget_a_bearerless_route_answers_429_and_another_address_is_unaffected(
-    api, sandbox, settings
+    api, totp_person, settings
 ):
     settings.REQUEST_BUDGET_PER_ADDRESS = 2
-    spare, address = sandbox["spareUser"], new_address()
-    body = {"email": spare["email"], "password": spare["password"]}
+    spare, address = totp_person, new_address()
+    body = {"email": spare.email, "password": spare.password}
 
     def sign_in(from_address: str):
-        return auth_post(api, "login", body, program=spare["programId"], REMOTE_ADDR=from_address)
+        return auth_post(api, "login", body, program=spare.program_id, REMOTE_ADDR=from_address)
 
     with time_machine.travel(WINDOW_START + timedelta(seconds=50), tick=False):
         within = [sign_in(address) for _ in range(2)]
@@ -170,10 +170,12 @@ def test_every_route_documents_the_budgets_429_with_retry_after(api, db):
 
 
 @requires_redis
-def test_with_redis_one_tokens_budget_holds_across_two_server_processes(transactional_db, sandbox, tmp_path):
+def test_with_redis_one_tokens_budget_holds_across_two_server_processes(
+    transactional_db, totp_person, consumer_program, tmp_path
+):
     env = server_environment(REQUEST_BUDGET_PER_TOKEN="4")
-    token = tokens_for(sandbox["customer"]["email"], sandbox["consumerProgramId"]).access_token
-    other = tokens_for(sandbox["customer"]["email"], sandbox["consumerProgramId"]).access_token
+    token = tokens_for(totp_person.email, str(consumer_program.id)).access_token
+    other = tokens_for(totp_person.email, str(consumer_program.id)).access_token
     servers = [Gunicorn(env, 1, tmp_path / f"gunicorn-{index}.log") for index in range(2)]
     try:
         first, second = (server.port for server in servers)

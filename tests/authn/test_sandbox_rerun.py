@@ -9,8 +9,9 @@ import pyotp
 from django.core.management import call_command
 
 from authn.models import PasskeyCredential
-from tests.authn.helpers import assert_error, auth_post, bearer, challenge_of, login, tokens_of
+from tests.authn.helpers import assert_error, auth_post, bearer, challenge_of, login, tokens_of, user
 from tests.authn.test_passkeys import register
+from tests.support.factories_authn import Person
 from tests.support.webauthn import SoftwareAuthenticator
 
 NEW_PASSWORD = "Velvet-Orchard-Compass-81"
@@ -52,7 +53,7 @@ def test_new_user_is_new_again_after_it_changed_its_password_and_enrolled_totp(a
 def test_passkey_user_needs_security_setup_again_after_enrolling_a_passkey(api, sandbox):
     printed = rerun_bootstrap()["passkeyUser"]
     email, password, program = printed["email"], printed["password"], printed["programId"]
-    register(api, sandbox, SoftwareAuthenticator())
+    register(api, Person(user(email, program), password), SoftwareAuthenticator())
     challenge_of(login(api, email, password, program), "PASSKEY_REQUIRED")
 
     assert rerun_bootstrap()["passkeyUser"] == printed

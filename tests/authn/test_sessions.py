@@ -31,13 +31,13 @@ CHECKING_ROUTES = [
 
 
 @pytest.mark.parametrize(("route", "kind", "proof"), CHECKING_ROUTES, ids=[r[0] for r in CHECKING_ROUTES])
-def test_a_session_is_bound_to_its_users_program(api, sandbox, route, kind, proof):
-    program = sandbox["consumerProgramId"]
+def test_a_session_is_bound_to_its_users_program(api, consumer_program, business_program, route, kind, proof):
+    program = str(consumer_program.id)
     person = UserFactory(program_id=program)
     body = {"session_token": challenge_create(person, kind, secret=b"x" * 32), **proof}
     challenge = AuthChallenge.objects.get(user=person)
 
-    for other in (sandbox["businessProgramId"], None):
+    for other in (str(business_program.id), None):
         assert_error(auth_post(api, route, body, program=other), 401, "INVALID_CREDENTIALS")
     challenge.refresh_from_db()
     assert challenge.attempts == 0 and challenge.used_at is None
@@ -52,12 +52,12 @@ def test_a_session_is_bound_to_its_users_program(api, sandbox, route, kind, proo
     ("route", "body"),
     [("mfa/setup", {}), ("passkey/register/start", {"friendly_name": "Key"})],
 )
-def test_a_setup_session_is_bound_to_its_users_program(api, sandbox, route, body):
-    program = sandbox["consumerProgramId"]
+def test_a_setup_session_is_bound_to_its_users_program(api, consumer_program, business_program, route, body):
+    program = str(consumer_program.id)
     person = UserFactory(program_id=program)
     session = challenge_create(person, Kind.SECURITY_SETUP_REQUIRED)
 
-    refused = auth_post(api, route, {**body, "session_token": session}, program=sandbox["businessProgramId"])
+    refused = auth_post(api, route, {**body, "session_token": session}, program=str(business_program.id))
 
     assert_error(refused, 401, "INVALID_CREDENTIALS")
     assert auth_post(api, route, {**body, "session_token": session}, program=program).status_code == 200

@@ -64,22 +64,24 @@ def pay(port: int, path: str, token: str, beneficiary: str, statuses: list[int])
 
 
 @requires_postgres
-def test_payments_keep_answering_200_through_a_failed_sign_in_flood(transactional_db, sandbox, tmp_path):
-    customer = sandbox["customer"]
-    path = f"/v1/customers/{customer['customerId']}/accounts/{customer['accountId']}/payments"
-    tokens = [tokens_for(customer["email"], sandbox["consumerProgramId"]).access_token for _ in range(PAYERS)]
+def test_payments_keep_answering_200_through_a_failed_sign_in_flood(
+    transactional_db, payer, account, beneficiary, tmp_path
+):
+    program = str(payer.program_id)
+    path = f"/v1/customers/{payer.customer.id}/accounts/{account.id}/payments"
+    tokens = [tokens_for(payer.email, program).access_token for _ in range(PAYERS)]
     env = server_environment(
         TRUSTED_PROXY_COUNT="1", PASSWORD_CHECKS_IN_FLIGHT="1", PASSWORD_CHECK_WAIT_SECONDS="0"
     )
     # Tasks run in the server's process, as on the embedded default: no worker here drains a queue.
     env.pop("REDIS_URL", None)
     server = Gunicorn(env, 1, tmp_path / "gunicorn.log", threads=8)
-    flood = Flood(server.port, sandbox["consumerProgramId"])
+    flood = Flood(server.port, program)
     payments: list[list[int]] = [[] for _ in range(PAYERS)]
     try:
         flooders = [threading.Thread(target=flood.run) for _ in range(FLOODERS)]
         payers = [
-            threading.Thread(target=pay, args=(server.port, path, token, customer["beneficiaryId"], answers))
+            threading.Thread(target=pay, args=(server.port, path, token, str(beneficiary.id), answers))
             for token, answers in zip(tokens, payments, strict=True)
         ]
         for thread in flooders + payers:

@@ -32,9 +32,9 @@ def _kids(api) -> list[str]:
     return [key["kid"] for key in api.get("/.well-known/jwks.json").json()["keys"]]
 
 
-def test_a_token_of_the_previous_key_verifies_during_the_overlap_only(api, sandbox):
+def test_a_token_of_the_previous_key_verifies_during_the_overlap_only(api, totp_person, consumer_program):
     old_pem, new_pem = settings.JWT_PRIVATE_KEY, _new_private_key()
-    email, program = sandbox["customer"]["email"], sandbox["consumerProgramId"]
+    email, program = totp_person.email, str(consumer_program.id)
     old_kid = signing_key()[0]
     old_token = tokens_for(email, program).access_token
     new_kid = key_id(serialization.load_pem_private_key(new_pem.encode(), password=None).public_key())

@@ -16,6 +16,7 @@ from bankapi.errors import ApiError
 from bankapi.models import Program
 from tests.authn.helpers import totp_now, user
 from tests.authn.test_sandbox_rerun import rerun_bootstrap
+from tests.support.factories_authn import Person
 from tests.support.passkeys import enrol_passkey
 from tests.support.webauthn import SoftwareAuthenticator
 
@@ -23,11 +24,9 @@ PURPOSE = "card_details"
 
 
 @pytest.fixture
-def business(sandbox) -> tuple[dict, User, Program]:
+def business(pin_person, business_program) -> tuple[Person, User, Program]:
     """The business customer: TOTP enrolled, a PIN set, on a program offering PIN confirmation."""
-    person = sandbox["business"]
-    program = Program.objects.get(id=sandbox["businessProgramId"])
-    return person, user(person["email"], str(program.id)), program
+    return pin_person, pin_person.refreshed(), business_program
 
 
 def refused(code: str, status: int, call, *args, **kwargs) -> ApiError:
@@ -70,8 +69,8 @@ def second_factor_failures(holder: User) -> int:
 
 def test_a_passkey_challenge_lists_every_passkey_and_binds_a_session(api, business):
     person, holder, program = business
-    first = enrol_passkey(api, person["email"], str(program.id), "Laptop")
-    second = enrol_passkey(api, person["email"], str(program.id), "Phone")
+    first = enrol_passkey(api, person.email, str(program.id), "Laptop")
+    second = enrol_passkey(api, person.email, str(program.id), "Phone")
 
     session = step_up_passkey_challenge(user=holder, purpose=PURPOSE, bound_to="card-1")
 
@@ -97,7 +96,7 @@ def test_a_user_without_a_passkey_cannot_open_a_passkey_step_up(business):
 
 def test_a_verified_assertion_confirms_once(api, business):
     person, holder, program = business
-    authenticator = enrol_passkey(api, person["email"], str(program.id))
+    authenticator = enrol_passkey(api, person.email, str(program.id))
     session = step_up_passkey_challenge(user=holder, purpose=PURPOSE, bound_to="card-1")
 
     confirm(holder, program, passkey_confirmation(session, authenticator))
@@ -111,7 +110,7 @@ def test_a_verified_assertion_confirms_once(api, business):
 
 def test_a_session_confirms_only_its_own_purpose_and_object(api, business):
     person, holder, program = business
-    authenticator = enrol_passkey(api, person["email"], str(program.id))
+    authenticator = enrol_passkey(api, person.email, str(program.id))
     session = step_up_passkey_challenge(user=holder, purpose=PURPOSE, bound_to="card-1")
 
     refused(
@@ -139,12 +138,12 @@ def test_a_session_confirms_only_its_own_purpose_and_object(api, business):
     confirm(holder, program, passkey_confirmation(session, authenticator))
 
 
-def test_another_users_session_is_refused(api, sandbox, business):
+def test_another_users_session_is_refused(api, totp_person, consumer_program, business):
     person, holder, program = business
-    authenticator = enrol_passkey(api, person["email"], str(program.id))
+    authenticator = enrol_passkey(api, person.email, str(program.id))
     session = step_up_passkey_challenge(user=holder, purpose=PURPOSE, bound_to="card-1")
-    other = user(sandbox["customer"]["email"], sandbox["consumerProgramId"])
-    consumer = Program.objects.get(id=sandbox["consumerProgramId"])
+    other = user(totp_person.email, str(consumer_program.id))
+    consumer = consumer_program
 
     refused(
         "INVALID_CREDENTIALS", 401, confirm, other, consumer, passkey_confirmation(session, authenticator)
@@ -155,7 +154,7 @@ def test_another_users_session_is_refused(api, sandbox, business):
 
 def test_an_expired_session_is_refused(api, business):
     person, holder, program = business
-    authenticator = enrol_passkey(api, person["email"], str(program.id))
+    authenticator = enrol_passkey(api, person.email, str(program.id))
     session = step_up_passkey_challenge(user=holder, purpose=PURPOSE, bound_to="card-1")
 
     with time_machine.travel(timezone.now() + timedelta(minutes=5, seconds=1)):
@@ -166,7 +165,7 @@ def test_an_expired_session_is_refused(api, business):
 
 def test_a_failed_assertion_is_refused_without_spending_the_session_or_counting(api, business):
     person, holder, program = business
-    authenticator = enrol_passkey(api, person["email"], str(program.id))
+    authenticator = enrol_passkey(api, person.email, str(program.id))
     session = step_up_passkey_challenge(user=holder, purpose=PURPOSE, bound_to="card-1")
     other_session = step_up_passkey_challenge(user=holder, purpose=PURPOSE, bound_to="card-1")
     forgeries = [
@@ -188,7 +187,7 @@ def test_a_failed_assertion_is_refused_without_spending_the_session_or_counting(
 
 def test_a_replayed_signature_count_is_refused(api, business):
     person, holder, program = business
-    authenticator = enrol_passkey(api, person["email"], str(program.id))
+    authenticator = enrol_passkey(api, person.email, str(program.id))
     confirm(
         holder,
         program,
@@ -205,7 +204,7 @@ def test_a_replayed_signature_count_is_refused(api, business):
 
 def test_a_session_dies_after_five_failed_assertions(api, business):
     person, holder, program = business
-    authenticator = enrol_passkey(api, person["email"], str(program.id))
+    authenticator = enrol_passkey(api, person.email, str(program.id))
     session = step_up_passkey_challenge(user=holder, purpose=PURPOSE, bound_to="card-1")
     forged = passkey_confirmation(session, authenticator, origin="https://evil.example")
     for _ in range(5):
@@ -222,7 +221,7 @@ def test_a_session_dies_after_five_failed_assertions(api, business):
 def test_a_totp_code_confirms_once(business):
     person, holder, program = business
     with time_machine.travel(timezone.now(), tick=False):
-        code = totp_now(person["totpSecret"])
+        code = totp_now(person.totp_secret)
 
         confirm(holder, program, {"method": "totp", "code": code})
 
@@ -238,16 +237,16 @@ def test_a_wrong_totp_code_is_refused_and_counted(business):
         confirm,
         holder,
         program,
-        {"method": "totp", "code": wrong(person["totpSecret"])},
+        {"method": "totp", "code": wrong(person.totp_secret)},
     )
 
     assert second_factor_failures(holder) == 1
 
 
-def test_totp_for_a_user_without_an_authenticator_app_is_not_supported(sandbox):
-    passkey_user = sandbox["passkeyUser"]
-    holder = user(passkey_user["email"], passkey_user["programId"])
-    program = Program.objects.get(id=passkey_user["programId"])
+def test_totp_for_a_user_without_an_authenticator_app_is_not_supported(setup_person):
+    passkey_user = setup_person
+    holder = user(passkey_user.email, passkey_user.program_id)
+    program = Program.objects.get(id=passkey_user.program_id)
 
     refused("NOT_SUPPORTED", 422, confirm, holder, program, {"method": "totp", "code": "123456"})
     assert second_factor_failures(holder) == 0
@@ -256,19 +255,21 @@ def test_totp_for_a_user_without_an_authenticator_app_is_not_supported(sandbox):
 def test_the_pin_confirms_and_a_wrong_one_is_counted(business):
     person, holder, program = business
 
-    confirm(holder, program, {"method": "pin", "pin": person["pin"]})
-    confirm(holder, program, {"method": "pin", "pin": person["pin"]})
-    wrong_pin = "0000" if person["pin"] != "0000" else "1111"
+    confirm(holder, program, {"method": "pin", "pin": person.pin})
+    confirm(holder, program, {"method": "pin", "pin": person.pin})
+    wrong_pin = "0000" if person.pin != "0000" else "1111"
     refused("INVALID_CREDENTIALS", 401, confirm, holder, program, {"method": "pin", "pin": wrong_pin})
 
     assert second_factor_failures(holder) == 1
 
 
-def test_a_pin_on_a_program_without_pin_confirmation_is_not_supported_before_any_check(sandbox):
-    customer = sandbox["customer"]
-    holder = user(customer["email"], sandbox["consumerProgramId"])
+def test_a_pin_on_a_program_without_pin_confirmation_is_not_supported_before_any_check(
+    totp_person, consumer_program
+):
+    customer = totp_person
+    holder = user(customer.email, str(consumer_program.id))
     step_up_pin_set(user=holder, pin="4321")
-    consumer = Program.objects.get(id=sandbox["consumerProgramId"])
+    consumer = consumer_program
 
     refused("NOT_SUPPORTED", 422, confirm, holder, consumer, {"method": "pin", "pin": "4321"})
     refused("NOT_SUPPORTED", 422, confirm, holder, consumer, {"method": "pin", "pin": "9999"})
@@ -276,10 +277,10 @@ def test_a_pin_on_a_program_without_pin_confirmation_is_not_supported_before_any
     assert second_factor_failures(holder) == 0
 
 
-def test_a_user_without_a_pin_is_not_supported(sandbox):
-    spare = sandbox["spareUser"]
-    holder = user(spare["email"], spare["programId"])
-    program = Program.objects.get(id=spare["programId"])
+def test_a_user_without_a_pin_is_not_supported(totp_person):
+    spare = totp_person
+    holder = user(spare.email, spare.program_id)
+    program = Program.objects.get(id=spare.program_id)
     program.pin_confirmation_enabled = True
     program.save()
 
@@ -288,7 +289,7 @@ def test_a_user_without_a_pin_is_not_supported(sandbox):
 
 def test_wrong_codes_and_pins_share_the_lockout(business):
     person, holder, program = business
-    wrong_pin = "0000" if person["pin"] != "0000" else "1111"
+    wrong_pin = "0000" if person.pin != "0000" else "1111"
     with time_machine.travel(timezone.now(), tick=False):
         for _ in range(3):
             refused(
@@ -297,13 +298,13 @@ def test_wrong_codes_and_pins_share_the_lockout(business):
                 confirm,
                 holder,
                 program,
-                {"method": "totp", "code": wrong(person["totpSecret"])},
+                {"method": "totp", "code": wrong(person.totp_secret)},
             )
         for _ in range(2):
             refused("INVALID_CREDENTIALS", 401, confirm, holder, program, {"method": "pin", "pin": wrong_pin})
 
         locked = refused(
-            "TOO_MANY_REQUESTS", 429, confirm, holder, program, {"method": "pin", "pin": person["pin"]}
+            "TOO_MANY_REQUESTS", 429, confirm, holder, program, {"method": "pin", "pin": person.pin}
         )
         assert locked.headers["Retry-After"] == str(15 * 60)
         refused(
@@ -312,11 +313,11 @@ def test_wrong_codes_and_pins_share_the_lockout(business):
             confirm,
             holder,
             program,
-            {"method": "totp", "code": totp_now(person["totpSecret"])},
+            {"method": "totp", "code": totp_now(person.totp_secret)},
         )
 
     with time_machine.travel(timezone.now() + timedelta(minutes=15, seconds=1), tick=False):
-        confirm(holder, program, {"method": "pin", "pin": person["pin"]})
+        confirm(holder, program, {"method": "pin", "pin": person.pin})
         assert second_factor_failures(holder) == 0
 
 
@@ -387,8 +388,10 @@ def test_a_malformed_confirmation_is_bad_input(body, field):
 # The sandbox
 
 
-def test_the_business_customer_has_the_printed_pin_and_a_rerun_restores_it(business):
-    person, holder, program = business
+def test_the_business_customer_has_the_printed_pin_and_a_rerun_restores_it(sandbox):
+    # The subject is the sandbox's printed PIN: its business customer from the manifest.
+    person, program = sandbox["business"], Program.objects.get(id=sandbox["businessProgramId"])
+    holder = user(person["email"], str(program.id))
     assert re.fullmatch(r"[0-9]{4,6}", person["pin"])
     step_up_pin_set(user=holder, pin="9876" if person["pin"] != "9876" else "6789")
 
@@ -419,6 +422,6 @@ def test_a_confirmation_inside_a_callers_transaction_fails_before_checking(busin
 
     with pytest.raises(RuntimeError, match="step_up_confirm must run outside any transaction"):
         with transaction.atomic():
-            confirm(holder, program, {"method": "totp", "code": wrong(person["totpSecret"])})
+            confirm(holder, program, {"method": "totp", "code": wrong(person.totp_secret)})
 
     assert second_factor_failures(holder) == 0

@@ -36,8 +36,8 @@ CAPABILITIES = "/v1/capabilities"
 
 
 @pytest.fixture
-def customer_tokens(sandbox):
-    return tokens_for(sandbox["customer"]["email"], sandbox["consumerProgramId"])
+def customer_tokens(totp_person, consumer_program):
+    return tokens_for(totp_person.email, str(consumer_program.id))
 
 
 def claims_of(token: str) -> dict:
@@ -82,8 +82,10 @@ def test_a_token_whose_key_is_no_longer_honoured_is_refused(api, customer_tokens
     assert_error(api.get(CAPABILITIES, **bearer(customer_tokens.access_token)), 401, "UNAUTHORIZED")
 
 
-def test_the_id_token_is_refused_where_the_access_token_is_needed_and_back(api, sandbox, customer_tokens):
-    program = sandbox["consumerProgramId"]
+def test_the_id_token_is_refused_where_the_access_token_is_needed_and_back(
+    api, consumer_program, customer_tokens
+):
+    program = str(consumer_program.id)
 
     assert_error(api.get(CAPABILITIES, **bearer(customer_tokens.id_token)), 401, "UNAUTHORIZED")
     start = auth_post(
@@ -114,15 +116,15 @@ def test_garbage_authorization_is_refused(api, authorization):
     assert_error(response, 401, "UNAUTHORIZED")
 
 
-def test_a_missing_token_is_refused(api, sandbox):
+def test_a_missing_token_is_refused(api, consumer_program):
     assert_error(api.get(CAPABILITIES), 401, "UNAUTHORIZED")
-    logout = auth_post(api, "logout", {"access_token": "x"}, program=sandbox["consumerProgramId"])
+    logout = auth_post(api, "logout", {"access_token": "x"}, program=str(consumer_program.id))
     assert_error(logout, 401, "UNAUTHORIZED")
 
 
-def test_refresh_rotates_and_each_refresh_token_is_good_once(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
-    first = sign_in_with_totp(api, customer["email"], customer["password"], customer["totpSecret"], program)
+def test_refresh_rotates_and_each_refresh_token_is_good_once(api, totp_person):
+    customer, program = totp_person, totp_person.program_id
+    first = sign_in_with_totp(api, customer.email, customer.password, customer.totp_secret, program)
 
     second = tokens_of(auth_post(api, "refresh", {"refresh_token": first["refresh_token"]}, program=program))
 
@@ -134,15 +136,17 @@ def test_refresh_rotates_and_each_refresh_token_is_good_once(api, sandbox):
     assert_error(reused, 401, "INVALID_CREDENTIALS")
     sibling = auth_post(api, "refresh", {"refresh_token": third["refresh_token"]}, program=program)
     assert_error(sibling, 401, "INVALID_CREDENTIALS")
-    assert not RefreshToken.objects.filter(user__email=customer["email"], revoked_at__isnull=True).exists()
+    assert not RefreshToken.objects.filter(user__email=customer.email, revoked_at__isnull=True).exists()
 
 
-def test_refresh_through_another_program_or_with_garbage_is_refused(api, sandbox, customer_tokens):
+def test_refresh_through_another_program_or_with_garbage_is_refused(
+    api, consumer_program, business_program, customer_tokens
+):
     other = auth_post(
-        api, "refresh", {"refresh_token": customer_tokens.refresh_token}, program=sandbox["businessProgramId"]
+        api, "refresh", {"refresh_token": customer_tokens.refresh_token}, program=str(business_program.id)
     )
     assert_error(other, 401, "INVALID_CREDENTIALS")
-    garbage = auth_post(api, "refresh", {"refresh_token": "garbage"}, program=sandbox["consumerProgramId"])
+    garbage = auth_post(api, "refresh", {"refresh_token": "garbage"}, program=str(consumer_program.id))
     assert_error(garbage, 401, "INVALID_CREDENTIALS")
 
     tokens_of(
@@ -150,25 +154,25 @@ def test_refresh_through_another_program_or_with_garbage_is_refused(api, sandbox
             api,
             "refresh",
             {"refresh_token": customer_tokens.refresh_token},
-            program=sandbox["consumerProgramId"],
+            program=str(consumer_program.id),
         )
     )
 
 
-def test_management_refreshes_without_a_program(api, sandbox):
-    management = sandbox["management"]
-    tokens = tokens_for(management["email"], None)
+def test_management_refreshes_without_a_program(api, manager):
+    management = manager
+    tokens = tokens_for(management.email, None)
 
     refreshed = tokens_of(auth_post(api, "refresh", {"refresh_token": tokens.refresh_token}))
 
     assert claims_of(refreshed["id_token"])["program"] is None
 
 
-def test_logout_ends_every_token_of_the_user_on_every_device(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
-    phone = tokens_for(customer["email"], program)
-    laptop = tokens_for(customer["email"], program)
-    other_customer = tokens_for(sandbox["customer2"]["email"], program)
+def test_logout_ends_every_token_of_the_user_on_every_device(api, totp_person, other_totp_person):
+    customer, program = totp_person, totp_person.program_id
+    phone = tokens_for(customer.email, program)
+    laptop = tokens_for(customer.email, program)
+    other_customer = tokens_for(other_totp_person.email, program)
 
     response = auth_post(
         api, "logout", {"access_token": phone.access_token}, program=program, **bearer(phone.access_token)
@@ -194,11 +198,11 @@ def test_logout_ends_every_token_of_the_user_on_every_device(api, sandbox):
     assert_error(again, 401, "UNAUTHORIZED")
 
 
-def test_logout_body_must_name_the_bearer(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
-    mine = tokens_for(customer["email"], program)
-    another = tokens_for(customer["email"], program)
-    version = user(customer["email"], program).token_version
+def test_logout_body_must_name_the_bearer(api, totp_person):
+    customer, program = totp_person, totp_person.program_id
+    mine = tokens_for(customer.email, program)
+    another = tokens_for(customer.email, program)
+    version = user(customer.email, program).token_version
 
     response = auth_post(
         api, "logout", {"access_token": another.access_token}, program=program, **bearer(mine.access_token)
@@ -206,19 +210,19 @@ def test_logout_body_must_name_the_bearer(api, sandbox):
 
     body = assert_error(response, 400, "VALIDATION_ERROR")
     assert body["errors"][0]["field"] == "access_token"
-    assert user(customer["email"], program).token_version == version
+    assert user(customer.email, program).token_version == version
     assert api.get(CAPABILITIES, **bearer(mine.access_token)).status_code == 200
 
 
-def test_logout_through_another_program_is_refused(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
-    mine = tokens_for(customer["email"], program)
+def test_logout_through_another_program_is_refused(api, totp_person, business_program):
+    customer, program = totp_person, totp_person.program_id
+    mine = tokens_for(customer.email, program)
 
     response = auth_post(
         api,
         "logout",
         {"access_token": mine.access_token},
-        program=sandbox["businessProgramId"],
+        program=str(business_program.id),
         **bearer(mine.access_token),
     )
 
@@ -226,8 +230,8 @@ def test_logout_through_another_program_is_refused(api, sandbox):
     assert api.get(CAPABILITIES, **bearer(mine.access_token)).status_code == 200
 
 
-def test_management_logs_out_without_a_program(api, sandbox):
-    mine = tokens_for(sandbox["management"]["email"], None)
+def test_management_logs_out_without_a_program(api, manager):
+    mine = tokens_for(manager.email, None)
 
     response = auth_post(api, "logout", {"access_token": mine.access_token}, **bearer(mine.access_token))
 
@@ -235,12 +239,12 @@ def test_management_logs_out_without_a_program(api, sandbox):
     assert_error(auth_post(api, "refresh", {"refresh_token": mine.refresh_token}), 401, "INVALID_CREDENTIALS")
 
 
-def test_logout_also_ends_sign_ins_still_in_progress(api, sandbox):
+def test_logout_also_ends_sign_ins_still_in_progress(api, totp_person):
     """A session opened before a global logout (here: an unused SOFTWARE_TOKEN_MFA one)
     no longer leads to tokens, even with the right code."""
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
-    pending = challenge_of(login(api, customer["email"], customer["password"], program), "SOFTWARE_TOKEN_MFA")
-    mine = tokens_for(customer["email"], program)
+    customer, program = totp_person, totp_person.program_id
+    pending = challenge_of(login(api, customer.email, customer.password, program), "SOFTWARE_TOKEN_MFA")
+    mine = tokens_for(customer.email, program)
 
     logout = auth_post(
         api, "logout", {"access_token": mine.access_token}, program=program, **bearer(mine.access_token)
@@ -250,23 +254,23 @@ def test_logout_also_ends_sign_ins_still_in_progress(api, sandbox):
     finish = auth_post(
         api,
         "verify-2fa",
-        {"session_token": pending, "totp_code": totp_now(customer["totpSecret"])},
+        {"session_token": pending, "totp_code": totp_now(customer.totp_secret)},
         program=program,
     )
     assert_error(finish, 401, "INVALID_CREDENTIALS")
-    fresh = challenge_of(login(api, customer["email"], customer["password"], program), "SOFTWARE_TOKEN_MFA")
+    fresh = challenge_of(login(api, customer.email, customer.password, program), "SOFTWARE_TOKEN_MFA")
     with next_totp_step():
-        code = totp_now(customer["totpSecret"])
+        code = totp_now(customer.totp_secret)
         tokens_of(auth_post(api, "verify-2fa", {"session_token": fresh, "totp_code": code}, program=program))
 
 
-def test_logout_ends_a_pending_security_setup_session(api, sandbox):
-    passkey_user = sandbox["passkeyUser"]
-    program = passkey_user["programId"]
+def test_logout_ends_a_pending_security_setup_session(api, setup_person):
+    passkey_user = setup_person
+    program = passkey_user.program_id
     pending = challenge_of(
-        login(api, passkey_user["email"], passkey_user["password"], program), "SECURITY_SETUP_REQUIRED"
+        login(api, passkey_user.email, passkey_user.password, program), "SECURITY_SETUP_REQUIRED"
     )
-    mine = tokens_for(passkey_user["email"], program)
+    mine = tokens_for(passkey_user.email, program)
 
     auth_post(
         api, "logout", {"access_token": mine.access_token}, program=program, **bearer(mine.access_token)
@@ -279,14 +283,20 @@ def test_logout_ends_a_pending_security_setup_session(api, sandbox):
 
 
 @pytest.mark.parametrize(("field", "value"), [("role", Role.CUSTODIAN), ("sandbox", False)])
-def test_tokens_issued_before_an_admin_changed_role_or_environment_are_refused(api, sandbox, field, value):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
-    before = tokens_for(customer["email"], program)
-    bystander = tokens_for(sandbox["customer2"]["email"], program)
+def test_tokens_issued_before_an_admin_changed_role_or_environment_are_refused(
+    api, totp_person, other_totp_person, field, value
+):
+    customer, program = totp_person, totp_person.program_id
+    before = tokens_for(customer.email, program)
+    bystander = tokens_for(other_totp_person.email, program)
 
     # A custodian user needs its custodian (a database constraint).
-    party = {"custodian": Custodian.objects.filter(program_id=program).first()} if field == "role" else {}
-    User.objects.filter(email=customer["email"], program_id=program).update(**{field: value}, **party)
+    party = (
+        {"custodian": Custodian.objects.create(program_id=program, sandbox=True, name="Test Custodian")}
+        if field == "role"
+        else {}
+    )
+    User.objects.filter(email=customer.email, program_id=program).update(**{field: value}, **party)
 
     body = assert_error(api.get(CAPABILITIES, **bearer(before.access_token)), 401, "UNAUTHORIZED")
     assert "access_token" not in body
@@ -295,6 +305,6 @@ def test_tokens_issued_before_an_admin_changed_role_or_environment_are_refused(a
     )
     assert_error(start, 401, "UNAUTHORIZED")
     assert api.get(CAPABILITIES, **bearer(bystander.access_token)).status_code == 200
-    after = tokens_for(customer["email"], program)
+    after = tokens_for(customer.email, program)
     assert claims_of(after.access_token)[field] == value
     assert api.get(CAPABILITIES, **bearer(after.access_token)).status_code != 401

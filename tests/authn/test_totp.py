@@ -27,6 +27,7 @@ from tests.authn.helpers import (
 from tests.conftest import requires_postgres
 from tests.support.auth import access_header, id_header
 from tests.support.factories import PASSWORD, UserFactory
+from tests.support.factories_authn import Person
 from tests.support.race import run_at_once
 
 
@@ -36,36 +37,32 @@ def wrong_code(secret: str) -> str:
     return next(code for code in ("000000", "111111", "222222", "333333") if code not in valid)
 
 
-def customer_session(api, sandbox) -> tuple[str, str, str]:
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
-    session = challenge_of(login(api, customer["email"], customer["password"], program), "SOFTWARE_TOKEN_MFA")
-    return session, customer["totpSecret"], program
+def customer_session(api, customer: Person) -> tuple[str, str, str]:
+    program = customer.program_id
+    session = challenge_of(login(api, customer.email, customer.password, program), "SOFTWARE_TOKEN_MFA")
+    return session, customer.totp_secret, program
 
 
-def test_a_code_is_accepted_once(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+def test_a_code_is_accepted_once(api, totp_person):
+    customer, program = totp_person, totp_person.program_id
     with time_machine.travel(timezone.now(), tick=False):
-        code = totp_now(customer["totpSecret"])
-        first = challenge_of(
-            login(api, customer["email"], customer["password"], program), "SOFTWARE_TOKEN_MFA"
-        )
-        second = challenge_of(
-            login(api, customer["email"], customer["password"], program), "SOFTWARE_TOKEN_MFA"
-        )
+        code = totp_now(customer.totp_secret)
+        first = challenge_of(login(api, customer.email, customer.password, program), "SOFTWARE_TOKEN_MFA")
+        second = challenge_of(login(api, customer.email, customer.password, program), "SOFTWARE_TOKEN_MFA")
 
         tokens_of(auth_post(api, "verify-2fa", {"session_token": first, "totp_code": code}, program=program))
         replay = auth_post(api, "verify-2fa", {"session_token": second, "totp_code": code}, program=program)
 
         assert_error(replay, 401, "INVALID_CREDENTIALS")
         with next_totp_step():
-            fresh = totp_now(customer["totpSecret"])
+            fresh = totp_now(customer.totp_secret)
             tokens_of(
                 auth_post(api, "verify-2fa", {"session_token": second, "totp_code": fresh}, program=program)
             )
 
 
-def test_a_code_of_the_previous_step_is_accepted_one_of_two_steps_back_is_not(api, sandbox):
-    session, secret, program = customer_session(api, sandbox)
+def test_a_code_of_the_previous_step_is_accepted_one_of_two_steps_back_is_not(api, totp_person):
+    session, secret, program = customer_session(api, totp_person)
     totp = pyotp.TOTP(secret)
     now = timezone.now()
 
@@ -85,8 +82,8 @@ def test_a_code_of_the_previous_step_is_accepted_one_of_two_steps_back_is_not(ap
     tokens_of(drifted)
 
 
-def test_a_wrong_code_is_retryable_and_the_session_survives(api, sandbox):
-    session, secret, program = customer_session(api, sandbox)
+def test_a_wrong_code_is_retryable_and_the_session_survives(api, totp_person):
+    session, secret, program = customer_session(api, totp_person)
 
     refused = auth_post(
         api, "verify-2fa", {"session_token": session, "totp_code": wrong_code(secret)}, program=program
@@ -100,8 +97,8 @@ def test_a_wrong_code_is_retryable_and_the_session_survives(api, sandbox):
     )
 
 
-def test_five_wrong_codes_burn_the_session(api, sandbox):
-    session, secret, program = customer_session(api, sandbox)
+def test_five_wrong_codes_burn_the_session(api, totp_person):
+    session, secret, program = customer_session(api, totp_person)
     bad = wrong_code(secret)
 
     answers = [
@@ -116,8 +113,8 @@ def test_five_wrong_codes_burn_the_session(api, sandbox):
     assert assert_error(burned, 401, "INVALID_CREDENTIALS")["retryable"] is False
 
 
-def test_a_session_is_single_use(api, sandbox):
-    session, secret, program = customer_session(api, sandbox)
+def test_a_session_is_single_use(api, totp_person):
+    session, secret, program = customer_session(api, totp_person)
     tokens_of(
         auth_post(
             api, "verify-2fa", {"session_token": session, "totp_code": totp_now(secret)}, program=program
@@ -131,8 +128,8 @@ def test_a_session_is_single_use(api, sandbox):
     assert_error(again, 401, "INVALID_CREDENTIALS")
 
 
-def test_an_expired_session_is_refused(api, sandbox):
-    session, secret, program = customer_session(api, sandbox)
+def test_an_expired_session_is_refused(api, totp_person):
+    session, secret, program = customer_session(api, totp_person)
 
     with time_machine.travel(timezone.now() + timedelta(minutes=5, seconds=1), tick=False):
         response = auth_post(
@@ -142,11 +139,11 @@ def test_an_expired_session_is_refused(api, sandbox):
     assert_error(response, 401, "INVALID_CREDENTIALS")
 
 
-def test_a_session_of_another_kind_is_refused(api, sandbox):
-    passkey_user = sandbox["passkeyUser"]
-    program = passkey_user["programId"]
+def test_a_session_of_another_kind_is_refused(api, setup_person):
+    passkey_user = setup_person
+    program = passkey_user.program_id
     session = challenge_of(
-        login(api, passkey_user["email"], passkey_user["password"], program), "SECURITY_SETUP_REQUIRED"
+        login(api, passkey_user.email, passkey_user.password, program), "SECURITY_SETUP_REQUIRED"
     )
 
     response = auth_post(
@@ -157,21 +154,23 @@ def test_a_session_of_another_kind_is_refused(api, sandbox):
 
 
 @pytest.mark.parametrize("other_program", ["businessProgramId", None])
-def test_a_session_is_refused_through_another_program(api, sandbox, other_program):
-    session, secret, program = customer_session(api, sandbox)
+def test_a_session_is_refused_through_another_program(api, totp_person, business_program, other_program):
+    session, secret, program = customer_session(api, totp_person)
     body = {"session_token": session, "totp_code": totp_now(secret)}
 
-    response = auth_post(api, "verify-2fa", body, program=sandbox.get(other_program))
+    response = auth_post(
+        api, "verify-2fa", body, program={"businessProgramId": str(business_program.id)}.get(other_program)
+    )
 
     assert_error(response, 401, "INVALID_CREDENTIALS")
     tokens_of(auth_post(api, "verify-2fa", body, program=program))
 
 
-def test_totp_enrolment_from_security_setup_ends_in_tokens(api, sandbox):
-    passkey_user = sandbox["passkeyUser"]
-    program = passkey_user["programId"]
+def test_totp_enrolment_from_security_setup_ends_in_tokens(api, setup_person):
+    passkey_user = setup_person
+    program = passkey_user.program_id
     session = challenge_of(
-        login(api, passkey_user["email"], passkey_user["password"], program), "SECURITY_SETUP_REQUIRED"
+        login(api, passkey_user.email, passkey_user.password, program), "SECURITY_SETUP_REQUIRED"
     )
 
     setup = auth_post(api, "mfa/setup", {"session_token": session}, program=program)
@@ -181,7 +180,7 @@ def test_totp_enrolment_from_security_setup_ends_in_tokens(api, sandbox):
     assert set(data) == {"secret", "otpauthUri", "session_token"}
     uri = urlparse(data["otpauthUri"])
     assert uri.scheme == "otpauth" and parse_qs(uri.query)["secret"] == [data["secret"]]
-    stored = user(passkey_user["email"], program)
+    stored = user(passkey_user.email, program)
     assert stored.totp_secret == data["secret"] and stored.totp_confirmed is False
     with connection.cursor() as cursor:
         cursor.execute("SELECT totp_secret FROM authn_user WHERE id = %s", [stored.id.hex])
@@ -206,11 +205,11 @@ def test_totp_enrolment_from_security_setup_ends_in_tokens(api, sandbox):
     assert tokens_of(confirmed)["hasMfa"] is True
 
     with next_totp_step():
-        sign_in_with_totp(api, passkey_user["email"], passkey_user["password"], data["secret"], program)
+        sign_in_with_totp(api, passkey_user.email, passkey_user.password, data["secret"], program)
 
 
-def test_totp_enrolment_with_the_id_token(api, sandbox):
-    program = sandbox["consumerProgramId"]
+def test_totp_enrolment_with_the_id_token(api, consumer_program):
+    program = str(consumer_program.id)
     person = UserFactory(program_id=program)
 
     setup = auth_post(api, "mfa/setup", {}, program=program, **id_header(person.email, program))
@@ -227,8 +226,8 @@ def test_totp_enrolment_with_the_id_token(api, sandbox):
     )
 
 
-def test_mfa_setup_needs_a_setup_session_or_the_id_token(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+def test_mfa_setup_needs_a_setup_session_or_the_id_token(api, totp_person):
+    customer, program = totp_person, totp_person.program_id
     person = UserFactory(program_id=program)
 
     assert_error(auth_post(api, "mfa/setup", {}, program=program), 401, "UNAUTHORIZED")
@@ -236,50 +235,50 @@ def test_mfa_setup_needs_a_setup_session_or_the_id_token(api, sandbox):
         api, "mfa/setup", {}, program=program, **access_header(person.email, program)
     )
     assert_error(with_access_token, 401, "UNAUTHORIZED")
-    mfa_session, _, _ = customer_session(api, sandbox)
+    mfa_session, _, _ = customer_session(api, customer)
     wrong_kind = auth_post(api, "mfa/setup", {"session_token": mfa_session}, program=program)
     assert_error(wrong_kind, 401, "INVALID_CREDENTIALS")
     with_garbage = auth_post(api, "mfa/setup", {}, program=program, **bearer("garbage"))
     assert_error(with_garbage, 401, "UNAUTHORIZED")
     assert not User.objects.get(id=person.id).totp_secret
-    assert user(customer["email"], program).totp_secret == customer["totpSecret"]
+    assert user(customer.email, program).totp_secret == customer.totp_secret
 
 
-def test_confirmed_totp_cannot_be_replaced(api, sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+def test_confirmed_totp_cannot_be_replaced(api, totp_person):
+    customer, program = totp_person, totp_person.program_id
 
-    response = auth_post(api, "mfa/setup", {}, program=program, **id_header(customer["email"], program))
+    response = auth_post(api, "mfa/setup", {}, program=program, **id_header(customer.email, program))
 
     assert_error(response, 409, "INVALID_STATE")
-    assert user(customer["email"], program).totp_secret == customer["totpSecret"]
+    assert user(customer.email, program).totp_secret == customer.totp_secret
 
 
-def test_step_up_totp_verify_spends_the_code(sandbox):
-    customer = sandbox["customer"]
-    holder = user(customer["email"], sandbox["consumerProgramId"])
+def test_step_up_totp_verify_spends_the_code(totp_person, consumer_program):
+    customer = totp_person
+    holder = user(customer.email, str(consumer_program.id))
     with time_machine.travel(timezone.now(), tick=False):
-        code = totp_now(customer["totpSecret"])
+        code = totp_now(customer.totp_secret)
 
         assert totp_verify(holder, code) is True
         assert totp_verify(holder, code) is False
-        assert totp_verify(holder, wrong_code(customer["totpSecret"])) is False
+        assert totp_verify(holder, wrong_code(customer.totp_secret)) is False
 
-    unconfirmed = UserFactory(program_id=sandbox["consumerProgramId"], totp_secret=pyotp.random_base32())
+    unconfirmed = UserFactory(program_id=str(consumer_program.id), totp_secret=pyotp.random_base32())
     assert totp_verify(unconfirmed, totp_now(unconfirmed.totp_secret)) is False
 
 
 @requires_postgres
 @pytest.mark.django_db(transaction=True)
-def test_two_requests_racing_with_one_code_cannot_both_pass(sandbox):
-    customer, program = sandbox["customer"], sandbox["consumerProgramId"]
+def test_two_requests_racing_with_one_code_cannot_both_pass(totp_person):
+    customer, program = totp_person, totp_person.program_id
     client = APIClient()
     # Five contenders: a sixth would meet the per-user second-factor lockout (429)
     # rather than the spent code this test is about.
     sessions = [
-        challenge_of(login(client, customer["email"], customer["password"], program), "SOFTWARE_TOKEN_MFA")
+        challenge_of(login(client, customer.email, customer.password, program), "SOFTWARE_TOKEN_MFA")
         for _ in range(5)
     ]
-    code = totp_now(customer["totpSecret"])
+    code = totp_now(customer.totp_secret)
 
     def verify(index: int) -> int:
         body = {"session_token": sessions[index], "totp_code": code}

@@ -1,66 +1,36 @@
-"""The sandbox's card customers: `customer` (consumer program: cardholders off, PIN off)
-and `business` (business program: cardholders on, PIN on), each with a card on its
-`accountId`."""
-
-from dataclasses import dataclass
+"""Card customers, each with a card on its main account: `consumer` and `consumer2`
+(one consumer program: cardholders off, PIN off) and `business` (a business
+program: cardholders on, PIN on, the user has a PIN)."""
 
 import pytest
 
-from authn.models import User
-from bankapi.models import Account, Program
-from cards.models import Card
-from tests.support.auth import access_header
+from bankapi.models import Customer, Program
+from tests.support.factories_cards import CardCustomer, business_card_program, card_customer, card_program
 
-
-@dataclass
-class Holder:
-    """A sandbox customer as a card test uses it."""
-
-    data: dict
-    program_id: str
-
-    @property
-    def user(self) -> User:
-        return User.objects.get(email=self.data["email"], program_id=self.program_id)
-
-    @property
-    def auth(self) -> dict[str, str]:
-        return access_header(self.data["email"], self.program_id)
-
-    @property
-    def card(self) -> Card:
-        return Card.objects.get(id=self.data["cardId"])
-
-    @property
-    def account(self) -> Account:
-        return Account.objects.get(id=self.data["accountId"])
-
-    @property
-    def program(self) -> Program:
-        return Program.objects.get(id=self.program_id)
-
-    def account_url(self, what: str, account_id: str | None = None) -> str:
-        return (
-            f"/v1/customers/{self.data['customerId']}/accounts/{account_id or self.data['accountId']}/{what}"
-        )
-
-    def card_url(self, what: str = "", card_id: str | None = None) -> str:
-        return self.account_url(f"cards/{card_id or self.data['cardId']}{what}")
+BUSINESS_PIN = "482916"
 
 
 @pytest.fixture
-def consumer(sandbox) -> Holder:
-    return Holder(sandbox["customer"], sandbox["consumerProgramId"])
+def consumer_program(db) -> Program:
+    return card_program(international_payments_enabled=True)
 
 
 @pytest.fixture
-def consumer2(sandbox) -> Holder:
-    return Holder(sandbox["customer2"], sandbox["consumerProgramId"])
+def consumer(consumer_program) -> CardCustomer:
+    return card_customer(consumer_program, "Ada Lovelace")
 
 
 @pytest.fixture
-def business(sandbox) -> Holder:
-    return Holder(sandbox["business"], sandbox["businessProgramId"])
+def consumer2(consumer_program) -> CardCustomer:
+    """Another customer of the consumer's program."""
+    return card_customer(consumer_program, "Charles Babbage")
+
+
+@pytest.fixture
+def business(db) -> CardCustomer:
+    return card_customer(
+        business_card_program(), "Analytical Engines Ltd", Customer.Kind.COMPANY, pin=BUSINESS_PIN
+    )
 
 
 def assert_error(response, status: int, code: str) -> dict:

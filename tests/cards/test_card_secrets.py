@@ -10,12 +10,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from authn.models import User
 from bankapi.crypto import decrypt
 from cards.numbers import luhn_check_digit
 from cards.services import card_issue, card_numbers_resolve
 from tests.authn.helpers import totp_now
 from tests.cards.conftest import assert_error
+from tests.support.factories_authn import operator
 
 PAN_BODY = "400000987654321"
 PAN = PAN_BODY + luhn_check_digit(PAN_BODY)
@@ -56,11 +56,11 @@ def test_a_full_secure_details_request_logs_neither_pan_nor_cvv(api, consumer, c
         caplog.set_level(logging.DEBUG, logger=name)
 
     with time_machine.travel(timezone.now(), tick=False), CaptureQueriesContext(connection) as queries:
-        wrong = "000000" if totp_now(consumer.data["totpSecret"]) != "000000" else "111111"
+        wrong = "000000" if totp_now(consumer.totp_secret) != "000000" else "111111"
         refused = api.post(
             url, {"confirmation": {"method": "totp", "code": wrong}}, format="json", **consumer.auth
         )
-        code = totp_now(consumer.data["totpSecret"])
+        code = totp_now(consumer.totp_secret)
         shown = api.post(
             url, {"confirmation": {"method": "totp", "code": code}}, format="json", **consumer.auth
         )
@@ -111,8 +111,8 @@ def test_other_answers_show_neither(api, business):
         assert f'"{cvv}"' not in response.content.decode()
 
 
-def test_admin_shows_the_last_four_only(client, sandbox, consumer, card):
-    client.force_login(User.objects.get(email=sandbox["operator"]["email"], program=None))
+def test_admin_shows_the_last_four_only(client, consumer, card):
+    client.force_login(operator())
 
     pages = [
         client.get("/admin/cards/card/"),

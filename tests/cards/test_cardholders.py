@@ -223,9 +223,9 @@ def test_a_date_of_birth_must_be_in_the_past(api, business):
     assert yesterday.status_code == 200, yesterday.content
 
 
-def test_program_and_sandbox_come_from_the_token(api, business, sandbox):
+def test_program_and_sandbox_come_from_the_token(api, business, consumer_program):
     body = assert_error(
-        create(api, business, {**BODY, "programId": sandbox["consumerProgramId"], "sandbox": False}),
+        create(api, business, {**BODY, "programId": str(consumer_program.id), "sandbox": False}),
         400,
         "VALIDATION_ERROR",
     )
@@ -248,9 +248,7 @@ def test_another_customers_account_is_not_found(api, business, consumer, consume
     program = consumer.program
     program.cardholders_enabled = True
     program.save()
-    own_customer_other_account = (
-        f"/v1/customers/{consumer.data['customerId']}/accounts/{consumer2.data['accountId']}"
-    )
+    own_customer_other_account = f"/v1/customers/{consumer.customer_id}/accounts/{consumer2.account_id}"
     others = [
         # Another customer's account, through its own customer id.
         create(api, consumer2, {"firstName": "Eve"}, headers=consumer.auth),
@@ -269,13 +267,13 @@ def test_another_customers_account_is_not_found(api, business, consumer, consume
 
 
 def test_an_account_is_resolved_before_the_body_is_read(api, business, consumer):
-    response = create(api, business, {"firstName": 5}, account_id=consumer.data["accountId"])
+    response = create(api, business, {"firstName": 5}, account_id=consumer.account_id)
 
     assert_error(response, 404, "RESOURCE_NOT_FOUND")
 
 
 def test_the_id_token_and_no_token_are_unauthorized(api, business):
-    id_token = create(api, business, BODY, headers=id_header(business.data["email"], business.program_id))
+    id_token = create(api, business, BODY, headers=id_header(business.email, business.program_id))
     no_token = create(api, business, BODY, headers={})
 
     assert_error(id_token, 401, "UNAUTHORIZED")

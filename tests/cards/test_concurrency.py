@@ -14,7 +14,7 @@ from tests.support.race import run_at_once
 @pytest.mark.django_db(transaction=True)
 def test_parallel_reveals_with_one_passkey_session_show_the_card_once(business):
     client = APIClient()
-    authenticator = enrol_passkey(client, business.data["email"], business.program_id)
+    authenticator = enrol_passkey(client, business.email, business.program_id)
     # Several authenticator answers for one session; counters rise, so only the
     # session's single use can stop all but one.
     session = open_session(client, business)

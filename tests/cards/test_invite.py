@@ -6,6 +6,7 @@ from cards.models import Cardholder
 from cards.services import cardholder_create
 from tests.cards.conftest import assert_error
 from tests.support.auth import id_header
+from tests.support.factories import funded_account
 
 
 def invite(api, holder, cardholder_id, **kwargs):
@@ -28,7 +29,7 @@ def test_cardholders_of_the_account_are_put_on_the_card(api, business):
     assert first.status_code == 200, first.content
     assert first.json() == {
         "success": True,
-        "data": {"cardId": business.data["cardId"], "cardholderIds": [str(grace.id)]},
+        "data": {"cardId": business.card_id, "cardholderIds": [str(grace.id)]},
     }
     assert second.json()["data"]["cardholderIds"] == [str(grace.id), str(alan.id)]
     assert set(business.card.cardholders.all()) == {grace, alan}
@@ -46,7 +47,7 @@ def test_inviting_a_cardholder_already_on_the_card_answers_the_same(api, busines
 
 
 def test_a_cardholder_of_another_account_is_not_found(api, business):
-    other_account = business.account.customer.accounts.exclude(id=business.account.id).first()
+    other_account = funded_account(business.customer, "0.00")
     elsewhere = a_cardholder(other_account)
 
     for cardholder_id in (str(elsewhere.id), "5f0f7a3e-2f5c-4c7e-9a52-8d9b8a1f0c11", "nobody"):
@@ -75,7 +76,7 @@ def test_cards_and_accounts_not_visible_are_not_found(api, business, consumer):
     program.save()
 
     assert_error(
-        invite(api, consumer, str(grace.id), headers=consumer.auth, card_id=business.data["cardId"]),
+        invite(api, consumer, str(grace.id), headers=consumer.auth, card_id=business.card_id),
         404,
         "CARD_NOT_FOUND",
     )
@@ -86,9 +87,7 @@ def test_cards_and_accounts_not_visible_are_not_found(api, business, consumer):
 def test_the_id_token_is_unauthorized(api, business):
     grace = a_cardholder(business.account)
 
-    response = invite(
-        api, business, str(grace.id), headers=id_header(business.data["email"], business.program_id)
-    )
+    response = invite(api, business, str(grace.id), headers=id_header(business.email, business.program_id))
 
     assert_error(response, 401, "UNAUTHORIZED")
     assert not business.card.cardholders.exists()

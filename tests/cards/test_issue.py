@@ -7,7 +7,6 @@ import pytest
 from django.utils import timezone
 from openapi_schema_validator import OAS30ReadValidator
 
-from authn.models import User
 from bankapi.errors import ApiError
 from bankapi.models import Account
 from cards.models import Card
@@ -16,6 +15,8 @@ from cards.services import card_issue, card_numbers_resolve, cardholder_create
 from events.models import Event
 from events.recording import event_payload
 from tests.authn.test_sandbox_rerun import rerun_bootstrap
+from tests.support.factories import funded_account
+from tests.support.factories_authn import operator
 from tests.support.openapi import _closed, openapi_document
 
 
@@ -75,7 +76,7 @@ def test_production_cards_need_the_processors_numbers(consumer):
 
 
 def test_cardholders_of_another_account_cannot_hold_a_new_card(business):
-    other_account = business.account.customer.accounts.exclude(id=business.account.id).first()
+    other_account = funded_account(business.customer, "0.00")
     elsewhere = cardholder_create(account=other_account, first_name="Eve")
 
     with pytest.raises(ApiError):
@@ -104,9 +105,9 @@ def test_a_bootstrap_rerun_prints_the_same_cards_and_makes_none(sandbox):
     assert Card.objects.count() == before + 1
 
 
-def test_operators_issue_a_sandbox_card_in_admin(client, sandbox):
-    client.force_login(User.objects.get(email=sandbox["operator"]["email"], program=None))
-    account_id = sandbox["customer2"]["accountId"]
+def test_operators_issue_a_sandbox_card_in_admin(client, consumer2):
+    client.force_login(operator())
+    account_id = consumer2.account_id
 
     response = client.post("/admin/cards/card/add/", {"account": account_id, "name_on_card": "Second Card"})
 
@@ -115,9 +116,9 @@ def test_operators_issue_a_sandbox_card_in_admin(client, sandbox):
     assert luhn_valid(card.pan)
 
 
-def test_admin_refuses_bad_processor_numbers_without_echoing_them(client, sandbox):
-    client.force_login(User.objects.get(email=sandbox["operator"]["email"], program=None))
-    account_id = sandbox["customer2"]["accountId"]
+def test_admin_refuses_bad_processor_numbers_without_echoing_them(client, consumer2):
+    client.force_login(operator())
+    account_id = consumer2.account_id
 
     response = client.post(
         "/admin/cards/card/add/",
@@ -136,8 +137,8 @@ def test_issuing_records_a_card_issued_event_without_the_secrets(consumer):
 
     assert event.data == {
         "cardId": str(card.id),
-        "accountId": consumer.data["accountId"],
-        "customerId": consumer.data["customerId"],
+        "accountId": consumer.account_id,
+        "customerId": consumer.customer_id,
         "status": "ACTIVE",
         "lastFour": card.pan[-4:],
         "expiryMonth": card.expiry_month,
@@ -145,7 +146,7 @@ def test_issuing_records_a_card_issued_event_without_the_secrets(consumer):
         "nameOnCard": "EVENT CARD",
         "cardholderIds": [],
     }
-    assert str(event.customer_id) == consumer.data["customerId"]
+    assert str(event.customer_id) == consumer.customer_id
     assert (str(event.program_id), event.sandbox) == (consumer.program_id, True)
     assert card.pan not in str(event.data) and f"'{card.cvv}'" not in str(event.data)
 

@@ -13,6 +13,7 @@ from cards.services import card_issue
 from tests.authn.helpers import totp_now
 from tests.cards.conftest import assert_error
 from tests.support.auth import id_header
+from tests.support.factories import funded_account
 from tests.support.passkeys import enrol_passkey
 
 
@@ -63,7 +64,7 @@ def wrong(secret: str) -> str:
 
 
 def test_the_passkey_challenge_answers_a_session_and_the_users_passkeys(api, business):
-    authenticator = enrol_passkey(api, business.data["email"], business.program_id)
+    authenticator = enrol_passkey(api, business.email, business.program_id)
 
     response = challenge(api, business)
 
@@ -75,7 +76,7 @@ def test_the_passkey_challenge_answers_a_session_and_the_users_passkeys(api, bus
     assert set(options) == {"challenge", "timeout", "rpId", "userVerification", "allowCredentials"}
     assert options["allowCredentials"] == [{"type": "public-key", "id": authenticator.credential_id_b64}]
     assert isinstance(options["timeout"], int) and options["rpId"] == "localhost"
-    assert AuthChallenge.objects.get(kind="STEP_UP_PASSKEY").context["bound_to"] == business.data["cardId"]
+    assert AuthChallenge.objects.get(kind="STEP_UP_PASSKEY").context["bound_to"] == business.card_id
 
 
 def test_a_user_without_a_passkey_gets_not_supported(api, business):
@@ -83,7 +84,7 @@ def test_a_user_without_a_passkey_gets_not_supported(api, business):
 
 
 def test_a_body_sent_to_the_passkey_challenge_is_ignored(api, business):
-    enrol_passkey(api, business.data["email"], business.program_id)
+    enrol_passkey(api, business.email, business.program_id)
 
     response = api.post(
         business.card_url("/secure/passkey-challenge"), {"x": 1}, format="json", **business.auth
@@ -96,19 +97,19 @@ def test_a_body_sent_to_the_passkey_challenge_is_ignored(api, business):
 
 
 def test_a_passkey_confirmation_reveals_the_details_once(api, business):
-    authenticator = enrol_passkey(api, business.data["email"], business.program_id)
+    authenticator = enrol_passkey(api, business.email, business.program_id)
     session = open_session(api, business)
 
     data = details_of(reveal(api, business, passkey_confirmation(session, authenticator)), business.card)
 
-    assert data["nameOnCard"] == "SANDBOX BUSINESS LTD" and data["pan"][-4:] == business.card.last_four
+    assert data["nameOnCard"] == "ANALYTICAL ENGINES LTD" and data["pan"][-4:] == business.card.last_four
     replay = reveal(api, business, passkey_confirmation(session, authenticator))
     assert_error(replay, 401, "INVALID_CREDENTIALS")
 
 
 def test_a_totp_code_reveals_the_details_and_is_good_once(api, consumer):
     with time_machine.travel(timezone.now(), tick=False):
-        code = totp_now(consumer.data["totpSecret"])
+        code = totp_now(consumer.totp_secret)
 
         details_of(reveal(api, consumer, {"method": "totp", "code": code}), consumer.card)
 
@@ -116,15 +117,15 @@ def test_a_totp_code_reveals_the_details_and_is_good_once(api, consumer):
 
 
 def test_the_pin_reveals_the_details_where_the_program_offers_it(api, business, consumer):
-    details_of(reveal(api, business, {"method": "pin", "pin": business.data["pin"]}), business.card)
+    details_of(reveal(api, business, {"method": "pin", "pin": business.pin}), business.card)
 
-    wrong_pin = "0000" if business.data["pin"] != "0000" else "1111"
+    wrong_pin = "0000" if business.pin != "0000" else "1111"
     assert_error(reveal(api, business, {"method": "pin", "pin": wrong_pin}), 401, "INVALID_CREDENTIALS")
     assert_error(reveal(api, consumer, {"method": "pin", "pin": "1234"}), 422, "NOT_SUPPORTED")
 
 
 def test_a_session_opened_for_one_card_does_not_reveal_another(api, business):
-    authenticator = enrol_passkey(api, business.data["email"], business.program_id)
+    authenticator = enrol_passkey(api, business.email, business.program_id)
     second = card_issue(account=business.account, name_on_card="Second Card")
     session = open_session(api, business)
 
@@ -140,7 +141,7 @@ def test_a_session_opened_for_one_card_does_not_reveal_another(api, business):
 
 
 def test_an_expired_session_is_refused(api, business):
-    authenticator = enrol_passkey(api, business.data["email"], business.program_id)
+    authenticator = enrol_passkey(api, business.email, business.program_id)
     session = open_session(api, business)
 
     with time_machine.travel(timezone.now() + timedelta(minutes=5, seconds=1)):
@@ -149,8 +150,8 @@ def test_an_expired_session_is_refused(api, business):
     assert_error(response, 401, "INVALID_CREDENTIALS")
 
 
-def test_a_forged_or_foreign_assertion_is_refused_and_not_counted(api, business, sandbox):
-    authenticator = enrol_passkey(api, business.data["email"], business.program_id)
+def test_a_forged_or_foreign_assertion_is_refused_and_not_counted(api, business):
+    authenticator = enrol_passkey(api, business.email, business.program_id)
     session = open_session(api, business)
     forged = [
         passkey_confirmation(session, authenticator, origin="https://evil.example"),
@@ -165,7 +166,7 @@ def test_a_forged_or_foreign_assertion_is_refused_and_not_counted(api, business,
         assert_error(reveal(api, business, confirmation), 401, "INVALID_CREDENTIALS")
 
     # Not counted towards the second-factor lockout: the PIN still works after.
-    details_of(reveal(api, business, {"method": "pin", "pin": business.data["pin"]}), business.card)
+    details_of(reveal(api, business, {"method": "pin", "pin": business.pin}), business.card)
     details_of(reveal(api, business, passkey_confirmation(session, authenticator)), business.card)
     # A copy of that signature's counter on a new session: a cloned authenticator.
     replayed = passkey_confirmation(
@@ -176,11 +177,11 @@ def test_a_forged_or_foreign_assertion_is_refused_and_not_counted(api, business,
 
 def test_five_wrong_codes_lock_the_users_codes(api, business):
     with time_machine.travel(timezone.now(), tick=False):
-        bad = wrong(business.data["totpSecret"])
+        bad = wrong(business.totp_secret)
         for _ in range(5):
             assert_error(reveal(api, business, {"method": "totp", "code": bad}), 401, "INVALID_CREDENTIALS")
 
-        locked = reveal(api, business, {"method": "pin", "pin": business.data["pin"]})
+        locked = reveal(api, business, {"method": "pin", "pin": business.pin})
 
     assert_error(locked, 429, "TOO_MANY_REQUESTS")
     assert int(locked["Retry-After"]) > 0
@@ -236,8 +237,8 @@ def test_cards_not_on_that_account_are_card_not_found(api, consumer, consumer2, 
     cases = [
         call("5f0f7a3e-2f5c-4c7e-9a52-8d9b8a1f0c11"),
         call("not-a-card"),
-        call(consumer2.data["cardId"]),
-        call(consumer.data["cardId"], consumer.data["shortRefAccountId"]),
+        call(consumer2.card_id),
+        call(consumer.card_id, str(funded_account(consumer.customer, "0.00").id)),
     ]
 
     for response in cases:
@@ -252,10 +253,10 @@ def test_customers_and_accounts_not_visible_are_resource_not_found(api, consumer
         # Another customer, its account and card, all named in the path.
         consumer2.card_url(route),
         # The caller's customer with another customer's account.
-        consumer.account_url(f"cards/{consumer2.data['cardId']}{route}", consumer2.data["accountId"]),
+        consumer.account_url(f"cards/{consumer2.card_id}{route}", consumer2.account_id),
         # Another program's customer.
         business.card_url(route),
-        f"/v1/customers/nobody/accounts/{consumer.data['accountId']}/cards/{consumer.data['cardId']}{route}",
+        f"/v1/customers/nobody/accounts/{consumer.account_id}/cards/{consumer.card_id}{route}",
     ]
 
     for url in urls:
@@ -264,7 +265,7 @@ def test_customers_and_accounts_not_visible_are_resource_not_found(api, consumer
 
 def test_the_card_is_resolved_before_the_body_is_read(api, consumer, consumer2):
     response = api.post(
-        consumer.card_url("/secure", card_id=consumer2.data["cardId"]),
+        consumer.card_url("/secure", card_id=consumer2.card_id),
         {"confirmation": 5},
         format="json",
         **consumer.auth,
@@ -275,12 +276,12 @@ def test_the_card_is_resolved_before_the_body_is_read(api, consumer, consumer2):
 
 @pytest.mark.parametrize("route", ["/secure/passkey-challenge", "/secure"])
 def test_the_id_token_and_no_token_are_unauthorized(api, consumer, route):
-    code = {"confirmation": {"method": "totp", "code": totp_now(consumer.data["totpSecret"])}}
+    code = {"confirmation": {"method": "totp", "code": totp_now(consumer.totp_secret)}}
     id_token = api.post(
         consumer.card_url(route),
         code,
         format="json",
-        **id_header(consumer.data["email"], consumer.program_id),
+        **id_header(consumer.email, consumer.program_id),
     )
     no_token = api.post(consumer.card_url(route), code, format="json")
 

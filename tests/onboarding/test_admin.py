@@ -2,14 +2,17 @@
 
 import hashlib
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from authn.models import User
 from onboarding.models import Application, LegalDocument, LegalDocumentSet, VerificationStep
+from tests.support.factories_onboarding import operator_user
 
 
-def operator(client, sandbox):
-    client.force_login(User.objects.get(email=sandbox["operator"]["email"], program=None))
+@pytest.fixture
+def operator(client):
+    """The test client signed in to admin as an operator."""
+    client.force_login(operator_user())
     return client
 
 
@@ -22,11 +25,10 @@ def _inline_management(prefix: str, total: int = 0, initial: int = 0) -> dict:
     }
 
 
-def test_a_legal_document_uploaded_in_admin_is_hashed_from_its_content(client, sandbox):
-    operator(client, sandbox)
+def test_a_legal_document_uploaded_in_admin_is_hashed_from_its_content(operator, program):
     content = b"%PDF-1.4 sandbox terms, version 2"
     form = {
-        "program": sandbox["consumerProgramId"],
+        "program": str(program.id),
         "sandbox": "on",
         "version": "2026-06",
         "provider": "sandbox",
@@ -41,7 +43,7 @@ def test_a_legal_document_uploaded_in_admin_is_hashed_from_its_content(client, s
         "documents-0-upload": SimpleUploadedFile("terms.pdf", content, content_type="application/pdf"),
     }
 
-    response = client.post("/admin/onboarding/legaldocumentset/add/", form)
+    response = operator.post("/admin/onboarding/legaldocumentset/add/", form)
 
     assert response.status_code == 302, response.content[:2000]
     document = LegalDocument.objects.get(document_set__version="2026-06")
@@ -50,10 +52,9 @@ def test_a_legal_document_uploaded_in_admin_is_hashed_from_its_content(client, s
     assert document.hash == "sha256:" + hashlib.sha256(content).hexdigest()
 
 
-def test_a_legal_document_needs_its_content(client, sandbox):
-    operator(client, sandbox)
+def test_a_legal_document_needs_its_content(operator, program):
     form = {
-        "program": sandbox["consumerProgramId"],
+        "program": str(program.id),
         "sandbox": "on",
         "version": "2026-07",
         "provider": "sandbox",
@@ -66,21 +67,20 @@ def test_a_legal_document_needs_its_content(client, sandbox):
         "documents-0-effective_date": "2026-07-01",
     }
 
-    response = client.post("/admin/onboarding/legaldocumentset/add/", form)
+    response = operator.post("/admin/onboarding/legaldocumentset/add/", form)
 
     assert response.status_code == 200
     assert not LegalDocumentSet.objects.filter(version="2026-07").exists()
 
 
-def test_stage_actions_move_applications_through_the_service(client, sandbox):
-    operator(client, sandbox)
-    application_id = sandbox["customer2"]["applicationId"]
+def test_stage_actions_move_applications_through_the_service(operator, applicant2):
+    application_id = applicant2.application_id
 
-    allowed = client.post(
+    allowed = operator.post(
         "/admin/onboarding/application/",
         {"action": "move_to_in_progress", "_selected_action": [application_id]},
     )
-    refused = client.post(
+    refused = operator.post(
         "/admin/onboarding/application/",
         {"action": "move_to_approved", "_selected_action": [application_id]},
     )
@@ -89,10 +89,9 @@ def test_stage_actions_move_applications_through_the_service(client, sandbox):
     assert Application.objects.get(id=application_id).workflow_stage == "IN_PROGRESS"
 
 
-def test_verification_outcomes_set_in_admin_are_what_the_provider_reports(client, sandbox):
-    operator(client, sandbox)
-    application = Application.objects.get(id=sandbox["customer2"]["applicationId"])
-    page = client.get(f"/admin/onboarding/application/{application.id}/change/")
+def test_verification_outcomes_set_in_admin_are_what_the_provider_reports(operator, applicant2):
+    application = applicant2.application
+    page = operator.get(f"/admin/onboarding/application/{application.id}/change/")
     assert page.status_code == 200
     form = {
         "applicant_first_name": "",
@@ -109,7 +108,7 @@ def test_verification_outcomes_set_in_admin_are_what_the_provider_reports(client
         "verification_steps-0-position": "0",
     }
 
-    response = client.post(f"/admin/onboarding/application/{application.id}/change/", form)
+    response = operator.post(f"/admin/onboarding/application/{application.id}/change/", form)
 
     assert response.status_code == 302, response.content[:3000]
     step = VerificationStep.objects.get(application=application)

@@ -9,27 +9,25 @@ from onboarding.models import Application
 NEW_APPLICATION = "/v1/applications"
 
 
-def test_create_starts_a_new_individual_application_for_the_signed_in_customer(
-    api, sandbox, customer_id_token
-):
+def test_create_starts_a_new_individual_application_for_the_signed_in_customer(api, payer, customer_id_token):
     response = api.post(NEW_APPLICATION, {"isCompany": False}, format="json", **customer_id_token)
 
     assert response.status_code == 200
     body = response.json()
     assert body["success"] is True
     application = body["data"]["application"]
-    assert application["customerId"] == sandbox["customer"]["customerId"]
+    assert application["customerId"] == str(payer.customer.id)
     assert application["isCompany"] is False
     assert application["workflowStage"] == "NEW"
     assert application["onboardingV3"] is True
     assert application["primaryApplicant"] == {
         "firstName": "",
         "lastName": "",
-        "email": sandbox["customer"]["email"],
+        "email": payer.email,
     }
     assert application["legalDocumentsAcceptance"] is None
     stored = Application.objects.get(id=application["applicationId"])
-    assert str(stored.customer_id) == sandbox["customer"]["customerId"]
+    assert stored.customer_id == payer.customer.id
     assert stored.workflow_stage == "NEW"
 
 
@@ -108,20 +106,20 @@ def test_create_is_for_customer_users_only(api, custodian_id_token, management_i
     assert management.status_code == 403
 
 
-def test_get_answers_the_application_and_no_ubos_for_an_individual(api, sandbox, customer_id_token):
-    application_id = sandbox["customer"]["applicationId"]
+def test_get_answers_the_application_and_no_ubos_for_an_individual(api, applicant, customer_id_token):
+    application_id = applicant.application_id
 
     response = api.get(f"/v1/applications/{application_id}", **customer_id_token)
 
     assert response.status_code == 200
     data = response.json()["data"]
     assert data["application"]["applicationId"] == application_id
-    assert data["application"]["customerId"] == sandbox["customer"]["customerId"]
+    assert data["application"]["customerId"] == applicant.customer_id
     assert data["ubos"] == []
 
 
-def test_get_answers_a_company_application_with_its_ubos(api, sandbox, business_id_token):
-    application_id = sandbox["business"]["applicationId"]
+def test_get_answers_a_company_application_with_its_ubos(api, business_applicant, business_id_token):
+    application_id = business_applicant.application_id
 
     response = api.get(f"/v1/applications/{application_id}", **business_id_token)
 
@@ -141,8 +139,8 @@ def test_get_of_an_unknown_id_is_not_found(api, customer_id_token, raw_id):
     assert response.json()["code"] == "RESOURCE_NOT_FOUND"
 
 
-def test_another_customers_application_is_not_found(api, sandbox, customer2_id_token, business_id_token):
-    application_id = sandbox["customer"]["applicationId"]
+def test_another_customers_application_is_not_found(api, applicant, customer2_id_token, business_id_token):
+    application_id = applicant.application_id
 
     same_program = api.get(f"/v1/applications/{application_id}", **customer2_id_token)
     other_program = api.get(f"/v1/applications/{application_id}", **business_id_token)
@@ -152,8 +150,8 @@ def test_another_customers_application_is_not_found(api, sandbox, customer2_id_t
     assert other_program.status_code == 404
 
 
-def test_get_refuses_the_access_token(api, sandbox, customer_access_token):
-    response = api.get(f"/v1/applications/{sandbox['customer']['applicationId']}", **customer_access_token)
+def test_get_refuses_the_access_token(api, applicant, customer_access_token):
+    response = api.get(f"/v1/applications/{applicant.application_id}", **customer_access_token)
 
     assert response.status_code == 401
 

@@ -8,7 +8,6 @@ from events.models import Event
 from onboarding.models import Application
 from onboarding.services.applications import application_stage_move
 from onboarding.services.verification import verification_outcomes_recorded
-from tests.support.auth import access_header
 
 Stage = Application.Stage
 
@@ -18,8 +17,8 @@ def events_of(application: Application) -> list[tuple[str, str]]:
     return [(event.type, event.data["application"]["workflowStage"]) for event in rows]
 
 
-def test_each_stage_move_writes_stage_changed_with_the_application(sandbox):
-    application = Application.objects.get(id=sandbox["customer2"]["applicationId"])
+def test_each_stage_move_writes_stage_changed_with_the_application(applicant2):
+    application = applicant2.application
 
     for stage in (Stage.IN_PROGRESS, Stage.SUBMITTED):
         application_stage_move(application=application, to_stage=stage)
@@ -34,15 +33,15 @@ def test_each_stage_move_writes_stage_changed_with_the_application(sandbox):
     assert event.data["ubos"] == []
 
 
-def test_a_refused_move_writes_nothing(sandbox):
-    application = Application.objects.get(id=sandbox["customer2"]["applicationId"])
+def test_a_refused_move_writes_nothing(applicant2):
+    application = applicant2.application
     with pytest.raises(ApiError):
         application_stage_move(application=application, to_stage=Stage.APPROVED)
     assert events_of(application) == []
 
 
-def test_verification_outcomes_write_verification_updated_then_the_move_into_review(sandbox):
-    application = Application.objects.get(id=sandbox["customer2"]["applicationId"])
+def test_verification_outcomes_write_verification_updated_then_the_move_into_review(applicant2):
+    application = applicant2.application
     application_stage_move(application=application, to_stage=Stage.IN_PROGRESS)
     application_stage_move(application=application, to_stage=Stage.SUBMITTED)
 
@@ -54,18 +53,18 @@ def test_verification_outcomes_write_verification_updated_then_the_move_into_rev
     ]
 
 
-def test_a_company_application_event_carries_its_ubos(sandbox):
-    application = Application.objects.get(id=sandbox["business"]["applicationId"])
+def test_a_company_application_event_carries_its_ubos(business_applicant):
+    application = business_applicant.application
     application_stage_move(application=application, to_stage=Stage.IN_PROGRESS)
     event = Event.objects.get(resource_id=str(application.id))
     assert len(event.data["ubos"]) == 2
 
 
-def test_only_the_applicant_lists_its_application_events(api, sandbox):
-    application = Application.objects.get(id=sandbox["customer2"]["applicationId"])
+def test_only_the_applicant_lists_its_application_events(api, applicant2, payer):
+    application = applicant2.application
     application_stage_move(application=application, to_stage=Stage.IN_PROGRESS)
-    own = access_header(sandbox["customer2"]["email"], sandbox["consumerProgramId"])
-    other = access_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
+    own = applicant2.access
+    other = payer.access
     query = {"type": "application.stage_changed"}
 
     mine = api.get("/v1/events", query, **own).json()["data"]["events"]

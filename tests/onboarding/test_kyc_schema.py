@@ -1,6 +1,5 @@
 """GET /v1/kyc/schema: the program's fields and document types."""
 
-from bankapi.models import Program
 from onboarding.models import ProgramOnboarding
 
 SCHEMA = "/v1/kyc/schema"
@@ -33,7 +32,7 @@ def test_schema_lists_fields_and_document_types_for_individuals_and_companies(ap
 
 
 def test_schema_is_the_programs_own_when_operators_set_one(
-    api, sandbox, customer_id_token, business_id_token
+    api, program, customer_id_token, business_id_token
 ):
     own = {
         "individual": {
@@ -45,9 +44,7 @@ def test_schema_is_the_programs_own_when_operators_set_one(
             "documentTypes": ["CERTIFICATE_OF_INCORPORATION"],
         },
     }
-    ProgramOnboarding.objects.create(
-        program=Program.objects.get(id=sandbox["consumerProgramId"]), kyc_schema=own
-    )
+    ProgramOnboarding.objects.create(program=program, kyc_schema=own)
 
     consumer = api.get(SCHEMA, **customer_id_token).json()["data"]
     business = api.get(SCHEMA, **business_id_token).json()["data"]

@@ -4,8 +4,10 @@ import hashlib
 
 import pytest
 
-from bankapi.models import Program
 from onboarding.models import Application, LegalDocument, LegalDocumentSet
+
+# Both programs (the payer's and the business one) have a current set.
+pytestmark = pytest.mark.usefixtures("legal_sets")
 
 
 def legal_url(application_id: str) -> str:
@@ -31,8 +33,8 @@ def acceptance_of(documents: dict, keys=None) -> dict:
     }
 
 
-def test_consumer_set_lists_terms_privacy_and_marketing(api, sandbox, customer_id_token):
-    response = api.get(legal_url(sandbox["customer"]["applicationId"]), **customer_id_token)
+def test_consumer_set_lists_terms_privacy_and_marketing(api, applicant, customer_id_token):
+    response = api.get(legal_url(applicant.application_id), **customer_id_token)
 
     assert response.status_code == 200
     data = response.json()["data"]
@@ -62,8 +64,8 @@ def test_consumer_set_lists_terms_privacy_and_marketing(api, sandbox, customer_i
         assert "consumer" in doc["applicableTo"]
 
 
-def test_business_set_adds_business_terms(api, sandbox, business_id_token):
-    data = current(api, sandbox["business"]["applicationId"], business_id_token)
+def test_business_set_adds_business_terms(api, business_applicant, business_id_token):
+    data = current(api, business_applicant.application_id, business_id_token)
 
     assert data["accountType"] == "business"
     docs = {doc["id"]: doc for doc in data["documents"]["docs"]}
@@ -72,8 +74,8 @@ def test_business_set_adds_business_terms(api, sandbox, business_id_token):
     assert docs["business-terms"]["applicableTo"] == ["business"]
 
 
-def test_alias_route_answers_the_same(api, sandbox, customer_id_token):
-    application_id = sandbox["customer"]["applicationId"]
+def test_alias_route_answers_the_same(api, applicant, customer_id_token):
+    application_id = applicant.application_id
 
     alias = api.get(f"/v1/applications/{application_id}/agreements/legal/docs", **customer_id_token)
 
@@ -82,8 +84,8 @@ def test_alias_route_answers_the_same(api, sandbox, customer_id_token):
 
 
 @pytest.mark.parametrize("suffix", ["documents/legal", "agreements/legal/docs"])
-def test_document_key_is_unsupported(api, sandbox, customer_id_token, suffix):
-    application_id = sandbox["customer"]["applicationId"]
+def test_document_key_is_unsupported(api, applicant, customer_id_token, suffix):
+    application_id = applicant.application_id
 
     response = api.get(f"/v1/applications/{application_id}/{suffix}?documentKey=terms", **customer_id_token)
 
@@ -91,18 +93,18 @@ def test_document_key_is_unsupported(api, sandbox, customer_id_token, suffix):
     assert response.json()["code"] == "UNSUPPORTED_PARAMETER"
 
 
-def test_a_program_without_a_set_answers_a_message(api, sandbox, customer_id_token):
-    LegalDocumentSet.objects.filter(program_id=sandbox["consumerProgramId"]).update(is_current=False)
+def test_a_program_without_a_set_answers_a_message(api, program, applicant, customer_id_token):
+    LegalDocumentSet.objects.filter(program=program).update(is_current=False)
 
-    data = current(api, sandbox["customer"]["applicationId"], customer_id_token)
+    data = current(api, applicant.application_id, customer_id_token)
 
     assert data["documents"] is None
     assert data["message"]
     assert data["accountType"] == "consumer"
 
 
-def test_location_serves_the_document_whose_sha256_is_the_hash(api, sandbox, customer_id_token):
-    docs = current(api, sandbox["customer"]["applicationId"], customer_id_token)["documents"]["docs"]
+def test_location_serves_the_document_whose_sha256_is_the_hash(api, applicant, customer_id_token):
+    docs = current(api, applicant.application_id, customer_id_token)["documents"]["docs"]
 
     for doc in docs:
         response = api.get(doc["location"], **customer_id_token)
@@ -111,12 +113,12 @@ def test_location_serves_the_document_whose_sha256_is_the_hash(api, sandbox, cus
 
 
 def test_location_refuses_the_access_token_and_outsiders(
-    api, sandbox, customer_id_token, customer_access_token, customer2_id_token, business_id_token
+    api, applicant, business, customer_id_token, customer_access_token, customer2_id_token, business_id_token
 ):
-    application_id = sandbox["customer"]["applicationId"]
+    application_id = applicant.application_id
     location = current(api, application_id, customer_id_token)["documents"]["docs"][0]["location"]
     business_document = LegalDocument.objects.get(
-        document_set__program_id=sandbox["businessProgramId"], key="business-terms"
+        document_set__program_id=business.program_id, key="business-terms"
     )
 
     assert api.get(location, **customer_access_token).status_code == 401
@@ -131,9 +133,9 @@ def test_location_refuses_the_access_token_and_outsiders(
 
 
 def test_legal_routes_refuse_outsiders_and_the_access_token(
-    api, sandbox, customer2_id_token, business_id_token, customer_access_token
+    api, applicant, customer2_id_token, business_id_token, customer_access_token
 ):
-    application_id = sandbox["customer"]["applicationId"]
+    application_id = applicant.application_id
 
     assert api.get(legal_url(application_id), **customer2_id_token).status_code == 404
     assert api.get(legal_url(application_id), **business_id_token).status_code == 404
@@ -141,8 +143,8 @@ def test_legal_routes_refuse_outsiders_and_the_access_token(
     assert api.get(legal_url("nope"), **customer2_id_token).status_code == 404
 
 
-def test_accepting_the_required_documents_stores_the_acceptance(api, sandbox, customer_id_token):
-    application_id = sandbox["customer"]["applicationId"]
+def test_accepting_the_required_documents_stores_the_acceptance(api, applicant, customer_id_token):
+    application_id = applicant.application_id
     documents = current(api, application_id, customer_id_token)["documents"]
 
     response = api.post(
@@ -172,8 +174,8 @@ def test_accepting_the_required_documents_stores_the_acceptance(api, sandbox, cu
     assert read["workflowStage"] == "IN_PROGRESS"
 
 
-def test_business_must_accept_business_terms_too(api, sandbox, business_id_token):
-    application_id = sandbox["business"]["applicationId"]
+def test_business_must_accept_business_terms_too(api, business_applicant, business_id_token):
+    application_id = business_applicant.application_id
     documents = current(api, application_id, business_id_token)["documents"]
 
     without = api.post(
@@ -244,8 +246,8 @@ def _wrong_bodies(documents: dict) -> dict[str, dict]:
         "not a list",
     ],
 )
-def test_every_wrong_acceptance_is_refused_and_nothing_is_stored(api, sandbox, customer_id_token, case):
-    application_id = sandbox["customer"]["applicationId"]
+def test_every_wrong_acceptance_is_refused_and_nothing_is_stored(api, applicant, customer_id_token, case):
+    application_id = applicant.application_id
     documents = current(api, application_id, customer_id_token)["documents"]
     before = Application.objects.get(id=application_id)
 
@@ -261,12 +263,12 @@ def test_every_wrong_acceptance_is_refused_and_nothing_is_stored(api, sandbox, c
     assert (after.workflow_stage, after.updated_at) == (before.workflow_stage, before.updated_at)
 
 
-def test_a_document_of_the_other_account_type_cannot_be_accepted(api, sandbox, customer_id_token):
+def test_a_document_of_the_other_account_type_cannot_be_accepted(api, applicant, business, customer_id_token):
     """business-terms exists only in the business program's set: unknown to a consumer."""
-    application_id = sandbox["customer"]["applicationId"]
+    application_id = applicant.application_id
     documents = current(api, application_id, customer_id_token)["documents"]
     business_terms = LegalDocument.objects.get(
-        document_set__program_id=sandbox["businessProgramId"], key="business-terms"
+        document_set__program_id=business.program_id, key="business-terms"
     )
     body = acceptance_of(documents)
     body["acceptedDocuments"].append(
@@ -280,9 +282,9 @@ def test_a_document_of_the_other_account_type_cannot_be_accepted(api, sandbox, c
 
 
 def test_a_document_not_applicable_to_the_account_type_is_not_served_nor_accepted(
-    api, sandbox, customer_id_token
+    api, program, applicant, customer_id_token
 ):
-    document_set = LegalDocumentSet.objects.get(program_id=sandbox["consumerProgramId"], is_current=True)
+    document_set = LegalDocumentSet.objects.get(program=program, is_current=True)
     business_only = LegalDocument.objects.create(
         document_set=document_set,
         key="business-annex",
@@ -293,7 +295,7 @@ def test_a_document_not_applicable_to_the_account_type_is_not_served_nor_accepte
         effective_date="2026-01-01",
         content=b"annex",
     )
-    application_id = sandbox["customer"]["applicationId"]
+    application_id = applicant.application_id
     documents = current(api, application_id, customer_id_token)["documents"]
     body = acceptance_of(documents)
     body["acceptedDocuments"].append({"id": "business-annex", "hash": business_only.hash, "version": "1.0"})
@@ -308,10 +310,10 @@ def test_a_document_not_applicable_to_the_account_type_is_not_served_nor_accepte
     assert accepted.status_code == 200
 
 
-def test_acceptance_without_a_configured_set_is_refused(api, sandbox, customer_id_token):
-    application_id = sandbox["customer"]["applicationId"]
+def test_acceptance_without_a_configured_set_is_refused(api, program, applicant, customer_id_token):
+    application_id = applicant.application_id
     documents = current(api, application_id, customer_id_token)["documents"]
-    LegalDocumentSet.objects.filter(program_id=sandbox["consumerProgramId"]).update(is_current=False)
+    LegalDocumentSet.objects.filter(program=program).update(is_current=False)
 
     response = api.post(
         accept_url(application_id), acceptance_of(documents), format="json", **customer_id_token
@@ -322,9 +324,9 @@ def test_acceptance_without_a_configured_set_is_refused(api, sandbox, customer_i
 
 
 def test_accept_refuses_outsiders_and_the_access_token(
-    api, sandbox, customer_id_token, customer2_id_token, customer_access_token
+    api, applicant, customer_id_token, customer2_id_token, customer_access_token
 ):
-    application_id = sandbox["customer"]["applicationId"]
+    application_id = applicant.application_id
     body = acceptance_of(current(api, application_id, customer_id_token)["documents"])
 
     outsider = api.post(accept_url(application_id), body, format="json", **customer2_id_token)
@@ -342,8 +344,7 @@ def test_an_unknown_application_is_not_found_whatever_the_body(api, customer_id_
     assert response.status_code == 404
 
 
-def test_stored_hash_follows_the_content(sandbox):
-    program = Program.objects.get(id=sandbox["consumerProgramId"])
+def test_stored_hash_follows_the_content(program):
     document = LegalDocument.objects.get(
         document_set__program=program, document_set__is_current=True, key="terms"
     )

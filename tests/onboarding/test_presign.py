@@ -7,6 +7,7 @@ import pytest
 import time_machine
 
 from onboarding.models import Application, DocumentUpload
+from tests.support.factories_onboarding import Applicant
 
 PDF = b"%PDF-1.7\n" + bytes(range(256)) * 40 + b"\n%%EOF"
 
@@ -25,32 +26,32 @@ def local(url: str) -> str:
     return f"{parts.path}?{parts.query}"
 
 
-def upload(api, sandbox, token, **body) -> dict:
+def upload(api, applicant: Applicant, token, **body) -> dict:
     body = {"collection": "kyc", "documentType": "PASSPORT", "contentType": "application/pdf", **body}
-    response = api.post(presign_url(sandbox["customer"]["customerId"]), body, format="json", **token)
+    response = api.post(presign_url(applicant.customer_id), body, format="json", **token)
     assert response.status_code == 200, response.json()
     return response.json()["data"]
 
 
-def download(api, sandbox, token, **body) -> dict:
-    body = {"applicationId": sandbox["customer"]["applicationId"], **body}
-    response = api.post(presign_url(sandbox["customer"]["customerId"]), body, format="json", **token)
+def download(api, applicant: Applicant, token, **body) -> dict:
+    body = {"applicationId": applicant.application_id, **body}
+    response = api.post(presign_url(applicant.customer_id), body, format="json", **token)
     assert response.status_code == 200, response.json()
     return response.json()["data"]
 
 
-def test_a_document_put_to_the_upload_url_reads_back_byte_for_byte(api, sandbox, customer_id_token):
-    issued = upload(api, sandbox, customer_id_token)
+def test_a_document_put_to_the_upload_url_reads_back_byte_for_byte(api, applicant, customer_id_token):
+    issued = upload(api, applicant, customer_id_token)
 
     assert issued["method"] == "PUT"
     assert issued["bucket"] == "local"
     assert issued["contentType"] == "application/pdf"
     assert issued["expiresInSeconds"] == 900
-    assert issued["key"].startswith(f"kyc/{sandbox['customer']['customerId']}/PASSPORT/")
+    assert issued["key"].startswith(f"kyc/{applicant.customer_id}/PASSPORT/")
     put = api.generic("PUT", local(issued["uploadUrl"]), PDF, content_type="application/pdf")
     assert put.status_code == 200
 
-    got = download(api, sandbox, customer_id_token, collection="kyc", key=issued["key"])
+    got = download(api, applicant, customer_id_token, collection="kyc", key=issued["key"])
     response = api.get(local(got["downloadUrl"]))
 
     assert set(got) == {"downloadUrl", "bucket", "key", "method", "expiresInSeconds"}
@@ -58,16 +59,16 @@ def test_a_document_put_to_the_upload_url_reads_back_byte_for_byte(api, sandbox,
     assert response.status_code == 200
     assert b"".join(response.streaming_content) == PDF
     assert response["Content-Type"] == "application/pdf"
-    by_s3_url = download(api, sandbox, customer_id_token, s3Url=f"s3://local/{issued['key']}")
+    by_s3_url = download(api, applicant, customer_id_token, s3Url=f"s3://local/{issued['key']}")
     assert b"".join(api.get(local(by_s3_url["downloadUrl"])).streaming_content) == PDF
 
 
-def test_the_upload_is_recorded_for_the_customer(api, sandbox, customer_id_token):
-    issued = upload(api, sandbox, customer_id_token, applicationId=sandbox["customer"]["applicationId"])
+def test_the_upload_is_recorded_for_the_customer(api, applicant, customer_id_token):
+    issued = upload(api, applicant, customer_id_token, applicationId=applicant.application_id)
 
     record = DocumentUpload.objects.get(key=issued["key"])
-    assert str(record.customer_id) == sandbox["customer"]["customerId"]
-    assert str(record.application_id) == sandbox["customer"]["applicationId"]
+    assert str(record.customer_id) == applicant.customer_id
+    assert str(record.application_id) == applicant.application_id
     assert (record.collection, record.document_type, record.content_type) == (
         "kyc",
         "PASSPORT",
@@ -75,13 +76,11 @@ def test_the_upload_is_recorded_for_the_customer(api, sandbox, customer_id_token
     )
 
 
-def test_an_upload_must_name_its_content_type(api, sandbox, customer_id_token):
+def test_an_upload_must_name_its_content_type(api, applicant, customer_id_token):
     before = DocumentUpload.objects.count()
     body = {"collection": "kyb", "documentType": "CERTIFICATE_OF_INCORPORATION"}
 
-    response = api.post(
-        presign_url(sandbox["customer"]["customerId"]), body, format="json", **customer_id_token
-    )
+    response = api.post(presign_url(applicant.customer_id), body, format="json", **customer_id_token)
 
     assert response.status_code == 400
     assert response.json()["code"] == "VALIDATION_ERROR"
@@ -90,16 +89,16 @@ def test_an_upload_must_name_its_content_type(api, sandbox, customer_id_token):
 
 
 @pytest.mark.parametrize("requested, granted", [(1, 1), (60, 60), (3600, 3600), (3601, 3600), (86400, 3600)])
-def test_expiry_is_clamped_to_an_hour(api, sandbox, customer_id_token, requested, granted):
-    issued = upload(api, sandbox, customer_id_token, expiresInSeconds=requested)
+def test_expiry_is_clamped_to_an_hour(api, applicant, customer_id_token, requested, granted):
+    issued = upload(api, applicant, customer_id_token, expiresInSeconds=requested)
 
     expires = int(parse_qs(urlsplit(issued["uploadUrl"]).query)["expires"][0])
     assert issued["expiresInSeconds"] == granted
     assert abs(expires - (time.time() + granted)) < 5
 
 
-def test_an_expired_url_is_refused(api, sandbox, customer_id_token):
-    issued = upload(api, sandbox, customer_id_token, expiresInSeconds=60)
+def test_an_expired_url_is_refused(api, applicant, customer_id_token):
+    issued = upload(api, applicant, customer_id_token, expiresInSeconds=60)
     url = local(issued["uploadUrl"])
 
     with time_machine.travel(time.time() + 65, tick=False):
@@ -108,7 +107,9 @@ def test_an_expired_url_is_refused(api, sandbox, customer_id_token):
     assert late.status_code == 403
     assert late.json()["code"] == "FORBIDDEN"
     assert api.generic("PUT", url, PDF, content_type="application/pdf").status_code == 200
-    got = download(api, sandbox, customer_id_token, collection="kyc", key=issued["key"], expiresInSeconds=60)
+    got = download(
+        api, applicant, customer_id_token, collection="kyc", key=issued["key"], expiresInSeconds=60
+    )
     with time_machine.travel(time.time() + 65, tick=False):
         assert api.get(local(got["downloadUrl"])).status_code == 403
 
@@ -119,12 +120,12 @@ def _with(url: str, **changes) -> str:
     return f"{parts.path}?{urlencode(query)}"
 
 
-def test_a_tampered_url_is_refused(api, sandbox, customer_id_token, local_storage):
-    issued = upload(api, sandbox, customer_id_token)
+def test_a_tampered_url_is_refused(api, applicant, customer_id_token, local_storage):
+    issued = upload(api, applicant, customer_id_token)
     url = issued["uploadUrl"]
     signature = parse_qs(urlsplit(url).query)["signature"][0]
     expires = int(parse_qs(urlsplit(url).query)["expires"][0])
-    other_key = upload(api, sandbox, customer_id_token)["key"]
+    other_key = upload(api, applicant, customer_id_token)["key"]
 
     tampered = [
         _with(url, signature=("0" if signature[0] != "0" else "1") + signature[1:]),
@@ -140,8 +141,10 @@ def test_a_tampered_url_is_refused(api, sandbox, customer_id_token, local_storag
     assert not any(local_storage.rglob("*-*-*-*-*"))
 
 
-def test_a_key_holding_a_nul_is_refused_as_tampered_not_a_500(api, sandbox, customer_id_token, local_storage):
-    issued = upload(api, sandbox, customer_id_token)
+def test_a_key_holding_a_nul_is_refused_as_tampered_not_a_500(
+    api, applicant, customer_id_token, local_storage
+):
+    issued = upload(api, applicant, customer_id_token)
 
     response = api.generic(
         "PUT",
@@ -154,26 +157,30 @@ def test_a_key_holding_a_nul_is_refused_as_tampered_not_a_500(api, sandbox, cust
     assert not any(local_storage.rglob("*-*-*-*-*"))
 
 
-def test_a_put_with_another_content_type_is_refused(api, sandbox, customer_id_token):
-    issued = upload(api, sandbox, customer_id_token)
+def test_a_put_with_another_content_type_is_refused(api, applicant, customer_id_token):
+    issued = upload(api, applicant, customer_id_token)
 
     response = api.generic("PUT", local(issued["uploadUrl"]), PDF, content_type="image/png")
 
     assert response.status_code == 403
 
 
-def test_an_upload_url_does_not_download_and_a_download_url_does_not_upload(api, sandbox, customer_id_token):
-    issued = upload(api, sandbox, customer_id_token)
+def test_an_upload_url_does_not_download_and_a_download_url_does_not_upload(
+    api, applicant, customer_id_token
+):
+    issued = upload(api, applicant, customer_id_token)
     api.generic("PUT", local(issued["uploadUrl"]), PDF, content_type="application/pdf")
-    got = download(api, sandbox, customer_id_token, collection="kyc", key=issued["key"])
+    got = download(api, applicant, customer_id_token, collection="kyc", key=issued["key"])
 
     assert api.get(local(issued["uploadUrl"])).status_code == 403
     assert api.generic("PUT", local(got["downloadUrl"]), b"x", content_type="").status_code == 403
 
 
-def test_a_document_over_the_size_limit_is_refused(api, sandbox, settings, customer_id_token, local_storage):
+def test_a_document_over_the_size_limit_is_refused(
+    api, applicant, settings, customer_id_token, local_storage
+):
     settings.DOCUMENT_UPLOAD_MAX_BYTES = 1024
-    issued = upload(api, sandbox, customer_id_token)
+    issued = upload(api, applicant, customer_id_token)
 
     too_big = api.generic("PUT", local(issued["uploadUrl"]), PDF[:1025], content_type="application/pdf")
     just_fits = api.generic("PUT", local(issued["uploadUrl"]), PDF[:1024], content_type="application/pdf")
@@ -183,15 +190,13 @@ def test_a_document_over_the_size_limit_is_refused(api, sandbox, settings, custo
     assert just_fits.status_code == 200
 
 
-def test_a_download_before_any_upload_is_not_found(api, sandbox, customer_id_token, local_storage):
-    issued = upload(api, sandbox, customer_id_token)
-    body = {"applicationId": sandbox["customer"]["applicationId"], "collection": "kyc", "key": issued["key"]}
+def test_a_download_before_any_upload_is_not_found(api, applicant, customer_id_token, local_storage):
+    issued = upload(api, applicant, customer_id_token)
+    body = {"applicationId": applicant.application_id, "collection": "kyc", "key": issued["key"]}
 
-    before = api.post(
-        presign_url(sandbox["customer"]["customerId"]), body, format="json", **customer_id_token
-    )
+    before = api.post(presign_url(applicant.customer_id), body, format="json", **customer_id_token)
     api.generic("PUT", local(issued["uploadUrl"]), PDF, content_type="application/pdf")
-    got = download(api, sandbox, customer_id_token, collection="kyc", key=issued["key"])
+    got = download(api, applicant, customer_id_token, collection="kyc", key=issued["key"])
     (local_storage / issued["key"]).unlink()
 
     assert before.status_code == 404
@@ -200,16 +205,16 @@ def test_a_download_before_any_upload_is_not_found(api, sandbox, customer_id_tok
     assert api.get(local(got["downloadUrl"])).status_code == 404
 
 
-def test_another_customers_key_gets_no_download_url(api, sandbox, customer_id_token, customer2_id_token):
-    issued = upload(api, sandbox, customer_id_token)
-    body = {"applicationId": sandbox["customer2"]["applicationId"], "collection": "kyc", "key": issued["key"]}
+def test_another_customers_key_gets_no_download_url(
+    api, applicant, applicant2, customer_id_token, customer2_id_token
+):
+    issued = upload(api, applicant, customer_id_token)
+    body = {"applicationId": applicant2.application_id, "collection": "kyc", "key": issued["key"]}
 
-    response = api.post(
-        presign_url(sandbox["customer2"]["customerId"]), body, format="json", **customer2_id_token
-    )
+    response = api.post(presign_url(applicant2.customer_id), body, format="json", **customer2_id_token)
     by_s3_url = api.post(
-        presign_url(sandbox["customer2"]["customerId"]),
-        {"applicationId": sandbox["customer2"]["applicationId"], "s3Url": f"s3://local/{issued['key']}"},
+        presign_url(applicant2.customer_id),
+        {"applicationId": applicant2.application_id, "s3Url": f"s3://local/{issued['key']}"},
         format="json",
         **customer2_id_token,
     )
@@ -220,20 +225,20 @@ def test_another_customers_key_gets_no_download_url(api, sandbox, customer_id_to
     assert by_s3_url.status_code == 404
 
 
-def test_a_download_needs_an_application_of_the_customer(api, sandbox, customer_id_token):
-    issued = upload(api, sandbox, customer_id_token)
-    path = presign_url(sandbox["customer"]["customerId"])
+def test_a_download_needs_an_application_of_the_customer(api, applicant, applicant2, customer_id_token):
+    issued = upload(api, applicant, customer_id_token)
+    path = presign_url(applicant.customer_id)
 
     other = api.post(
         path,
-        {"applicationId": sandbox["customer2"]["applicationId"], "collection": "kyc", "key": issued["key"]},
+        {"applicationId": applicant2.application_id, "collection": "kyc", "key": issued["key"]},
         format="json",
         **customer_id_token,
     )
     missing = api.post(path, {"collection": "kyc", "key": issued["key"]}, format="json", **customer_id_token)
     wrong_collection = api.post(
         path,
-        {"applicationId": sandbox["customer"]["applicationId"], "collection": "kyb", "key": issued["key"]},
+        {"applicationId": applicant.application_id, "collection": "kyb", "key": issued["key"]},
         format="json",
         **customer_id_token,
     )
@@ -279,16 +284,11 @@ def test_a_download_needs_an_application_of_the_customer(api, sandbox, customer_
         ),
     ],
 )
-def test_bad_bodies_are_refused_and_no_key_is_issued(api, sandbox, customer_id_token, body, field):
-    body = {
-        name: (sandbox["customer"]["applicationId"] if value == "APP" else value)
-        for name, value in body.items()
-    }
+def test_bad_bodies_are_refused_and_no_key_is_issued(api, applicant, customer_id_token, body, field):
+    body = {name: (applicant.application_id if value == "APP" else value) for name, value in body.items()}
     before = DocumentUpload.objects.count()
 
-    response = api.post(
-        presign_url(sandbox["customer"]["customerId"]), body, format="json", **customer_id_token
-    )
+    response = api.post(presign_url(applicant.customer_id), body, format="json", **customer_id_token)
 
     assert response.status_code == 400, response.json()
     assert response.json()["code"] == "VALIDATION_ERROR"
@@ -297,10 +297,10 @@ def test_bad_bodies_are_refused_and_no_key_is_issued(api, sandbox, customer_id_t
 
 
 def test_presign_refuses_outsiders_and_the_access_token(
-    api, sandbox, customer_access_token, customer2_id_token, business_id_token
+    api, applicant, customer_access_token, customer2_id_token, business_id_token
 ):
     body = {"collection": "kyc", "documentType": "PASSPORT"}
-    path = presign_url(sandbox["customer"]["customerId"])
+    path = presign_url(applicant.customer_id)
     before = DocumentUpload.objects.count()
 
     assert api.post(path, body, format="json", **customer_access_token).status_code == 401
@@ -311,18 +311,18 @@ def test_presign_refuses_outsiders_and_the_access_token(
     assert DocumentUpload.objects.count() == before
 
 
-def test_an_upload_naming_another_customers_application_is_not_found(api, sandbox, customer_id_token):
+def test_an_upload_naming_another_customers_application_is_not_found(
+    api, applicant, applicant2, customer_id_token
+):
     before = Application.objects.count(), DocumentUpload.objects.count()
     body = {
         "collection": "kyc",
         "documentType": "PASSPORT",
         "contentType": "application/pdf",
-        "applicationId": sandbox["customer2"]["applicationId"],
+        "applicationId": applicant2.application_id,
     }
 
-    response = api.post(
-        presign_url(sandbox["customer"]["customerId"]), body, format="json", **customer_id_token
-    )
+    response = api.post(presign_url(applicant.customer_id), body, format="json", **customer_id_token)
 
     assert response.status_code == 404
     assert (Application.objects.count(), DocumentUpload.objects.count()) == before

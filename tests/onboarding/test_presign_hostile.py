@@ -9,6 +9,7 @@ import pytest
 from onboarding.models import DocumentUpload
 from onboarding.services.documents import local_document_url
 from tests.onboarding.test_presign import download, local, presign_url, upload
+from tests.support.factories_onboarding import Applicant
 
 pytestmark = pytest.mark.usefixtures("local_storage")
 
@@ -52,13 +53,11 @@ def assert_attachment(response, content_type: str) -> None:
         7,
     ],
 )
-def test_presign_takes_document_types_only(api, sandbox, customer_id_token, content_type):
+def test_presign_takes_document_types_only(api, applicant, customer_id_token, content_type):
     before = DocumentUpload.objects.count()
     body = {"collection": "kyc", "documentType": "PASSPORT", "contentType": content_type}
 
-    response = api.post(
-        presign_url(sandbox["customer"]["customerId"]), body, format="json", **customer_id_token
-    )
+    response = api.post(presign_url(applicant.customer_id), body, format="json", **customer_id_token)
 
     assert response.status_code == 400, response.json()
     assert response.json()["code"] == "VALIDATION_ERROR"
@@ -69,12 +68,12 @@ def test_presign_takes_document_types_only(api, sandbox, customer_id_token, cont
 
 @pytest.mark.parametrize("content_type", list(SAMPLES))
 def test_each_document_type_uploads_and_downloads_as_an_attachment(
-    api, sandbox, customer_id_token, content_type
+    api, applicant, customer_id_token, content_type
 ):
-    issued = upload(api, sandbox, customer_id_token, contentType=content_type)
+    issued = upload(api, applicant, customer_id_token, contentType=content_type)
     put = api.generic("PUT", local(issued["uploadUrl"]), SAMPLES[content_type], content_type=content_type)
 
-    got = download(api, sandbox, customer_id_token, collection="kyc", key=issued["key"])
+    got = download(api, applicant, customer_id_token, collection="kyc", key=issued["key"])
     response = api.get(local(got["downloadUrl"]))
 
     assert put.status_code == 200
@@ -99,9 +98,9 @@ def test_each_document_type_uploads_and_downloads_as_an_attachment(
     ids=["html-as-pdf", "svg-as-png", "pdf-as-jpeg", "wav-as-webp", "mp4-as-heic", "empty", "leading-space"],
 )
 def test_an_upload_that_is_not_its_declared_type_is_refused_and_not_stored(
-    api, sandbox, customer_id_token, local_storage, declared, body
+    api, applicant, customer_id_token, local_storage, declared, body
 ):
-    issued = upload(api, sandbox, customer_id_token, contentType=declared)
+    issued = upload(api, applicant, customer_id_token, contentType=declared)
 
     response = api.generic("PUT", local(issued["uploadUrl"]), body, content_type=declared)
 
@@ -111,8 +110,8 @@ def test_an_upload_that_is_not_its_declared_type_is_refused_and_not_stored(
     assert not (local_storage / issued["key"]).exists()
 
 
-def test_a_refused_upload_leaves_the_earlier_file_as_it_was(api, sandbox, customer_id_token, local_storage):
-    issued = upload(api, sandbox, customer_id_token)
+def test_a_refused_upload_leaves_the_earlier_file_as_it_was(api, applicant, customer_id_token, local_storage):
+    issued = upload(api, applicant, customer_id_token)
     api.generic("PUT", local(issued["uploadUrl"]), SAMPLES["application/pdf"], content_type="application/pdf")
 
     again = api.generic("PUT", local(issued["uploadUrl"]), SCRIPT, content_type="application/pdf")
@@ -121,15 +120,17 @@ def test_a_refused_upload_leaves_the_earlier_file_as_it_was(api, sandbox, custom
     assert (local_storage / issued["key"]).read_bytes() == SAMPLES["application/pdf"]
 
 
-def _stored_before_the_rules(sandbox, local_storage, content_type: str, body: bytes) -> DocumentUpload:
+def _stored_before_the_rules(
+    applicant: Applicant, local_storage, content_type: str, body: bytes
+) -> DocumentUpload:
     """A document kept before types and contents were checked (or put in storage by other means)."""
     record = DocumentUpload.objects.create(
-        program_id=sandbox["consumerProgramId"],
+        program_id=applicant.program_id,
         sandbox=True,
-        customer_id=sandbox["customer"]["customerId"],
+        customer_id=applicant.customer_id,
         collection="kyc",
         document_type="PASSPORT",
-        key=f"kyc/{sandbox['customer']['customerId']}/PASSPORT/legacy-{content_type.replace('/', '-')}",
+        key=f"kyc/{applicant.customer_id}/PASSPORT/legacy-{content_type.replace('/', '-')}",
         content_type=content_type,
     )
     path = local_storage / record.key
@@ -138,8 +139,8 @@ def _stored_before_the_rules(sandbox, local_storage, content_type: str, body: by
     return record
 
 
-def test_a_stored_html_file_is_served_as_opaque_bytes_to_save(api, sandbox, local_storage):
-    record = _stored_before_the_rules(sandbox, local_storage, "text/html", SCRIPT)
+def test_a_stored_html_file_is_served_as_opaque_bytes_to_save(api, applicant, local_storage):
+    record = _stored_before_the_rules(applicant, local_storage, "text/html", SCRIPT)
     url = local_document_url(
         base_url="http://testserver/", method="GET", key=record.key, content_type="", expires_in=60
     )
@@ -153,14 +154,12 @@ def test_a_stored_html_file_is_served_as_opaque_bytes_to_save(api, sandbox, loca
 
 
 def test_a_stored_file_not_of_its_type_gets_no_download_url_and_is_removed(
-    api, sandbox, customer_id_token, local_storage
+    api, applicant, customer_id_token, local_storage
 ):
-    record = _stored_before_the_rules(sandbox, local_storage, "image/svg+xml", SVG)
-    body = {"applicationId": sandbox["customer"]["applicationId"], "collection": "kyc", "key": record.key}
+    record = _stored_before_the_rules(applicant, local_storage, "image/svg+xml", SVG)
+    body = {"applicationId": applicant.application_id, "collection": "kyc", "key": record.key}
 
-    response = api.post(
-        presign_url(sandbox["customer"]["customerId"]), body, format="json", **customer_id_token
-    )
+    response = api.post(presign_url(applicant.customer_id), body, format="json", **customer_id_token)
 
     assert response.status_code == 400
     assert response.json()["errors"][0]["field"] == "key"
@@ -168,9 +167,9 @@ def test_a_stored_file_not_of_its_type_gets_no_download_url_and_is_removed(
     assert not (local_storage / record.key).exists()
 
 
-def test_an_octet_stream_upload_is_kept_as_the_type_presign_was_asked_for(api, sandbox, customer_id_token):
+def test_an_octet_stream_upload_is_kept_as_the_type_presign_was_asked_for(api, applicant, customer_id_token):
     """What a generic HTTP client (a generated one included) sends a file as."""
-    issued = upload(api, sandbox, customer_id_token, contentType="image/png")
+    issued = upload(api, applicant, customer_id_token, contentType="image/png")
     url = local(issued["uploadUrl"])
 
     refused = api.generic("PUT", url, SCRIPT, content_type="application/octet-stream")
@@ -178,14 +177,14 @@ def test_an_octet_stream_upload_is_kept_as_the_type_presign_was_asked_for(api, s
 
     assert refused.status_code == 400 and refused.json()["code"] == "VALIDATION_ERROR"
     assert put.status_code == 200
-    got = download(api, sandbox, customer_id_token, collection="kyc", key=issued["key"])
+    got = download(api, applicant, customer_id_token, collection="kyc", key=issued["key"])
     response = api.get(local(got["downloadUrl"]))
     assert b"".join(response.streaming_content) == SAMPLES["image/png"]
     assert_attachment(response, "image/png")
 
 
-def test_an_octet_stream_upload_to_a_url_signed_for_nothing_is_refused(api, sandbox, customer_id_token):
-    issued = upload(api, sandbox, customer_id_token, contentType="application/pdf")
+def test_an_octet_stream_upload_to_a_url_signed_for_nothing_is_refused(api, applicant, customer_id_token):
+    issued = upload(api, applicant, customer_id_token, contentType="application/pdf")
     tampered = local(issued["uploadUrl"]).replace("key=", "key=x", 1)
 
     put = api.generic("PUT", tampered, SAMPLES["application/pdf"], content_type="application/octet-stream")

@@ -17,6 +17,8 @@ from botocore.awsrequest import AWSRequest
 from botocore.config import Config
 from botocore.credentials import Credentials
 
+from tests.support.factories_onboarding import Applicant
+
 BUCKET = "kyc-documents"
 ACCESS_KEY = "testing-access-key"
 SECRET_KEY = "testing-secret-key"
@@ -91,9 +93,9 @@ def s3_storage(settings, moto_endpoint):
     return client
 
 
-def presign(api, sandbox, token, body) -> dict:
+def presign(api, applicant: Applicant, token, body) -> dict:
     response = api.post(
-        f"/v1/customers/{sandbox['customer']['customerId']}/documents/presign", body, format="json", **token
+        f"/v1/customers/{applicant.customer_id}/documents/presign", body, format="json", **token
     )
     assert response.status_code == 200, response.json()
     return response.json()["data"]
@@ -110,11 +112,11 @@ def http(method: str, url: str, data: bytes | None = None, content_type: str | N
 
 
 def test_a_document_put_to_s3_reads_back_byte_for_byte(
-    api, sandbox, customer_id_token, s3_storage, moto_endpoint
+    api, applicant, customer_id_token, s3_storage, moto_endpoint
 ):
     issued = presign(
         api,
-        sandbox,
+        applicant,
         customer_id_token,
         {"collection": "kyc", "documentType": "PASSPORT", "contentType": "application/pdf"},
     )
@@ -129,9 +131,9 @@ def test_a_document_put_to_s3_reads_back_byte_for_byte(
 
     download = presign(
         api,
-        sandbox,
+        applicant,
         customer_id_token,
-        {"applicationId": sandbox["customer"]["applicationId"], "collection": "kyc", "key": issued["key"]},
+        {"applicationId": applicant.application_id, "collection": "kyc", "key": issued["key"]},
     )
     status, body = http("GET", download["downloadUrl"])
 
@@ -139,9 +141,9 @@ def test_a_document_put_to_s3_reads_back_byte_for_byte(
     assert body == DOCUMENT
     by_s3_url = presign(
         api,
-        sandbox,
+        applicant,
         customer_id_token,
-        {"applicationId": sandbox["customer"]["applicationId"], "s3Url": f"s3://{BUCKET}/{issued['key']}"},
+        {"applicationId": applicant.application_id, "s3Url": f"s3://{BUCKET}/{issued['key']}"},
     )
     assert http("GET", by_s3_url["downloadUrl"]) == (200, DOCUMENT)
 
@@ -160,12 +162,12 @@ def _expected_signature(url: str) -> tuple[str, str]:
     return signature, signer.signature(signer.string_to_sign(request, canonical), request)
 
 
-def test_s3_urls_are_signed_for_the_clamped_expiry(api, sandbox, customer_id_token, s3_storage):
+def test_s3_urls_are_signed_for_the_clamped_expiry(api, applicant, customer_id_token, s3_storage):
     """moto does not enforce presigned expiry, so the test checks what S3 enforces it
     from: X-Amz-Expires is the clamped value and the signature covers it."""
     issued = presign(
         api,
-        sandbox,
+        applicant,
         customer_id_token,
         {"collection": "kyc", "documentType": "PASSPORT", "contentType": "application/pdf"},
     )
@@ -173,10 +175,10 @@ def test_s3_urls_are_signed_for_the_clamped_expiry(api, sandbox, customer_id_tok
 
     download = presign(
         api,
-        sandbox,
+        applicant,
         customer_id_token,
         {
-            "applicationId": sandbox["customer"]["applicationId"],
+            "applicationId": applicant.application_id,
             "collection": "kyc",
             "key": issued["key"],
             "expiresInSeconds": 86400,
@@ -201,25 +203,23 @@ def http_headers(url: str) -> tuple[int, dict[str, str], bytes]:
         )
 
 
-def _uploaded(api, sandbox, token, content_type: str, body: bytes) -> str:
+def _uploaded(api, applicant: Applicant, token, content_type: str, body: bytes) -> str:
     issued = presign(
-        api, sandbox, token, {"collection": "kyc", "documentType": "PASSPORT", "contentType": content_type}
+        api, applicant, token, {"collection": "kyc", "documentType": "PASSPORT", "contentType": content_type}
     )
     assert http("PUT", issued["uploadUrl"], body, content_type)[0] == 200
     return issued["key"]
 
 
-def _download_answer(api, sandbox, token, key: str):
-    body = {"applicationId": sandbox["customer"]["applicationId"], "collection": "kyc", "key": key}
-    return api.post(
-        f"/v1/customers/{sandbox['customer']['customerId']}/documents/presign", body, format="json", **token
-    )
+def _download_answer(api, applicant: Applicant, token, key: str):
+    body = {"applicationId": applicant.application_id, "collection": "kyc", "key": key}
+    return api.post(f"/v1/customers/{applicant.customer_id}/documents/presign", body, format="json", **token)
 
 
 def test_s3_itself_serves_a_download_as_an_attachment_of_its_declared_type(
-    api, sandbox, customer_id_token, s3_storage
+    api, applicant, customer_id_token, s3_storage
 ):
-    key = _uploaded(api, sandbox, customer_id_token, "application/pdf", DOCUMENT)
+    key = _uploaded(api, applicant, customer_id_token, "application/pdf", DOCUMENT)
     # Whatever the object's stored type, the download URL names the type to answer with.
     s3_storage.copy_object(
         Bucket=BUCKET,
@@ -229,7 +229,7 @@ def test_s3_itself_serves_a_download_as_an_attachment_of_its_declared_type(
         MetadataDirective="REPLACE",
     )
 
-    answer = _download_answer(api, sandbox, customer_id_token, key)
+    answer = _download_answer(api, applicant, customer_id_token, key)
     status, headers, body = http_headers(answer.json()["data"]["downloadUrl"])
 
     assert status == 200 and body == DOCUMENT
@@ -247,13 +247,13 @@ def test_s3_itself_serves_a_download_as_an_attachment_of_its_declared_type(
     ids=["html-as-pdf", "svg-as-png", "empty"],
 )
 def test_an_s3_object_not_of_its_declared_type_gets_no_download_url_and_is_deleted(
-    api, sandbox, customer_id_token, s3_storage, declared, body
+    api, applicant, customer_id_token, s3_storage, declared, body
 ):
     """S3 takes the PUT without looking at it: the first bytes are read back (a
     ranged GET) before any download URL is issued."""
-    key = _uploaded(api, sandbox, customer_id_token, declared, body)
+    key = _uploaded(api, applicant, customer_id_token, declared, body)
 
-    answer = _download_answer(api, sandbox, customer_id_token, key)
+    answer = _download_answer(api, applicant, customer_id_token, key)
 
     assert answer.status_code == 400
     assert answer.json()["code"] == "VALIDATION_ERROR"
@@ -262,15 +262,15 @@ def test_an_s3_object_not_of_its_declared_type_gets_no_download_url_and_is_delet
     assert key not in {item["Key"] for item in s3_storage.list_objects_v2(Bucket=BUCKET).get("Contents", [])}
 
 
-def test_an_s3_key_with_nothing_uploaded_gets_no_download_url(api, sandbox, customer_id_token, s3_storage):
+def test_an_s3_key_with_nothing_uploaded_gets_no_download_url(api, applicant, customer_id_token, s3_storage):
     issued = presign(
         api,
-        sandbox,
+        applicant,
         customer_id_token,
         {"collection": "kyc", "documentType": "PASSPORT", "contentType": "application/pdf"},
     )
 
-    answer = _download_answer(api, sandbox, customer_id_token, issued["key"])
+    answer = _download_answer(api, applicant, customer_id_token, issued["key"])
 
     assert answer.status_code == 404
     assert answer.json()["code"] == "RESOURCE_NOT_FOUND"

@@ -11,6 +11,7 @@ from django.core.mail.backends.locmem import EmailBackend
 
 from onboarding.models import Application, Ubo, VerificationStep
 from onboarding.services.applications import application_stage_move
+from tests.support.factories_onboarding import ApplicationFactory, UboFactory
 
 SUCCESS = "https://app.example.com/kyb/done"
 REJECT = "https://app.example.com/kyb/rejected"
@@ -21,11 +22,11 @@ def actions_url(application_id: str) -> str:
 
 
 @pytest.fixture
-def business_ubos(sandbox) -> list[Ubo]:
-    return list(Ubo.objects.filter(application_id=sandbox["business"]["applicationId"]))
+def business_ubos(business_applicant) -> list[Ubo]:
+    return business_applicant.ubos
 
 
-def send_links(api, sandbox, token, ubos, capture, **extra):
+def send_links(api, business_applicant, token, ubos, capture, **extra):
     body = {
         "action": "UBO_VERIFICATION_EMAIL",
         "uboIds": [str(ubo.id) for ubo in ubos],
@@ -34,13 +35,15 @@ def send_links(api, sandbox, token, ubos, capture, **extra):
         **extra,
     }
     with capture(execute=True):
-        return api.post(actions_url(sandbox["business"]["applicationId"]), body, format="json", **token)
+        return api.post(actions_url(business_applicant.application_id), body, format="json", **token)
 
 
 def test_verification_email_sends_each_ubo_a_signed_link(
-    api, sandbox, business_id_token, business_ubos, django_capture_on_commit_callbacks
+    api, business_applicant, business_id_token, business_ubos, django_capture_on_commit_callbacks
 ):
-    response = send_links(api, sandbox, business_id_token, business_ubos, django_capture_on_commit_callbacks)
+    response = send_links(
+        api, business_applicant, business_id_token, business_ubos, django_capture_on_commit_callbacks
+    )
 
     assert response.status_code == 200
     body = response.json()
@@ -55,14 +58,14 @@ def test_verification_email_sends_each_ubo_a_signed_link(
     for message in mail.outbox:
         result = next(r for r in body["results"] if Ubo.objects.get(id=r["uboId"]).email == message.to[0])
         assert result["link"] in message.body
-        assert "Sandbox Business Ltd" in message.subject
+        assert "Test Business Ltd" in message.subject
 
 
 def test_the_link_redirects_to_the_hosted_flow_which_verifies_the_ubo(
-    api, sandbox, business_id_token, business_ubos, django_capture_on_commit_callbacks
+    api, business_applicant, business_id_token, business_ubos, django_capture_on_commit_callbacks
 ):
     response = send_links(
-        api, sandbox, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks
+        api, business_applicant, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks
     )
     link = urlsplit(response.json()["results"][0]["link"]).path
 
@@ -80,7 +83,7 @@ def test_the_link_redirects_to_the_hosted_flow_which_verifies_the_ubo(
     assert finished["Location"] == SUCCESS
     assert Ubo.objects.get(id=business_ubos[0].id).status == "VERIFIED"
     status = api.get(
-        f"/v1/applications/{sandbox['business']['applicationId']}/verification/status?includeUbos=true",
+        f"/v1/applications/{business_applicant.application_id}/verification/status?includeUbos=true",
         **business_id_token,
     ).json()["data"]
     ubo_entry = next(entry for entry in status["ubos"] if entry["uboId"] == str(business_ubos[0].id))
@@ -90,10 +93,10 @@ def test_the_link_redirects_to_the_hosted_flow_which_verifies_the_ubo(
 
 
 def test_a_rejection_goes_to_the_reject_url(
-    api, sandbox, business_id_token, business_ubos, django_capture_on_commit_callbacks
+    api, business_applicant, business_id_token, business_ubos, django_capture_on_commit_callbacks
 ):
     response = send_links(
-        api, sandbox, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks
+        api, business_applicant, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks
     )
     hosted = urlsplit(api.get(urlsplit(response.json()["results"][0]["link"]).path)["Location"]).path
 
@@ -116,10 +119,10 @@ def _tampered(path: str) -> str:
 
 
 def test_a_tampered_link_is_refused(
-    api, sandbox, business_id_token, business_ubos, django_capture_on_commit_callbacks
+    api, business_applicant, business_id_token, business_ubos, django_capture_on_commit_callbacks
 ):
     response = send_links(
-        api, sandbox, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks
+        api, business_applicant, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks
     )
     link = urlsplit(response.json()["results"][0]["link"]).path
     hosted = urlsplit(api.get(link)["Location"]).path
@@ -136,10 +139,15 @@ def test_a_tampered_link_is_refused(
 
 
 def test_a_link_expires_after_ttl(
-    api, sandbox, business_id_token, business_ubos, django_capture_on_commit_callbacks
+    api, business_applicant, business_id_token, business_ubos, django_capture_on_commit_callbacks
 ):
     response = send_links(
-        api, sandbox, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks, ttlInSecs=60
+        api,
+        business_applicant,
+        business_id_token,
+        business_ubos[:1],
+        django_capture_on_commit_callbacks,
+        ttlInSecs=60,
     )
     link = urlsplit(response.json()["results"][0]["link"]).path
 
@@ -153,10 +161,10 @@ def test_a_link_expires_after_ttl(
 
 
 def test_the_default_ttl_is_seven_days(
-    api, sandbox, business_id_token, business_ubos, django_capture_on_commit_callbacks
+    api, business_applicant, business_id_token, business_ubos, django_capture_on_commit_callbacks
 ):
     response = send_links(
-        api, sandbox, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks
+        api, business_applicant, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks
     )
     link = urlsplit(response.json()["results"][0]["link"]).path
 
@@ -168,14 +176,16 @@ def test_the_default_ttl_is_seven_days(
 
 
 def test_reset_moves_ubos_back_to_pending_and_kills_their_links(
-    api, sandbox, business_id_token, business_ubos, django_capture_on_commit_callbacks
+    api, business_applicant, business_id_token, business_ubos, django_capture_on_commit_callbacks
 ):
-    sent = send_links(api, sandbox, business_id_token, business_ubos, django_capture_on_commit_callbacks)
+    sent = send_links(
+        api, business_applicant, business_id_token, business_ubos, django_capture_on_commit_callbacks
+    )
     link = urlsplit(sent.json()["results"][0]["link"]).path
     hosted = urlsplit(api.get(link)["Location"]).path
 
     response = api.post(
-        actions_url(sandbox["business"]["applicationId"]),
+        actions_url(business_applicant.application_id),
         {"action": "UBO_RESET", "uboIds": [str(business_ubos[0].id)]},
         format="json",
         **business_id_token,
@@ -194,14 +204,16 @@ def test_reset_moves_ubos_back_to_pending_and_kills_their_links(
 
 
 def test_reset_clears_the_provider_results(
-    api, sandbox, business_id_token, business_ubos, django_capture_on_commit_callbacks
+    api, business_applicant, business_id_token, business_ubos, django_capture_on_commit_callbacks
 ):
-    sent = send_links(api, sandbox, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks)
+    sent = send_links(
+        api, business_applicant, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks
+    )
     hosted = urlsplit(api.get(urlsplit(sent.json()["results"][0]["link"]).path)["Location"]).path
     api.post(hosted, {"outcome": "reject"})
 
     api.post(
-        actions_url(sandbox["business"]["applicationId"]),
+        actions_url(business_applicant.application_id),
         {"action": "UBO_RESET", "uboIds": [str(business_ubos[0].id)]},
         format="json",
         **business_id_token,
@@ -223,13 +235,13 @@ class FlakyBackend(EmailBackend):
 
 
 def test_a_failed_delivery_is_retried_and_never_fails_the_request(
-    api, sandbox, settings, business_id_token, business_ubos, django_capture_on_commit_callbacks
+    api, business_applicant, settings, business_id_token, business_ubos, django_capture_on_commit_callbacks
 ):
     settings.EMAIL_BACKEND = "tests.onboarding.test_ubos.FlakyBackend"
     FlakyBackend.failures = 2
 
     response = send_links(
-        api, sandbox, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks
+        api, business_applicant, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks
     )
 
     assert response.status_code == 200
@@ -237,13 +249,13 @@ def test_a_failed_delivery_is_retried_and_never_fails_the_request(
 
 
 def test_a_delivery_that_never_succeeds_still_answers_the_action(
-    api, sandbox, settings, business_id_token, business_ubos, django_capture_on_commit_callbacks
+    api, business_applicant, settings, business_id_token, business_ubos, django_capture_on_commit_callbacks
 ):
     settings.EMAIL_BACKEND = "tests.onboarding.test_ubos.FlakyBackend"
     FlakyBackend.failures = 100
 
     response = send_links(
-        api, sandbox, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks
+        api, business_applicant, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks
     )
 
     FlakyBackend.failures = 0
@@ -279,10 +291,10 @@ def test_a_delivery_that_never_succeeds_still_answers_the_action(
     ],
 )
 def test_bad_bodies_are_refused_and_nothing_changes(
-    api, sandbox, business_id_token, business_ubos, body, field
+    api, business_applicant, business_id_token, business_ubos, body, field
 ):
     response = api.post(
-        actions_url(sandbox["business"]["applicationId"]), body, format="json", **business_id_token
+        actions_url(business_applicant.application_id), body, format="json", **business_id_token
     )
 
     assert response.status_code == 400
@@ -292,11 +304,11 @@ def test_bad_bodies_are_refused_and_nothing_changes(
     assert mail.outbox == []
 
 
-def test_a_ubo_named_twice_is_refused(api, sandbox, business_id_token, business_ubos):
+def test_a_ubo_named_twice_is_refused(api, business_applicant, business_id_token, business_ubos):
     ubo_id = str(business_ubos[0].id)
 
     response = api.post(
-        actions_url(sandbox["business"]["applicationId"]),
+        actions_url(business_applicant.application_id),
         {"action": "UBO_RESET", "uboIds": [ubo_id, ubo_id]},
         format="json",
         **business_id_token,
@@ -306,21 +318,15 @@ def test_a_ubo_named_twice_is_refused(api, sandbox, business_id_token, business_
 
 
 def test_a_ubo_of_another_application_is_not_found_and_nothing_is_done(
-    api, sandbox, business_id_token, business_ubos, django_capture_on_commit_callbacks
+    api, business_applicant, business_id_token, business_ubos, django_capture_on_commit_callbacks
 ):
-    other = Application.objects.create(
-        program_id=sandbox["businessProgramId"],
-        customer_id=sandbox["business"]["customerId"],
-        is_company=True,
-        applicant_email="x@example.com",
-        verification_provider="sandbox",
-    )
-    stranger = Ubo.objects.create(application=other, first_name="S", last_name="T", email="s@example.com")
+    other = ApplicationFactory(customer=business_applicant.person.customer, is_company=True)
+    stranger = UboFactory(application=other)
 
     for unknown in (str(stranger.id), "not-a-uuid"):
         response = send_links(
             api,
-            sandbox,
+            business_applicant,
             business_id_token,
             [business_ubos[0], type("U", (), {"id": unknown})()],
             django_capture_on_commit_callbacks,
@@ -331,9 +337,9 @@ def test_a_ubo_of_another_application_is_not_found_and_nothing_is_done(
     assert mail.outbox == []
 
 
-def test_an_individual_application_has_no_ubos(api, sandbox, customer_id_token):
+def test_an_individual_application_has_no_ubos(api, applicant, customer_id_token):
     response = api.post(
-        actions_url(sandbox["customer"]["applicationId"]),
+        actions_url(applicant.application_id),
         {"action": "UBO_RESET", "uboIds": ["00000000-0000-0000-0000-000000000000"]},
         format="json",
         **customer_id_token,
@@ -342,16 +348,14 @@ def test_an_individual_application_has_no_ubos(api, sandbox, customer_id_token):
     assert response.status_code == 404
 
 
-def test_ubo_actions_refuse_outsiders_and_the_access_token(api, sandbox, customer_id_token, business_ubos):
-    from tests.support.auth import access_header
-
-    url = actions_url(sandbox["business"]["applicationId"])
+def test_ubo_actions_refuse_outsiders_and_the_access_token(
+    api, business_applicant, customer_id_token, business_ubos
+):
+    url = actions_url(business_applicant.application_id)
     body = {"action": "UBO_RESET", "uboIds": [str(business_ubos[0].id)]}
 
     outsider = api.post(url, body, format="json", **customer_id_token)
-    access = api.post(
-        url, body, format="json", **access_header(sandbox["business"]["email"], sandbox["businessProgramId"])
-    )
+    access = api.post(url, body, format="json", **business_applicant.access)
 
     assert outsider.status_code == 404
     assert outsider.json()["code"] == "RESOURCE_NOT_FOUND"
@@ -359,13 +363,13 @@ def test_ubo_actions_refuse_outsiders_and_the_access_token(api, sandbox, custome
 
 
 def test_a_ubo_outcome_moves_a_submitted_application_into_review(
-    api, sandbox, business_id_token, business_ubos, django_capture_on_commit_callbacks
+    api, business_applicant, business_id_token, business_ubos, django_capture_on_commit_callbacks
 ):
-    application = Application.objects.get(id=sandbox["business"]["applicationId"])
+    application = business_applicant.application
     for stage in ("IN_PROGRESS", "SUBMITTED"):
         application_stage_move(application=application, to_stage=stage)
     response = send_links(
-        api, sandbox, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks
+        api, business_applicant, business_id_token, business_ubos[:1], django_capture_on_commit_callbacks
     )
     hosted = urlsplit(api.get(urlsplit(response.json()["results"][0]["link"]).path)["Location"]).path
 

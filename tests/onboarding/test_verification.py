@@ -2,8 +2,8 @@
 
 import pytest
 
-from bankapi.models import Program
 from onboarding.models import ProgramOnboarding, VerificationStep
+from tests.support.auth import id_header
 
 STEP_KEYS = {"step", "status", "rejectionType", "comments", "docCountry", "docType"}
 
@@ -12,8 +12,11 @@ def status_url(application_id: str, query: str = "") -> str:
     return f"/v1/applications/{application_id}/verification/status{query}"
 
 
-def test_the_customer_has_the_two_steps_of_the_sandbox(api, sandbox, customer_id_token):
-    response = api.get(status_url(sandbox["customer"]["applicationId"]), **customer_id_token)
+def test_the_customer_has_the_two_steps_of_the_sandbox(api, sandbox):
+    """What bootstrap_sandbox promises its customer: read as that customer."""
+    sandbox_customer = id_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
+
+    response = api.get(status_url(sandbox["customer"]["applicationId"]), **sandbox_customer)
 
     assert response.status_code == 200
     data = response.json()["data"]
@@ -48,8 +51,8 @@ def test_a_new_application_has_no_steps(api, customer_id_token):
     assert response.json()["data"] == {"steps": [], "ubos": []}
 
 
-def test_steps_follow_what_operators_set(api, sandbox, customer2_id_token):
-    application_id = sandbox["customer2"]["applicationId"]
+def test_steps_follow_what_operators_set(api, applicant2, customer2_id_token):
+    application_id = applicant2.application_id
     VerificationStep.objects.create(
         application_id=application_id, step="SELFIE", status="IN_PROGRESS", position=0
     )
@@ -68,8 +71,8 @@ def test_steps_follow_what_operators_set(api, sandbox, customer2_id_token):
     ]
 
 
-def test_include_ubos_adds_each_ubo_of_a_business_application(api, sandbox, business_id_token):
-    application_id = sandbox["business"]["applicationId"]
+def test_include_ubos_adds_each_ubo_of_a_business_application(api, business_applicant, business_id_token):
+    application_id = business_applicant.application_id
 
     without = api.get(status_url(application_id), **business_id_token).json()["data"]
     data = api.get(status_url(application_id, "?includeUbos=true"), **business_id_token).json()["data"]
@@ -83,13 +86,9 @@ def test_include_ubos_adds_each_ubo_of_a_business_application(api, sandbox, busi
         assert ubo["steps"] == []
 
 
-def test_every_step_carries_all_six_keys(api, sandbox, business_id_token):
-    application_id = sandbox["business"]["applicationId"]
-    ubo = (
-        VerificationStep.objects.model._meta.get_field("ubo")
-        .related_model.objects.filter(application_id=application_id)
-        .first()
-    )
+def test_every_step_carries_all_six_keys(api, business_applicant, business_id_token):
+    application_id = business_applicant.application_id
+    ubo = business_applicant.ubos[0]
     VerificationStep.objects.create(
         application_id=application_id, step="COMPANY_REGISTRATION", status="PENDING"
     )
@@ -107,22 +106,19 @@ def test_every_step_carries_all_six_keys(api, sandbox, business_id_token):
 
 
 @pytest.mark.parametrize("value", ["yes", "1", "TRUE", ""])
-def test_include_ubos_takes_true_or_false_only(api, sandbox, customer_id_token, value):
-    response = api.get(
-        status_url(sandbox["customer"]["applicationId"], f"?includeUbos={value}"), **customer_id_token
-    )
+def test_include_ubos_takes_true_or_false_only(api, applicant, customer_id_token, value):
+    response = api.get(status_url(applicant.application_id, f"?includeUbos={value}"), **customer_id_token)
 
     assert response.status_code == 400
     assert response.json()["code"] == "VALIDATION_ERROR"
 
 
-def test_a_switched_provider_answers_provider_mismatch(api, sandbox, customer_id_token, customer2_id_token):
-    ProgramOnboarding.objects.create(
-        program=Program.objects.get(id=sandbox["consumerProgramId"]),
-        verification_provider="sandbox-alternate",
-    )
+def test_a_switched_provider_answers_provider_mismatch(
+    api, program, applicant, customer_id_token, customer2_id_token
+):
+    ProgramOnboarding.objects.create(program=program, verification_provider="sandbox-alternate")
 
-    old = api.get(status_url(sandbox["customer"]["applicationId"]), **customer_id_token)
+    old = api.get(status_url(applicant.application_id), **customer_id_token)
     created = api.post("/v1/applications", {"isCompany": False}, format="json", **customer2_id_token).json()
     new = api.get(status_url(created["data"]["application"]["applicationId"]), **customer2_id_token)
 
@@ -132,9 +128,9 @@ def test_a_switched_provider_answers_provider_mismatch(api, sandbox, customer_id
 
 
 def test_status_refuses_outsiders_and_the_access_token(
-    api, sandbox, customer2_id_token, business_id_token, customer_access_token
+    api, applicant, customer2_id_token, business_id_token, customer_access_token
 ):
-    url = status_url(sandbox["customer"]["applicationId"])
+    url = status_url(applicant.application_id)
 
     for outsider in (customer2_id_token, business_id_token):
         response = api.get(url, **outsider)

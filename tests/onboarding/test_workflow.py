@@ -10,8 +10,8 @@ from onboarding.services.verification import verification_outcomes_recorded
 Stage = Application.Stage
 
 
-def test_an_application_walks_its_stages_to_approval(sandbox):
-    application = Application.objects.get(id=sandbox["customer2"]["applicationId"])
+def test_an_application_walks_its_stages_to_approval(applicant2):
+    application = applicant2.application
 
     for stage in (Stage.IN_PROGRESS, Stage.SUBMITTED, Stage.IN_REVIEW, Stage.APPROVED):
         application_stage_move(application=application, to_stage=stage)
@@ -28,8 +28,8 @@ def test_an_application_walks_its_stages_to_approval(sandbox):
         ([Stage.IN_PROGRESS], Stage.NEW),
     ],
 )
-def test_a_move_out_of_order_is_refused_and_changes_nothing(sandbox, path, refused):
-    application = Application.objects.get(id=sandbox["customer2"]["applicationId"])
+def test_a_move_out_of_order_is_refused_and_changes_nothing(applicant2, path, refused):
+    application = applicant2.application
     for stage in path:
         application_stage_move(application=application, to_stage=stage)
     before = Application.objects.get(id=application.id).workflow_stage
@@ -41,8 +41,8 @@ def test_a_move_out_of_order_is_refused_and_changes_nothing(sandbox, path, refus
     assert Application.objects.get(id=application.id).workflow_stage == before
 
 
-def test_provider_outcomes_move_a_submitted_application_into_review(sandbox):
-    application = Application.objects.get(id=sandbox["customer2"]["applicationId"])
+def test_provider_outcomes_move_a_submitted_application_into_review(applicant2):
+    application = applicant2.application
     verification_outcomes_recorded(application=application)
     assert Application.objects.get(id=application.id).workflow_stage == Stage.NEW
 

@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from bankapi.logs import redact
 from bankapi.models import Account
+from payments.models import Beneficiary
 from tests.batches.conftest import payment as batch_payment
 from tests.conftest import requires_redis
 from tests.kernel.test_settings import production_variables, run_check
@@ -20,21 +21,22 @@ from tests.payments.conftest import payments_url
 from tests.support.worker import celery_workers
 
 
-def pay(api, sandbox, auth, **extra):
-    customer = sandbox["customer"]
+def pay(api, account: Account, beneficiary: Beneficiary, auth, **extra):
     return api.post(
-        payments_url(customer["customerId"], customer["accountId"]),
-        {"amount": "1.50", "reference": "Logs", "beneficiaryId": customer["beneficiaryId"]},
+        payments_url(account.customer_id, account.id),
+        {"amount": "1.50", "reference": "Logs", "beneficiaryId": str(beneficiary.id)},
         format="json",
         **auth,
         **extra,
     )
 
 
-def test_every_line_of_a_request_carries_its_id_and_the_callers_tenant(api, sandbox, customer_auth, console):
+def test_every_line_of_a_request_carries_its_id_and_the_callers_tenant(
+    api, account, beneficiary, customer_auth, console
+):
     console.as_json()
 
-    response = pay(api, sandbox, customer_auth, HTTP_X_REQUEST_ID="req-logs-1")
+    response = pay(api, account, beneficiary, customer_auth, HTTP_X_REQUEST_ID="req-logs-1")
 
     assert response.status_code == 200
     lines = [json.loads(line) for line in console.lines()]
@@ -46,13 +48,13 @@ def test_every_line_of_a_request_carries_its_id_and_the_callers_tenant(api, sand
     tenant = [line for line in lines if "user_id" in line]
     assert tenant and tenant[-1] == {
         **tenant[-1],
-        "program_id": sandbox["consumerProgramId"],
-        "customer_id": sandbox["customer"]["customerId"],
+        "program_id": str(account.program_id),
+        "customer_id": str(account.customer_id),
         "user_id": str(user_id),
     }
 
 
-def test_the_warning_django_writes_after_a_refused_request_carries_its_id(api, sandbox, console):
+def test_the_warning_django_writes_after_a_refused_request_carries_its_id(api, db, console):
     console.as_json()
 
     response = api.get("/v1/no/such/route", HTTP_X_REQUEST_ID="bad id\n")
@@ -65,11 +67,11 @@ def test_the_warning_django_writes_after_a_refused_request_carries_its_id(api, s
 
 
 def test_a_task_run_in_process_logs_the_request_that_queued_it(
-    transactional_db, sandbox, customer_auth, console
+    transactional_db, account, beneficiary, customer_auth, console
 ):
     # Commits are real: the event's fan-out task runs after the request's commit,
     # in-process, as on the embedded default.
-    response = pay(APIClient(), sandbox, customer_auth, HTTP_X_REQUEST_ID="req-eager-1")
+    response = pay(APIClient(), account, beneficiary, customer_auth, HTTP_X_REQUEST_ID="req-eager-1")
 
     assert response.status_code == 200
     task_lines = [line for line in console.lines() if "events.tasks.events_fan_out" in line]
@@ -78,20 +80,18 @@ def test_a_task_run_in_process_logs_the_request_that_queued_it(
 
 @requires_redis
 def test_a_worker_logs_the_id_of_the_request_that_queued_its_task(
-    transactional_db, sandbox, customer_auth, tmp_path
+    transactional_db, account, customer_auth, tmp_path
 ):
     # A batch to verify is queued by the request that sent it: the worker's line
     # for that task carries the request's id and the caller's tenant. (A
     # payment's events queue nothing from the request: the outbox relay fans
     # them out.)
-    customer = sandbox["customer"]
-    payer = Account.objects.get(id=customer["accountId"])
     output = (tmp_path / "worker.log").open("w+")
     with celery_workers("logs", env={"LOG_FORMAT": "json", "LOG_LEVEL": "INFO"}) as workers:
         workers.start(output)
         response = APIClient().post(
-            f"/v1/customers/{customer['customerId']}/batch-payments",
-            {"action": "verify", "payments": [batch_payment(payer, "1.50", "Logs")]},
+            f"/v1/customers/{account.customer_id}/batch-payments",
+            {"action": "verify", "payments": [batch_payment(account, "1.50", "Logs")]},
             format="json",
             HTTP_X_REQUEST_ID="req-worker-1",
             **customer_auth,
@@ -113,7 +113,7 @@ def test_a_worker_logs_the_id_of_the_request_that_queued_its_task(
             ]
     assert done, (tmp_path / "worker.log").read_text()[-3000:]
     assert done[0]["request_id"] == "req-worker-1"
-    assert done[0]["customer_id"] == customer["customerId"]
+    assert done[0]["customer_id"] == str(account.customer_id)
 
 
 REDACTED = [

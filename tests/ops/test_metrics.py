@@ -15,10 +15,11 @@ from bankapi.models import Account
 from events.endpoints import endpoint_create
 from events.models import Event, EventType
 from events.recording import event_record
+from payments.models import Beneficiary
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
 from tests.payments.conftest import payments_url
-from tests.support.auth import access_header, user_by_email
+from tests.support.factories import custodian_with_clients
 from tests.support.receiver import start_receiver
 
 SERIES = {
@@ -52,17 +53,16 @@ def rise(before, after, name: str, **labels) -> float:
     return value(after, name, **labels) - value(before, name, **labels)
 
 
-def pay(api, sandbox, auth, amount: str, account_key: str = "accountId"):
-    customer = sandbox["customer"]
+def pay(api, account: Account, beneficiary: Beneficiary, auth, amount: str):
     return api.post(
-        payments_url(customer["customerId"], customer[account_key]),
-        {"amount": amount, "reference": "Metrics", "beneficiaryId": customer["beneficiaryId"]},
+        payments_url(account.customer_id, account.id),
+        {"amount": amount, "reference": "Metrics", "beneficiaryId": str(beneficiary.id)},
         format="json",
         **auth,
     )
 
 
-def test_the_metrics_are_exactly_the_series_an_operator_alerts_on(api, sandbox):
+def test_the_metrics_are_exactly_the_series_an_operator_alerts_on(api, db):
     response = api.get("/metrics", HTTP_ACCEPT="text/plain")
 
     assert response.status_code == 200
@@ -72,16 +72,20 @@ def test_the_metrics_are_exactly_the_series_an_operator_alerts_on(api, sandbox):
 
 
 def test_payments_count_accepted_held_and_refused_and_a_400_is_no_payment(
-    api, sandbox, customer_auth, django_capture_on_commit_callbacks
+    api, account, beneficiary, customer_auth, django_capture_on_commit_callbacks
 ):
     before = scrape(api)
 
     with django_capture_on_commit_callbacks(execute=True):
-        assert pay(api, sandbox, customer_auth, "1.00").status_code == 200
-        assert pay(api, sandbox, customer_auth, "2.00").status_code == 200
-        assert pay(api, sandbox, customer_auth, "10000.00").status_code == 200  # the review threshold
-        assert pay(api, sandbox, customer_auth, "25000.01").status_code == 422  # over the per-payment limit
-        assert pay(api, sandbox, customer_auth, "not money").status_code == 400
+        assert pay(api, account, beneficiary, customer_auth, "1.00").status_code == 200
+        assert pay(api, account, beneficiary, customer_auth, "2.00").status_code == 200
+        assert (
+            pay(api, account, beneficiary, customer_auth, "10000.00").status_code == 200
+        )  # the review threshold
+        assert (
+            pay(api, account, beneficiary, customer_auth, "25000.01").status_code == 422
+        )  # over the per-payment limit
+        assert pay(api, account, beneficiary, customer_auth, "not money").status_code == 400
 
     after = scrape(api)
     payments = {
@@ -99,16 +103,15 @@ def test_payments_count_accepted_held_and_refused_and_a_400_is_no_payment(
 
 
 def test_a_replayed_payment_is_not_counted_twice(
-    api, sandbox, customer_auth, django_capture_on_commit_callbacks
+    api, account, beneficiary, customer_auth, django_capture_on_commit_callbacks
 ):
     before = scrape(api)
-    customer = sandbox["customer"]
-    body = {"amount": "3.00", "reference": "Once", "beneficiaryId": customer["beneficiaryId"]}
+    body = {"amount": "3.00", "reference": "Once", "beneficiaryId": str(beneficiary.id)}
 
     with django_capture_on_commit_callbacks(execute=True):
         for _ in range(2):
             response = api.post(
-                payments_url(customer["customerId"], customer["accountId"]),
+                payments_url(account.customer_id, account.id),
                 body,
                 format="json",
                 HTTP_IDEMPOTENCY_KEY="0b8c6c2e-2f57-4a43-8d7f-1f1c1a0d9e01",
@@ -125,19 +128,19 @@ def test_a_replayed_payment_is_not_counted_twice(
     )
 
 
-def test_route_labels_are_url_patterns_never_ids(api, sandbox, customer_auth):
-    customer, other = sandbox["customer"], sandbox["customer2"]
-
-    pay(api, sandbox, customer_auth, "1.00")
+def test_route_labels_are_url_patterns_never_ids(
+    api, account, beneficiary, customer_auth, customer2_account, customer2_auth
+):
+    pay(api, account, beneficiary, customer_auth, "1.00")
     api.post(
-        payments_url(other["customerId"], other["accountId"]),
-        {"amount": "1.00", "reference": "Other", "beneficiaryId": customer["beneficiaryId"]},
+        payments_url(customer2_account.customer_id, customer2_account.id),
+        {"amount": "1.00", "reference": "Other", "beneficiaryId": str(beneficiary.id)},
         format="json",
-        **access_header(other["email"], sandbox["consumerProgramId"]),
+        **customer2_auth,
     )
-    account_url = f"/v1/customers/{customer['customerId']}/accounts/{customer['accountId']}"
+    account_url = f"/v1/customers/{account.customer_id}/accounts/{account.id}"
     api.get(f"{account_url}/payment-requests", **customer_auth)
-    api.get(f"/v1/no/such/route/{customer['customerId']}")
+    api.get(f"/v1/no/such/route/{account.customer_id}")
     api.get("/admin/payments/paymentrequest/12345/change/")
 
     samples = scrape(api)
@@ -150,14 +153,15 @@ def test_route_labels_are_url_patterns_never_ids(api, sandbox, customer_auth):
     assert not [label for label in every_label_value if AN_ID.search(label) and label != "+Inf"]
 
 
-def test_batch_items_count_what_was_paid_and_what_failed(sandbox, django_capture_on_commit_callbacks, api):
-    custodian = user_by_email(sandbox["custodian"]["email"], sandbox["consumerProgramId"])
-    accounts = [Account.objects.get(id=entry["accountId"]) for entry in sandbox["custodian"]["accounts"]]
+def test_batch_items_count_what_was_paid_and_what_failed(program, django_capture_on_commit_callbacks, api):
+    custodian = custodian_with_clients(program, clients=2)
+    accounts = custodian.accounts
     before = scrape(api)
 
     with django_capture_on_commit_callbacks(execute=True):
         batch_submitted(
-            custodian, [payment(accounts[0], "1.00"), payment(accounts[1], "2.00"), payment(accounts[0], "0")]
+            custodian.user,
+            [payment(accounts[0], "1.00"), payment(accounts[1], "2.00"), payment(accounts[0], "0")],
         )
 
     after = scrape(api)
@@ -198,12 +202,11 @@ def _accepted_event(account: Account, resource_id: str):
 
 
 def test_webhook_deliveries_count_each_attempt_by_outcome(
-    api, sandbox, receiver, settings, django_capture_on_commit_callbacks
+    api, account, receiver, settings, django_capture_on_commit_callbacks
 ):
     from events.tasks import deliveries_sweep
 
     settings.WEBHOOK_RETRY_BASE_SECONDS = 0.0
-    account = Account.objects.get(id=sandbox["customer"]["accountId"])
     subscribe(account, receiver)
     before = scrape(api)
 
@@ -220,8 +223,7 @@ def test_webhook_deliveries_count_each_attempt_by_outcome(
     assert deliveries == {"delivered": 1, "failed": 1}
 
 
-def test_the_outbox_gauge_is_the_age_of_the_oldest_undelivered_event(api, sandbox, receiver):
-    account = Account.objects.get(id=sandbox["customer"]["accountId"])
+def test_the_outbox_gauge_is_the_age_of_the_oldest_undelivered_event(api, account, receiver):
     subscribe(account, receiver)
     Event.objects.update(fanned_out=True)
     assert value(scrape(api), "bankapi_outbox_oldest_pending_seconds") == 0

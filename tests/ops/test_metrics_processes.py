@@ -14,13 +14,11 @@ from urllib.parse import urlencode, urlsplit
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bankapi.models import Account
 from events.endpoints import endpoint_create
 from events.models import EventType
 from tests.conftest import requires_postgres, requires_redis
 from tests.payments.conftest import payments_url
 from tests.proof.processes import CeleryWorker, Gunicorn, free_port, server_environment
-from tests.support.auth import access_header
 from tests.support.receiver import start_receiver
 
 PAYMENTS_ROUTE = "/v1/customers/{customerId}/accounts/{accountId}/payments"
@@ -60,7 +58,9 @@ def rise(before, after, name: str, **labels) -> float:
 
 
 @requires_postgres
-def test_counts_are_exact_across_four_gunicorn_workers(transactional_db, sandbox, tmp_path):
+def test_counts_are_exact_across_four_gunicorn_workers(
+    transactional_db, account, beneficiary, customer_auth, tmp_path
+):
     directory = tmp_path / "prometheus"
     directory.mkdir()
     # Left by an earlier run of the service: must not be summed into this one.
@@ -69,16 +69,11 @@ def test_counts_are_exact_across_four_gunicorn_workers(transactional_db, sandbox
     env = server_environment(PROMETHEUS_MULTIPROC_DIR=str(directory), REDIS_URL="")
     web = Gunicorn(env, 4, tmp_path / "gunicorn.log")
     try:
-        customer = sandbox["customer"]
-        headers = {
-            "Authorization": access_header(customer["email"], sandbox["consumerProgramId"])[
-                "HTTP_AUTHORIZATION"
-            ]
-        }
-        path = payments_url(customer["customerId"], customer["accountId"])
+        headers = {"Authorization": customer_auth["HTTP_AUTHORIZATION"]}
+        path = payments_url(account.customer_id, account.id)
 
         def pay(amount: str) -> int:
-            body = {"amount": amount, "reference": "Workers", "beneficiaryId": customer["beneficiaryId"]}
+            body = {"amount": amount, "reference": "Workers", "beneficiaryId": str(beneficiary.id)}
             return call(web.port, "POST", path, body, headers)[0]
 
         before = scrape(web.port)
@@ -200,12 +195,11 @@ def _ready(port: int) -> bool:
         return False
 
 
-def test_a_real_prometheus_scrapes_the_payments_made(live_server, sandbox, prometheus):
-    customer = sandbox["customer"]
+def test_a_real_prometheus_scrapes_the_payments_made(
+    live_server, account, beneficiary, customer_auth, prometheus
+):
     service_port = urlsplit(live_server.url).port
-    headers = {
-        "Authorization": access_header(customer["email"], sandbox["consumerProgramId"])["HTTP_AUTHORIZATION"]
-    }
+    headers = {"Authorization": customer_auth["HTTP_AUTHORIZATION"]}
     query = 'sum(bankapi_payments_total{job="bankapi",outcome="accepted"})'
 
     def current() -> float | None:
@@ -214,10 +208,8 @@ def test_a_real_prometheus_scrapes_the_payments_made(live_server, sandbox, prome
 
     before = _wait_for(current)
     for amount in ("1.00", "2.00", "3.00"):
-        body = {"amount": amount, "reference": "Scraped", "beneficiaryId": customer["beneficiaryId"]}
-        status, _ = call(
-            service_port, "POST", payments_url(customer["customerId"], customer["accountId"]), body, headers
-        )
+        body = {"amount": amount, "reference": "Scraped", "beneficiaryId": str(beneficiary.id)}
+        status, _ = call(service_port, "POST", payments_url(account.customer_id, account.id), body, headers)
         assert status == 200
 
     assert _wait_for(lambda: True if current() == before + 3 else None)
@@ -228,10 +220,10 @@ def test_a_real_prometheus_scrapes_the_payments_made(live_server, sandbox, prome
 
 
 @requires_redis
-def test_a_celery_workers_counts_reach_the_web_processes_scrape(transactional_db, sandbox, tmp_path):
+def test_a_celery_workers_counts_reach_the_web_processes_scrape(
+    transactional_db, account, beneficiary, customer_auth, tmp_path
+):
     receiver, server = start_receiver()
-    customer = sandbox["customer"]
-    account = Account.objects.get(id=customer["accountId"])
     endpoint_create(
         program_id=account.program_id,
         sandbox=True,
@@ -244,23 +236,12 @@ def test_a_celery_workers_counts_reach_the_web_processes_scrape(transactional_db
     worker = CeleryWorker(env, tmp_path / "celery.log")
     web = Gunicorn({**env, "CELERY_TASK_DEFAULT_QUEUE": worker.queue}, 2, tmp_path / "gunicorn.log")
     try:
-        headers = {
-            "Authorization": access_header(customer["email"], sandbox["consumerProgramId"])[
-                "HTTP_AUTHORIZATION"
-            ]
-        }
+        headers = {"Authorization": customer_auth["HTTP_AUTHORIZATION"]}
         before = scrape(web.port)
         for amount in ("1.00", "2.00", "3.00"):
-            body = {"amount": amount, "reference": "Delivered", "beneficiaryId": customer["beneficiaryId"]}
+            body = {"amount": amount, "reference": "Delivered", "beneficiaryId": str(beneficiary.id)}
             assert (
-                call(
-                    web.port,
-                    "POST",
-                    payments_url(customer["customerId"], customer["accountId"]),
-                    body,
-                    headers,
-                )[0]
-                == 200
+                call(web.port, "POST", payments_url(account.customer_id, account.id), body, headers)[0] == 200
             )
 
         # The worker delivers the three events and counts them; the web scrape sums its file.

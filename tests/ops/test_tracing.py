@@ -15,7 +15,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 from rest_framework.test import APIClient
 
-from bankapi.models import Account
 from bankapi.tracing import tracing_start, tracing_stop
 from events.endpoints import endpoint_create
 from tests.conftest import ON_POSTGRES
@@ -46,11 +45,9 @@ def receiver():
 
 
 def test_a_payment_request_its_tasks_and_its_webhook_post_are_one_trace(
-    transactional_db, sandbox, customer_auth, receiver, spans
+    transactional_db, account, beneficiary, customer_auth, receiver, spans
 ):
     # Given an endpoint subscribed to accepted payments, and a caller's trace.
-    customer = sandbox["customer"]
-    account = Account.objects.get(id=customer["accountId"])
     endpoint_create(
         program_id=account.program_id,
         sandbox=True,
@@ -63,8 +60,8 @@ def test_a_payment_request_its_tasks_and_its_webhook_post_are_one_trace(
     # When the caller pays (commits are real here: the delivery runs after the
     # request's commit, in-process as on the embedded default).
     response = APIClient().post(
-        payments_url(customer["customerId"], customer["accountId"]),
-        {"amount": "3.00", "reference": "Traced", "beneficiaryId": customer["beneficiaryId"]},
+        payments_url(account.customer_id, account.id),
+        {"amount": "3.00", "reference": "Traced", "beneficiaryId": str(beneficiary.id)},
         format="json",
         HTTP_TRACEPARENT=f"00-{trace_id}-{parent_span_id}-01",
         **customer_auth,
