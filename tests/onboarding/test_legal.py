@@ -6,6 +6,7 @@ import pytest
 
 from bankapi.models import Program
 from onboarding.models import Application, LegalDocument, LegalDocumentSet
+from onboarding.presenters import acceptance_data
 
 
 def legal_url(application_id: str) -> str:
@@ -164,7 +165,7 @@ def test_accepting_the_required_documents_stores_the_acceptance(api, sandbox, cu
     for doc in acceptance["acceptedDocuments"]:
         assert doc == by_id[doc["id"]]
     stored = Application.objects.get(id=application_id)
-    assert stored.legal_documents_acceptance == acceptance
+    assert acceptance_data(stored.id, stored.legal_acceptance()) == acceptance
     assert stored.workflow_stage == "IN_PROGRESS"
     assert current(api, application_id, customer_id_token)["currentAcceptance"] == acceptance
     read = api.get(f"/v1/applications/{application_id}", **customer_id_token).json()["data"]["application"]
