@@ -27,6 +27,7 @@ from authn.models import User
 from authn.services.stepup import step_up_confirm, step_up_passkey_challenge
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.idempotency import (
+    Fingerprint,
     StoredResponse,
     idempotency_owner_of,
     idempotent_checked_call,
@@ -89,6 +90,7 @@ def batch_submit(
     idempotency_key: uuid.UUID | None,
 ) -> StoredResponse:
     program = Program.objects.get(id=actor.scope.program_id)
+    submitted = payments_hash(payments, draft_id)
 
     def confirmed() -> _Confirmed:
         # Run with the key held, so a duplicate of this submit never gets here,
@@ -135,7 +137,11 @@ def batch_submit(
         owner_id=owner_id,
         operation=OPERATION,
         key=idempotency_key,
-        fingerprint={"payments": payments_hash(payments, draft_id)},
+        fingerprint=Fingerprint(
+            {"payments_hash": submitted},
+            # Records written before fingerprints had a version named it as the body names the payments.
+            earlier={None: {"payments": submitted}},
+        ),
         checks=confirmed,
         work=work,
         mismatch_message="This idempotencyKey was used for a submit of other payments.",

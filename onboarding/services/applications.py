@@ -11,7 +11,7 @@ import uuid
 from django.db import transaction
 
 from bankapi.errors import ApiError, ErrorCode
-from bankapi.idempotency import OwnerKind, StoredResponse, idempotent_call
+from bankapi.idempotency import Fingerprint, OwnerKind, StoredResponse, idempotent_call
 from bankapi.models import Customer
 from events.models import EventType
 from onboarding.events import application_event
@@ -68,7 +68,11 @@ def application_submit(
         owner_id=customer.id,
         operation=OPERATION,
         key=idempotency_key,
-        fingerprint={"isCompany": is_company, "email": email},
+        fingerprint=Fingerprint(
+            {"is_company": is_company, "email": email},
+            # Records written before fingerprints had a version used the body's names.
+            earlier={None: {"isCompany": is_company, "email": email}},
+        ),
         work=work,
         mismatch_message="This Idempotency-Key was used for a different application (isCompany or email).",
     )
