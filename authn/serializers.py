@@ -8,7 +8,7 @@ from rest_framework.settings import api_settings
 
 from authn.models import AuthChallenge
 from authn.services import stepup
-from authn.services.passkeys import b64url_decode
+from authn.services.passkeys import PasskeyAssertion, b64url_decode
 from bankapi.serializers import (
     InputSerializer,
     StrictBooleanField,
@@ -140,6 +140,17 @@ class PasskeyAssertionSerializer(serializers.Serializer):
     )
 
 
+def passkey_assertion_of(data: dict) -> PasskeyAssertion:
+    """A `PasskeyAssertionSerializer`'s validated data, in the domain's names."""
+    return PasskeyAssertion(
+        credential_id=data["credentialIdB64"],
+        client_data_json=data["clientDataJSON_B64"],
+        authenticator_data=data["authenticatorDataB64"],
+        signature=data["signatureB64"],
+        user_handle=data.get("userHandleB64"),
+    )
+
+
 class PasskeyConfirmationSerializer(serializers.Serializer):
     method = StrictChoiceField(choices=[stepup.PASSKEY])
     passkeySession = StrictCharField(
@@ -203,6 +214,21 @@ class ConfirmationSerializer(InputSerializer):
 
     def to_representation(self, instance) -> dict:
         return instance
+
+
+def confirmation_of(data: dict) -> stepup.Confirmation:
+    """A `ConfirmationSerializer`'s validated data as the confirmation it is."""
+    method = data["method"]
+    if method == stepup.PASSKEY:
+        return stepup.PasskeyConfirmation(
+            session=data["passkeySession"], assertion=passkey_assertion_of(data["assertion"])
+        )
+    if method == stepup.TOTP:
+        return stepup.TotpConfirmation(code=data["code"])
+    if method == stepup.PIN:
+        return stepup.PinConfirmation(pin=data["pin"])
+    # The serializer refuses any other method: reaching here is a bug.
+    raise ValueError(f"Not a confirmation method: {method!r}.")
 
 
 class VerifyPasskeyInputSerializer(InputSerializer):
@@ -309,6 +335,11 @@ class PasskeyRegistrationResultSerializer(serializers.Serializer):
             field.required = False
             fields[name] = field
         return fields
+
+
+def passkey_step_up_data(step_up: stepup.PasskeyStepUp) -> dict:
+    """`{passkeySession, fido2options}`, as `StepUpPasskeyChallengeSerializer` documents it."""
+    return {"passkeySession": step_up.session, "fido2options": step_up.options}
 
 
 class StepUpPasskeyChallengeSerializer(serializers.Serializer):

@@ -347,7 +347,9 @@ class VerifyPasskeyView(AuthView):
         body = validated_body(io.VerifyPasskeyInputSerializer, request)
         with client_throttle(request):
             tokens = passkey_sign_in(
-                program_id=_program(request), session_token=body["session_token"], assertion=body["assertion"]
+                program_id=_program(request),
+                session_token=body["session_token"],
+                assertion=io.passkey_assertion_of(body["assertion"]),
             )
         return ok(tokens)
 

@@ -11,6 +11,7 @@ import base64
 import binascii
 import re
 import uuid
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -170,6 +171,19 @@ def passkey_registration_complete(
     return result
 
 
+@dataclass(frozen=True)
+class PasskeyAssertion:
+    """A WebAuthn assertion as navigator.credentials.get() answered it, each
+    binary value base64url: the credential's rawId, the response's
+    clientDataJSON, authenticatorData and signature, and its userHandle when sent."""
+
+    credential_id: str
+    client_data_json: str
+    authenticator_data: str
+    signature: str
+    user_handle: str | None = None
+
+
 def passkey_assertion_options(user: User) -> tuple[bytes, dict]:
     """A new assertion challenge for the user's passkeys: (challenge bytes, `fido2options`).
 
@@ -185,18 +199,16 @@ def passkey_assertion_options(user: User) -> tuple[bytes, dict]:
     return options.challenge, options_to_json_dict(options)
 
 
-def passkey_assertion_verify(user: User, challenge: bytes, assertion: dict) -> PasskeyCredential:
+def passkey_assertion_verify(user: User, challenge: bytes, assertion: PasskeyAssertion) -> PasskeyCredential:
     """Verify an assertion over `challenge` by one of the user's passkeys.
 
-    `assertion` is the wire object `{credentialIdB64, clientDataJSON_B64,
-    authenticatorDataB64, signatureB64, userHandleB64?}` (base64url strings).
     Raises CredentialRejected (401 INVALID_CREDENTIALS) when it does not verify.
     The challenge's single use is the caller's to enforce.
     """
     rejected = CredentialRejected("The passkey assertion could not be verified", retryable=True)
     try:
-        credential_id = b64url_decode(assertion["credentialIdB64"])
-        user_handle = assertion.get("userHandleB64")
+        credential_id = b64url_decode(assertion.credential_id)
+        user_handle = assertion.user_handle
         if user_handle is not None and b64url_decode(user_handle) != user.id.bytes:
             raise rejected
         passkey = user.passkeys.filter(credential_id=credential_id).first()
@@ -208,9 +220,9 @@ def passkey_assertion_verify(user: User, challenge: bytes, assertion: dict) -> P
                 "rawId": b64url_encode(credential_id),
                 "type": "public-key",
                 "response": {
-                    "clientDataJSON": assertion["clientDataJSON_B64"],
-                    "authenticatorData": assertion["authenticatorDataB64"],
-                    "signature": assertion["signatureB64"],
+                    "clientDataJSON": assertion.client_data_json,
+                    "authenticatorData": assertion.authenticator_data,
+                    "signature": assertion.signature,
                     "userHandle": user_handle,
                 },
             },
@@ -232,7 +244,7 @@ def passkey_assertion_verify(user: User, challenge: bytes, assertion: dict) -> P
     return passkey
 
 
-def passkey_sign_in(*, program_id: uuid.UUID | None, session_token: str, assertion: dict) -> dict:
+def passkey_sign_in(*, program_id: uuid.UUID | None, session_token: str, assertion: PasskeyAssertion) -> dict:
     """POST verify-passkey: complete PASSKEY_REQUIRED; answers tokens."""
     challenge = challenge_attempt(session_token, [Kind.PASSKEY_REQUIRED], program_id)
     # Counted per user before the assertion is checked: five failed sign-ins lock

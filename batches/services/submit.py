@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from django.utils import timezone
 
 from authn.models import User
-from authn.services.stepup import step_up_confirm, step_up_passkey_challenge
+from authn.services.stepup import Confirmation, PasskeyStepUp, step_up_confirm, step_up_passkey_challenge
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.idempotency import (
     Fingerprint,
@@ -50,7 +50,7 @@ from batches.services.processing import batch_create
 OPERATION = "batches.submit"
 
 
-def batch_passkey_challenge(*, actor: Actor, user: User, challenge_id: uuid.UUID | None) -> dict:
+def batch_passkey_challenge(*, actor: Actor, user: User, challenge_id: uuid.UUID | None) -> PasskeyStepUp:
     """A single-use passkey session bound to the caller's live scaChallenge."""
     challenge = sca_challenge_live(actor=actor, user=user, challenge_id=challenge_id)
     return step_up_passkey_challenge(user=user, purpose=STEP_UP_PURPOSE, bound_to=str(challenge.id))
@@ -85,7 +85,7 @@ def batch_submit(
     user: User,
     payments: list[SentPayment],
     challenge_id: uuid.UUID | None,
-    confirmation: dict,
+    confirmation: Confirmation,
     draft_id: str | None,
     idempotency_key: uuid.UUID | None,
 ) -> StoredResponse:
