@@ -8,7 +8,7 @@ from rest_framework.settings import api_settings
 
 from authn.models import AuthChallenge
 from authn.services import stepup
-from authn.services.passkeys import PasskeyAssertion, b64url_decode
+from authn.services.passkeys import PasskeyAssertion, PasskeyAttestation, b64url_decode
 from bankapi.serializers import (
     InputSerializer,
     StrictBooleanField,
@@ -120,6 +120,16 @@ class AttestationSerializer(serializers.Serializer):
     clientDataJSON_B64 = Base64UrlField(max_length=8192)
     attestationObjectB64 = Base64UrlField(max_length=65536)
     transports = StrictListField(child=StrictCharField(max_length=32), max_length=10)
+
+
+def passkey_attestation_of(data: dict) -> PasskeyAttestation:
+    """An `AttestationSerializer`'s validated data, in the domain's names."""
+    return PasskeyAttestation(
+        credential_id=data["credentialIdB64"],
+        client_data_json=data["clientDataJSON_B64"],
+        attestation_object=data["attestationObjectB64"],
+        transports=tuple(data["transports"]),
+    )
 
 
 class PasskeyRegisterCompleteInputSerializer(InputSerializer):
