@@ -28,6 +28,7 @@ from batches.presenters import (
     draft_status,
     draft_summary,
     initiate_answer,
+    submit_answer,
 )
 from batches.rules import sent_payment_from_wire
 from batches.selectors import (
@@ -267,6 +268,7 @@ class BatchRouteView(ScopedAPIView):
             confirmation=confirmation_of(data["confirmation"]),
             draft_id=data.get("batchId"),
             idempotency_key=data.get("idempotencyKey"),
+            present=submit_answer,
         )
         return stored_response_http(stored)
 

@@ -19,7 +19,9 @@ releases it).
 """
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from django.utils import timezone
 
@@ -35,8 +37,7 @@ from bankapi.idempotency import (
 )
 from bankapi.models import Program
 from batches.actors import Actor
-from batches.models import Draft, ScaChallenge
-from batches.presenters import submit_answer
+from batches.models import Batch, Draft, ScaChallenge
 from batches.rules import payments_hash
 from batches.sent import SentPayment
 from batches.services.challenges import (
@@ -88,7 +89,11 @@ def batch_submit(
     confirmation: Confirmation,
     draft_id: str | None,
     idempotency_key: uuid.UUID | None,
+    present: Callable[[Batch], Any],
 ) -> StoredResponse:
+    """Make the batch once per key, and answer `{success, data: present(batch)}`:
+    rendered in the transaction that makes the batch, stored with the key and
+    replayed byte for byte on a retry."""
     program = Program.objects.get(id=actor.scope.program_id)
     submitted = payments_hash(payments, draft_id)
 
@@ -127,7 +132,7 @@ def batch_submit(
                 raise ApiError(ErrorCode.INVALID_STATE, "This draft has already been submitted.")
         checked, currency = payments_checked(actor, payments)
         batch = batch_create(actor=actor, user=user, checked=checked, currency=currency, draft=draft)
-        return StoredResponse.rendered(200, {"success": True, "data": submit_answer(batch)})
+        return StoredResponse.rendered(200, {"success": True, "data": present(batch)})
 
     owner_kind, owner_id = idempotency_owner_of(actor.scope)
     return idempotent_checked_call(
