@@ -8,7 +8,7 @@ from rest_framework.settings import api_settings
 
 from authn.models import AuthChallenge
 from authn.services import stepup
-from authn.services.passkeys import b64url_decode
+from authn.services.passkeys import PasskeyAssertion, PasskeyAttestation, b64url_decode
 from bankapi.serializers import (
     InputSerializer,
     StrictBooleanField,
@@ -122,6 +122,16 @@ class AttestationSerializer(serializers.Serializer):
     transports = StrictListField(child=StrictCharField(max_length=32), max_length=10)
 
 
+def passkey_attestation_of(data: dict) -> PasskeyAttestation:
+    """An `AttestationSerializer`'s validated data, in the domain's names."""
+    return PasskeyAttestation(
+        credential_id=data["credentialIdB64"],
+        client_data_json=data["clientDataJSON_B64"],
+        attestation_object=data["attestationObjectB64"],
+        transports=tuple(data["transports"]),
+    )
+
+
 class PasskeyRegisterCompleteInputSerializer(InputSerializer):
     session_token = _session_token(help_text="The session_token answered by passkey/register/start.")
     attestation = AttestationSerializer()
@@ -137,6 +147,17 @@ class PasskeyAssertionSerializer(serializers.Serializer):
     signatureB64 = Base64UrlField(max_length=2048, help_text="response.signature.")
     userHandleB64 = Base64UrlField(
         max_length=128, required=False, help_text="response.userHandle; may be omitted."
+    )
+
+
+def passkey_assertion_of(data: dict) -> PasskeyAssertion:
+    """A `PasskeyAssertionSerializer`'s validated data, in the domain's names."""
+    return PasskeyAssertion(
+        credential_id=data["credentialIdB64"],
+        client_data_json=data["clientDataJSON_B64"],
+        authenticator_data=data["authenticatorDataB64"],
+        signature=data["signatureB64"],
+        user_handle=data.get("userHandleB64"),
     )
 
 
@@ -203,6 +224,21 @@ class ConfirmationSerializer(InputSerializer):
 
     def to_representation(self, instance) -> dict:
         return instance
+
+
+def confirmation_of(data: dict) -> stepup.Confirmation:
+    """A `ConfirmationSerializer`'s validated data as the confirmation it is."""
+    method = data["method"]
+    if method == stepup.PASSKEY:
+        return stepup.PasskeyConfirmation(
+            session=data["passkeySession"], assertion=passkey_assertion_of(data["assertion"])
+        )
+    if method == stepup.TOTP:
+        return stepup.TotpConfirmation(code=data["code"])
+    if method == stepup.PIN:
+        return stepup.PinConfirmation(pin=data["pin"])
+    # The serializer refuses any other method: reaching here is a bug.
+    raise ValueError(f"Not a confirmation method: {method!r}.")
 
 
 class VerifyPasskeyInputSerializer(InputSerializer):
@@ -309,6 +345,11 @@ class PasskeyRegistrationResultSerializer(serializers.Serializer):
             field.required = False
             fields[name] = field
         return fields
+
+
+def passkey_step_up_data(step_up: stepup.PasskeyStepUp) -> dict:
+    """`{passkeySession, fido2options}`, as `StepUpPasskeyChallengeSerializer` documents it."""
+    return {"passkeySession": step_up.session, "fido2options": step_up.options}
 
 
 class StepUpPasskeyChallengeSerializer(serializers.Serializer):

@@ -157,18 +157,6 @@ class TokenSet:
     refresh_token: str
     expires_in: int
 
-    def as_response(self, user: User) -> dict:
-        return {
-            "authenticated": True,
-            "access_token": self.access_token,
-            "id_token": self.id_token,
-            "refresh_token": self.refresh_token,
-            "token_type": "Bearer",
-            "expires_in": self.expires_in,
-            "hasPasskey": user.has_passkey,
-            "hasMfa": user.has_mfa,
-        }
-
 
 def _new_refresh_token(user: User, family: uuid.UUID) -> str:
     token = secrets.token_urlsafe(48)

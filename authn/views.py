@@ -17,7 +17,14 @@ from rest_framework.views import APIView
 from authn import serializers as io
 from authn.authentication import BearerAuthentication
 from authn.models import User
-from authn.services.challenges import program_resolve, user_in_program
+from authn.presenters import (
+    next_challenge_data,
+    passkey_registered_data,
+    passkey_registration_data,
+    signed_in_data,
+    totp_setup_data,
+)
+from authn.services.challenges import SignedIn, program_resolve, user_in_program
 from authn.services.login import email_verify, password_change, password_login
 from authn.services.passkeys import passkey_registration_complete, passkey_registration_start, passkey_sign_in
 from authn.services.throttle import client_address, client_throttle
@@ -113,7 +120,7 @@ class LoginView(AuthView):
             password=body["password"],
             client=client_address(request),
         )
-        return ok(challenge)
+        return ok(next_challenge_data(challenge))
 
 
 class Verify2faView(AuthView):
@@ -138,7 +145,7 @@ class Verify2faView(AuthView):
             tokens = totp_sign_in(
                 program_id=_program(request), session_token=body["session_token"], code=body["totp_code"]
             )
-        return ok(tokens)
+        return ok(signed_in_data(tokens))
 
 
 class ChangePasswordView(OptionalBearerView):
@@ -174,12 +181,14 @@ class ChangePasswordView(OptionalBearerView):
         bearer_user = _bearer(request, ACCESS)
         body = validated_body(io.ChangePasswordInputSerializer, request)
         return ok(
-            password_change(
-                program=_program_raw(request),
-                email=body["email"],
-                temporary_password=body["temporary_password"],
-                new_password=body["new_password"],
-                bearer_user=bearer_user,
+            next_challenge_data(
+                password_change(
+                    program=_program_raw(request),
+                    email=body["email"],
+                    temporary_password=body["temporary_password"],
+                    new_password=body["new_password"],
+                    bearer_user=bearer_user,
+                )
             )
         )
 
@@ -203,7 +212,11 @@ class VerifyEmailView(AuthView):
     def post(self, request):
         body = validated_body(io.VerifyEmailInputSerializer, request)
         return ok(
-            email_verify(program_id=_program(request), session_token=body["session_token"], code=body["code"])
+            next_challenge_data(
+                email_verify(
+                    program_id=_program(request), session_token=body["session_token"], code=body["code"]
+                )
+            )
         )
 
 
@@ -233,8 +246,12 @@ class MfaSetupView(OptionalBearerView):
         bearer_user = _bearer(request, ID)
         body = validated_body(io.MfaSetupInputSerializer, request)
         return ok(
-            totp_setup_start(
-                program_id=_program(request), session_token=body.get("session_token"), bearer_user=bearer_user
+            totp_setup_data(
+                totp_setup_start(
+                    program_id=_program(request),
+                    session_token=body.get("session_token"),
+                    bearer_user=bearer_user,
+                )
             )
         )
 
@@ -253,8 +270,10 @@ class MfaVerifySetupView(AuthView):
     def post(self, request):
         body = validated_body(io.MfaVerifySetupInputSerializer, request)
         return ok(
-            totp_setup_confirm(
-                program_id=_program(request), session_token=body["session_token"], code=body["totp_code"]
+            signed_in_data(
+                totp_setup_confirm(
+                    program_id=_program(request), session_token=body["session_token"], code=body["totp_code"]
+                )
             )
         )
 
@@ -282,11 +301,13 @@ class PasskeyRegisterStartView(OptionalBearerView):
         bearer_user = _bearer(request, ID)
         body = validated_body(io.PasskeyRegisterStartInputSerializer, request)
         return ok(
-            passkey_registration_start(
-                program_id=_program(request),
-                session_token=body.get("session_token"),
-                bearer_user=bearer_user,
-                friendly_name=body["friendly_name"],
+            passkey_registration_data(
+                passkey_registration_start(
+                    program_id=_program(request),
+                    session_token=body.get("session_token"),
+                    bearer_user=bearer_user,
+                    friendly_name=body["friendly_name"],
+                )
             )
         )
 
@@ -317,11 +338,13 @@ class PasskeyRegisterCompleteView(OptionalBearerView):
         bearer_user = _bearer(request, ID)
         body = validated_body(io.PasskeyRegisterCompleteInputSerializer, request)
         return ok(
-            passkey_registration_complete(
-                program_id=_program(request),
-                session_token=body["session_token"],
-                attestation=body["attestation"],
-                bearer_user=bearer_user,
+            passkey_registered_data(
+                passkey_registration_complete(
+                    program_id=_program(request),
+                    session_token=body["session_token"],
+                    attestation=io.passkey_attestation_of(body["attestation"]),
+                    bearer_user=bearer_user,
+                )
             )
         )
 
@@ -347,9 +370,11 @@ class VerifyPasskeyView(AuthView):
         body = validated_body(io.VerifyPasskeyInputSerializer, request)
         with client_throttle(request):
             tokens = passkey_sign_in(
-                program_id=_program(request), session_token=body["session_token"], assertion=body["assertion"]
+                program_id=_program(request),
+                session_token=body["session_token"],
+                assertion=io.passkey_assertion_of(body["assertion"]),
             )
-        return ok(tokens)
+        return ok(signed_in_data(tokens))
 
 
 class RefreshView(AuthView):
@@ -375,7 +400,7 @@ class RefreshView(AuthView):
         user, tokens = tokens_refresh(
             body["refresh_token"], program_id=str(program_id) if program_id else None
         )
-        return ok(tokens.as_response(user))
+        return ok(signed_in_data(SignedIn.of(user, tokens)))
 
 
 class LogoutView(APIView):

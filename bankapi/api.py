@@ -16,7 +16,13 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from bankapi.idempotency import Checked, StoredResponse, idempotent_checked_call, stored_response_http
+from bankapi.idempotency import (
+    Checked,
+    Fingerprint,
+    StoredResponse,
+    idempotent_checked_call,
+    stored_response_http,
+)
 from bankapi.models import Account, Customer, Program
 from bankapi.pagination import DEFAULT_LIMIT, MAX_LIMIT, NEXT_TOKEN_PATTERN, paginate
 from bankapi.responses import ok
@@ -312,7 +318,7 @@ def respond_once(
     owner_id: uuid.UUID,
     operation: str,
     key: uuid.UUID | None,
-    fingerprint: dict,
+    fingerprint: Fingerprint,
     checks: Callable[[], Checked],
     work: Callable[[Checked], Any],
     serializer: type[Serializer] | Callable[[Any], Any],

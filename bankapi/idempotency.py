@@ -12,7 +12,7 @@ The flow, for a domain's create:
     key = idempotency_key_resolve(program=..., header=request.headers.get(HEADER), body_key=...)
     stored = idempotent_checked_call(
         program=..., sandbox=..., owner_kind=OwnerKind.CUSTOMER, owner_id=customer.id,
-        operation="payments.create", key=key, fingerprint={...}, checks=checks, work=work,
+        operation="payments.create", key=key, fingerprint=Fingerprint({...}), checks=checks, work=work,
     )
     return stored_response_http(stored)
 
@@ -44,12 +44,16 @@ Why it holds:
   so the client may retry with the same key: only a success is remembered.
 - The response is stored as the bytes first sent and replayed byte for byte,
   with `Idempotent-Replayed: true`.
+
+A fingerprint (what the key was first used for) is named in the domain's names
+and versioned (`Fingerprint`), so renaming a body's field never makes a retry
+of an earlier request look like another request.
 """
 
 import re
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -97,6 +101,37 @@ class StoredResponse:
     def rendered(cls, status: int, data: Any) -> "StoredResponse":
         """Render `data` with the API's JSON renderer, as a view's Response would be."""
         return cls(status=status, content=JSONRenderer().render(data))
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What a key is bound to: the parts of a request that make it the same
+    request, in the domain's names (JSON values).
+
+    A record keeps it as `{"version": <version>, "fields": <fields>}`. Records
+    written under another version keep the same request's fingerprint in that
+    version's form: `earlier` gives it, by version, and under None the form of
+    records written before fingerprints had a version (the body's own field
+    names). A retry of a request made before a change of names then still finds
+    its record, and another request still does not. When the names change,
+    bump `version` and move the previous form into `earlier`.
+    """
+
+    fields: Mapping[str, Any]
+    version: int = 1
+    earlier: Mapping[int | None, Mapping[str, Any]] = field(default_factory=dict)
+
+    def stored(self) -> dict[str, Any]:
+        return {"version": self.version, "fields": dict(self.fields)}
+
+    def matches(self, stored: Any) -> bool:
+        """Whether a record's stored fingerprint is this request's."""
+        if isinstance(stored, dict) and set(stored) == {"version", "fields"}:
+            version, fields = stored["version"], stored["fields"]
+            if version == self.version:
+                return bool(fields == dict(self.fields))
+            return version in self.earlier and bool(fields == dict(self.earlier[version]))
+        return None in self.earlier and bool(stored == dict(self.earlier[None]))
 
 
 def stored_response_http(response: StoredResponse) -> HttpResponse:
@@ -168,7 +203,7 @@ def _replay(record: IdempotencyRecord) -> StoredResponse:
     return StoredResponse(status=record.response_status, content=bytes(record.response_body), replayed=True)
 
 
-def _insert_claim(slot: _Slot, fingerprint: dict[str, Any], now: datetime) -> IdempotencyRecord | None:
+def _insert_claim(slot: _Slot, fingerprint: Fingerprint, now: datetime) -> IdempotencyRecord | None:
     """The claim in one statement, `INSERT ... ON CONFLICT DO NOTHING RETURNING id`,
     committed on its own (autocommit); None when the key already has a record.
 
@@ -184,7 +219,7 @@ def _insert_claim(slot: _Slot, fingerprint: dict[str, Any], now: datetime) -> Id
         owner_id=slot.owner_id,
         operation=slot.operation,
         key=slot.key,
-        fingerprint=fingerprint,
+        fingerprint=fingerprint.stored(),
         claimed_at=now,
     )
     meta = IdempotencyRecord._meta
@@ -210,7 +245,9 @@ def _insert_claim(slot: _Slot, fingerprint: dict[str, Any], now: datetime) -> Id
     return record
 
 
-def _claim(slot: _Slot, fingerprint: dict, mismatch_message: str) -> IdempotencyRecord | StoredResponse:
+def _claim(
+    slot: _Slot, fingerprint: Fingerprint, mismatch_message: str
+) -> IdempotencyRecord | StoredResponse:
     """Claim the key, or return what its earlier use answered. Commits on return."""
     now = timezone.now()
     claimed = _insert_claim(slot, fingerprint, now)
@@ -228,7 +265,7 @@ def _claim(slot: _Slot, fingerprint: dict, mismatch_message: str) -> Idempotency
                         owner_id=slot.owner_id,
                         operation=slot.operation,
                         key=slot.key,
-                        fingerprint=fingerprint,
+                        fingerprint=fingerprint.stored(),
                         claimed_at=now,
                     )
             except IntegrityError:
@@ -236,7 +273,7 @@ def _claim(slot: _Slot, fingerprint: dict, mismatch_message: str) -> Idempotency
                 # both take it over. None when the claim we collided with has just
                 # been released: try to claim again.
                 record = slot.rows().select_for_update().first()
-        if record.fingerprint != fingerprint:
+        if not fingerprint.matches(record.fingerprint):
             raise ApiError(ErrorCode.IDEMPOTENCY_KEY_MISMATCH, mismatch_message)
         if record.state == IdempotencyRecord.State.COMPLETED:
             return _replay(record)
@@ -304,7 +341,7 @@ def idempotent_checked_call(
     owner_id: uuid.UUID,
     operation: str,
     key: uuid.UUID | None,
-    fingerprint: dict,
+    fingerprint: Fingerprint,
     checks: Callable[[], Checked],
     work: Callable[[Checked], StoredResponse],
     mismatch_message: str = MISMATCH_MESSAGE,
@@ -314,8 +351,8 @@ def idempotent_checked_call(
 
     `checks` runs once the key is held and outside any transaction; `work` runs
     in the transaction that completes the key. Without a key, the same two steps
-    run unclaimed. `fingerprint` is what the key was first used for (JSON): the
-    same key with another fingerprint is a 400 IDEMPOTENCY_KEY_MISMATCH. Must not
+    run unclaimed. `fingerprint` is what the key was first used for: the same
+    key with another fingerprint is a 400 IDEMPOTENCY_KEY_MISMATCH. Must not
     be called inside a transaction (RuntimeError): the claim must commit before
     `checks`, and what `checks` counts or spends must stay so if `work` fails.
     """
@@ -352,7 +389,7 @@ def idempotent_call(
     owner_id: uuid.UUID,
     operation: str,
     key: uuid.UUID | None,
-    fingerprint: dict,
+    fingerprint: Fingerprint,
     work: Callable[[], StoredResponse],
     mismatch_message: str = MISMATCH_MESSAGE,
 ) -> StoredResponse:

@@ -13,7 +13,7 @@ from django.db.models import Q
 
 from bankapi.models import MONEY, Account, Custodian, Customer, TenantOwned
 from batches.payees import ItemPayee
-from batches.sent import FileInstruction, SentPayment
+from batches.sent import CheckedPayment, FileInstruction, SentPayment
 
 ONE_OWNER = Q(custodian__isnull=False, owner_customer__isnull=True) | Q(
     custodian__isnull=True, owner_customer__isnull=False
@@ -45,7 +45,8 @@ class Draft(Owned):
     Its status (DRAFT or EXPIRED) is derived from `expires_at` at read time,
     never stored. `payments` is what verify was sent (`SentPayment.to_stored()`
     of each; read them with `sent_payments()`); the verification task fills
-    `valid_payments` and `invalid_payments` and sets `verified_at`.
+    `valid_payments` and `invalid_payments` (`CheckedPayment.to_stored()` of
+    each; read them with `checked_payments()`) and sets `verified_at`.
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -88,6 +89,14 @@ class Draft(Owned):
 
     def sent_payments(self) -> list[SentPayment]:
         return [SentPayment.from_stored(payment) for payment in self.payments]
+
+    def checked_payments(self) -> tuple[list[CheckedPayment], list[CheckedPayment]]:
+        """What verification found: the valid payments and the invalid ones, each
+        in draft order (both empty while it has not run)."""
+        return (
+            [CheckedPayment.from_stored(entry) for entry in self.valid_payments or []],
+            [CheckedPayment.from_stored(entry) for entry in self.invalid_payments or []],
+        )
 
     @property
     def from_file(self) -> bool:

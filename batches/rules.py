@@ -38,33 +38,42 @@ PAYEE_NAME_MAX = 140
 REFERENCE_MAX = 140
 
 
-def _object_errors(value: Any, path: str, allowed: set[str], strings: set[str]) -> list[dict]:
+@dataclass(frozen=True)
+class ShapeError:
+    """What is wrong with the body's JSON at `field`: a path into the body as
+    sent (its keys, dot-separated; "" or `payments` for the list itself)."""
+
+    field: str
+    message: str
+
+
+def _object_errors(value: Any, path: str, allowed: set[str], strings: set[str]) -> list[ShapeError]:
     if not isinstance(value, dict):
-        return [{"field": path, "message": "Must be an object."}]
-    errors = [{"field": f"{path}.{key}", "message": "Unknown field."} for key in value if key not in allowed]
+        return [ShapeError(path, "Must be an object.")]
+    errors = [ShapeError(f"{path}.{key}", "Unknown field.") for key in value if key not in allowed]
     errors += [
-        {"field": f"{path}.{key}", "message": "Must be a string."}
+        ShapeError(f"{path}.{key}", "Must be a string.")
         for key in strings
         if key in value and not isinstance(value[key], str)
     ]
     # As every text field of the API: a NUL is refused (PostgreSQL cannot store one in JSON).
     errors += [
-        {"field": f"{path}.{key}", "message": "Null characters are not allowed."}
+        ShapeError(f"{path}.{key}", "Null characters are not allowed.")
         for key in strings
         if isinstance(value.get(key), str) and "\x00" in value[key]
     ]
     return errors
 
 
-def payments_shape_errors(payments: Any, path: str = "payments") -> list[dict]:
-    """Field errors of the `payments` list's JSON shape (empty when it is fine)."""
+def payments_shape_errors(payments: Any, path: str = "payments") -> list[ShapeError]:
+    """The errors of the `payments` list's JSON shape (empty when it is fine)."""
     if not isinstance(payments, list):
-        return [{"field": path, "message": "Must be an array of payment objects."}]
+        return [ShapeError(path, "Must be an array of payment objects.")]
     if not payments:
-        return [{"field": path, "message": "Must hold at least one payment."}]
+        return [ShapeError(path, "Must hold at least one payment.")]
     if len(payments) > MAX_PAYMENTS:
-        return [{"field": path, "message": f"At most {MAX_PAYMENTS} payments per batch."}]
-    errors: list[dict] = []
+        return [ShapeError(path, f"At most {MAX_PAYMENTS} payments per batch.")]
+    errors: list[ShapeError] = []
     for index, item in enumerate(payments):
         where = f"{path}.{index}"
         item_errors = _object_errors(item, where, ITEM_KEYS, {"reference", "amount"})

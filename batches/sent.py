@@ -130,3 +130,36 @@ class FileInstruction:
         return cls(
             id=data["id"], execution_date=date.fromisoformat(data["execution_date"]), count=data["count"]
         )
+
+
+@dataclass(frozen=True)
+class CheckedPayment:
+    """What verification found of one of a draft's payments: its index in the
+    draft, the payment as sent, and the reasons it is invalid (none when valid).
+
+    The reasons are the messages the draft's GET shows, kept as text: they are
+    what verification said, with the accounts as they were then, and are never
+    read back as fields.
+    """
+
+    index: int
+    payment: SentPayment
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def valid(self) -> bool:
+        return not self.reasons
+
+    def to_stored(self) -> dict[str, Any]:
+        stored: dict[str, Any] = {"index": self.index, "payment": self.payment.to_stored()}
+        if self.reasons:
+            stored["reasons"] = list(self.reasons)
+        return stored
+
+    @classmethod
+    def from_stored(cls, data: dict[str, Any]) -> "CheckedPayment":
+        return cls(
+            index=data["index"],
+            payment=SentPayment.from_stored(data["payment"]),
+            reasons=tuple(data.get("reasons", ())),
+        )

@@ -127,12 +127,10 @@ class PaymentsField(serializers.Field):
 
     def to_internal_value(self, data: Any) -> list[dict]:
         errors = payments_shape_errors(data, path="")
-        if errors and not errors[0]["field"]:
-            raise serializers.ValidationError(errors[0]["message"])
+        if errors and not errors[0].field:
+            raise serializers.ValidationError(errors[0].message)
         if errors:
-            raise serializers.ValidationError(
-                {error["field"].lstrip("."): [error["message"]] for error in errors}
-            )
+            raise serializers.ValidationError({error.field.lstrip("."): [error.message] for error in errors})
         return data
 
     def to_representation(self, value: Any) -> Any:

@@ -10,7 +10,7 @@ from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework.response import Response
 
-from authn.serializers import StepUpPasskeyChallengeSerializer
+from authn.serializers import StepUpPasskeyChallengeSerializer, confirmation_of, passkey_step_up_data
 from bankapi.api import ScopedAPIView
 from bankapi.errors import ApiError
 from bankapi.formats import CALENDAR_DAY_PATTERN
@@ -28,6 +28,7 @@ from batches.presenters import (
     draft_status,
     draft_summary,
     initiate_answer,
+    submit_answer,
 )
 from batches.rules import sent_payment_from_wire
 from batches.selectors import (
@@ -253,16 +254,21 @@ class BatchRouteView(ScopedAPIView):
             return ok(initiate_answer(initiated))
         if action == "passkey-challenge":
             challenge_id = parse_uuid(data["scaChallenge"]["id"])
-            return ok(batch_passkey_challenge(actor=actor, user=user, challenge_id=challenge_id))
+            return ok(
+                passkey_step_up_data(
+                    batch_passkey_challenge(actor=actor, user=user, challenge_id=challenge_id)
+                )
+            )
         stored = batch_submit(
             actor=actor,
             user=user,
             # A file draft's own payments when none are sent (checked before anything else).
             payments=submitted_payments(actor, _sent(data.get("payments")), data.get("batchId")),
             challenge_id=parse_uuid(data["scaChallenge"]["id"]),
-            confirmation=data["confirmation"],
+            confirmation=confirmation_of(data["confirmation"]),
             draft_id=data.get("batchId"),
             idempotency_key=data.get("idempotencyKey"),
+            present=submit_answer,
         )
         return stored_response_http(stored)
 

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from authn.models import User
-from authn.services.stepup import step_up_confirm, step_up_passkey_challenge
+from authn.services.stepup import Confirmation, PasskeyStepUp, step_up_confirm, step_up_passkey_challenge
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import Account, Program
 from cards.events import card_issued_event
@@ -173,12 +173,12 @@ def card_cardholder_invite(*, card: Card, cardholder: Cardholder) -> list[str]:
     return card_cardholder_ids(card)
 
 
-def card_passkey_challenge(*, user: User, card: Card) -> dict:
-    """`{passkeySession, fido2options}`: a passkey step-up that reveals this card's details only."""
+def card_passkey_challenge(*, user: User, card: Card) -> PasskeyStepUp:
+    """A passkey step-up that reveals this card's details only."""
     return step_up_passkey_challenge(user=user, purpose=CARD_DETAILS, bound_to=str(card.id))
 
 
-def card_secure_details_reveal(*, user: User, card: Card, confirmation: dict) -> CardSecureDetails:
+def card_secure_details_reveal(*, user: User, card: Card, confirmation: Confirmation) -> CardSecureDetails:
     """The card's PAN, CVV and expiry, once the user confirmed (see `step_up_confirm`)."""
     step_up_confirm(
         user=user,

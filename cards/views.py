@@ -2,7 +2,7 @@
 
 from drf_spectacular.utils import extend_schema
 
-from authn.serializers import StepUpPasskeyChallengeSerializer
+from authn.serializers import StepUpPasskeyChallengeSerializer, confirmation_of, passkey_step_up_data
 from bankapi.api import AccountScopedView
 from bankapi.responses import ok, ok_flat
 from bankapi.schema import envelope, error_responses
@@ -100,7 +100,7 @@ class CardPasskeyChallengeView(AccountScopedView):
     )
     def post(self, request, customerId: str, accountId: str, cardId: str):
         card = card_of(self.scope, self.account, cardId)
-        return ok(card_passkey_challenge(user=request.user, card=card))
+        return ok(passkey_step_up_data(card_passkey_challenge(user=request.user, card=card)))
 
 
 class CardSecureDetailsView(AccountScopedView):
@@ -137,7 +137,9 @@ class CardSecureDetailsView(AccountScopedView):
     def post(self, request, customerId: str, accountId: str, cardId: str):
         card = card_of(self.scope, self.account, cardId)
         data = validated_body(io.CardSecureInputSerializer, request)
-        details = card_secure_details_reveal(user=request.user, card=card, confirmation=data["confirmation"])
+        details = card_secure_details_reveal(
+            user=request.user, card=card, confirmation=confirmation_of(data["confirmation"])
+        )
         body = {
             "pan": details.pan,
             "cvv": details.cvv,

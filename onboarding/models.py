@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from bankapi.models import Customer, Program, TenantOwned
+from onboarding.acceptance import LegalAcceptance
 
 ACCOUNT_TYPES = [choice for choice, _ in Program.AccountType.choices]
 
@@ -35,8 +36,9 @@ class Application(TenantOwned):
     # The verification provider active for the program when the application was
     # made: it keeps it, and its status route refuses to answer for another one.
     verification_provider = models.CharField(max_length=40)
-    # The acceptance object exactly as answered (copies of the accepted documents'
-    # names, hashes and versions), so a later edit of a set never rewrites it.
+    # The acceptance (`LegalAcceptance.to_stored()`; read it with `legal_acceptance()`):
+    # copies of the accepted documents' names, hashes and versions, so a later
+    # edit of a set never rewrites it.
     legal_documents_acceptance = models.JSONField(null=True, blank=True)
 
     class Meta:
@@ -46,6 +48,11 @@ class Application(TenantOwned):
             # the changelist filters by stage.
             models.Index(fields=["workflow_stage"], name="application_stage_idx"),
         ]
+
+    def legal_acceptance(self) -> LegalAcceptance | None:
+        if self.legal_documents_acceptance is None:
+            return None
+        return LegalAcceptance.from_stored(self.legal_documents_acceptance)
 
     def __str__(self) -> str:
         return f"{'Company' if self.is_company else 'Individual'} application {self.id}"

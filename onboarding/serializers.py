@@ -22,6 +22,7 @@ from bankapi.serializers import (
 from onboarding.document_formats import DOCUMENT_CONTENT_TYPES
 from onboarding.kyc import COLLECTION_KIND, DOCUMENT_TYPES, FIELD_TYPES, KIND_DOCUMENT_TYPES
 from onboarding.models import Application, Ubo, VerificationStep
+from onboarding.presenters import acceptance_data
 
 MAX_LINK_TTL = 604800
 MIN_LINK_TTL = 60
@@ -88,10 +89,21 @@ class AcceptedDocumentSerializer(serializers.Serializer):
     effectiveDate = serializers.DateField()
 
 
+# An acceptance as `onboarding.presenters.acceptance_data` names it, or an
+# application's acceptance (null before one). A comment, not a docstring: the
+# docstring would become the schema's description.
 class AcceptanceSerializer(serializers.Serializer):
     documentSetVersion = serializers.CharField()
     acceptedAt = serializers.DateTimeField()
     acceptedDocuments = AcceptedDocumentSerializer(many=True)
+
+    def to_representation(self, instance):
+        if isinstance(instance, Application):
+            acceptance = instance.legal_acceptance()
+            if acceptance is None:
+                return None
+            instance = acceptance_data(instance.id, acceptance)
+        return super().to_representation(instance)
 
 
 class ApplicationSerializer(serializers.Serializer):
@@ -109,7 +121,7 @@ class ApplicationSerializer(serializers.Serializer):
     createdDateTime = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
     legalDocumentsAcceptance = AcceptanceSerializer(
-        source="legal_documents_acceptance",
+        source="*",
         allow_null=True,
         help_text="null until legal documents are accepted.",
     )

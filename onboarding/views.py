@@ -11,8 +11,8 @@ in `views_verification`, the KYC schema and document presigning in
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 
-from bankapi.api import ScopedAPIView
-from bankapi.idempotency import HEADER, idempotency_key_parse, stored_response_http
+from bankapi.api import ScopedAPIView, respond_once
+from bankapi.idempotency import HEADER, OwnerKind, idempotency_key_parse
 from bankapi.responses import ok
 from bankapi.roles import Role
 from bankapi.schema import envelope, error_responses
@@ -20,8 +20,8 @@ from bankapi.scope import access_customer
 from bankapi.serializers import validated_body
 from onboarding import serializers as io
 from onboarding.selectors import application_of
+from onboarding.services.applications import MISMATCH_MESSAGE, application_create, application_fingerprint
 from onboarding.services.applications import OPERATION as APPLICATION_OPERATION
-from onboarding.services.applications import application_submit
 
 TAGS = ["onboarding"]
 S401 = "UNAUTHORIZED: missing, expired or revoked token, or an access token (these routes take the id_token)."
@@ -84,14 +84,22 @@ class ApplicationCreateView(OnboardingView):
         data = validated_body(io.ApplicationCreateSerializer, request)
         customer = access_customer(self.scope, str(self.scope.customer_id))
         header = request.headers.get(HEADER)
-        stored = application_submit(
-            customer=customer,
-            is_company=data["isCompany"],
-            email=data.get("email"),
-            user_email=request.auth["email"],
-            idempotency_key=idempotency_key_parse(header) if header is not None else None,
+        is_company, email = data["isCompany"], data.get("email")
+        return respond_once(
+            program=customer.program,
+            sandbox=customer.sandbox,
+            owner_kind=OwnerKind.CUSTOMER,
+            owner_id=customer.id,
+            operation=APPLICATION_OPERATION,
+            key=idempotency_key_parse(header) if header is not None else None,
+            fingerprint=application_fingerprint(is_company=is_company, email=email),
+            checks=lambda: None,
+            work=lambda _: application_create(
+                customer=customer, is_company=is_company, applicant_email=email or request.auth["email"]
+            ),
+            serializer=lambda application: io.ApplicationCreatedSerializer({"application": application}).data,
+            mismatch_message=MISMATCH_MESSAGE,
         )
-        return stored_response_http(stored)
 
 
 class ApplicationView(OnboardingView):

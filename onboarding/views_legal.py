@@ -10,14 +10,9 @@ from bankapi.responses import ok, served_as_attachment
 from bankapi.schema import envelope, error_responses
 from bankapi.serializers import validated_body
 from onboarding import serializers as io
+from onboarding.presenters import acceptance_data, legal_document_data
 from onboarding.selectors import application_of, legal_document_of
-from onboarding.services.legal import (
-    NO_SET_MESSAGE,
-    AcceptedDocument,
-    legal_accept,
-    legal_document_data,
-    legal_view,
-)
+from onboarding.services.legal import NO_SET_MESSAGE, AcceptedDocument, legal_accept, legal_view
 from onboarding.views import S401, S403, S404_APPLICATION, TAGS, OnboardingView
 
 LEGAL_DOCUMENT_SET_RESPONSE = envelope("LegalDocumentSetResponse", io.LegalDocumentSetSerializer())
@@ -63,9 +58,10 @@ class LegalDocumentsView(OnboardingView):
         if "documentKey" in request.query_params:
             raise ApiError(ErrorCode.UNSUPPORTED_PARAMETER, "The documentKey parameter is not supported.")
         view = legal_view(application)
+        acceptance = application.legal_acceptance()
         data: dict = {
             "documents": None,
-            "currentAcceptance": application.legal_documents_acceptance,
+            "currentAcceptance": None if acceptance is None else acceptance_data(application.id, acceptance),
             "accountType": view.account_type,
         }
         if view.document_set is None:
@@ -75,7 +71,7 @@ class LegalDocumentsView(OnboardingView):
                 "provider": view.document_set.provider,
                 "documentSetVersion": view.document_set.version,
                 "lastUpdated": view.document_set.last_updated,
-                "docs": [legal_document_data(application, document) for document in view.documents],
+                "docs": [legal_document_data(application.id, document) for document in view.documents],
             }
         return ok(io.LegalDocumentSetSerializer(data).data)
 
@@ -118,7 +114,11 @@ class LegalAcceptView(OnboardingView):
             document_set_version=data["documentSetVersion"],
             accepted=[AcceptedDocument(**entry) for entry in data["acceptedDocuments"]],
         )
-        body = {"success": True, "message": "Legal documents accepted.", "acceptance": acceptance}
+        body = {
+            "success": True,
+            "message": "Legal documents accepted.",
+            "acceptance": acceptance_data(application.id, acceptance),
+        }
         return ok(io.LegalAcceptedSerializer(body).data)
 
 

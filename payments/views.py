@@ -9,7 +9,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 
 from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
 from bankapi.errors import ApiError
-from bankapi.idempotency import HEADER, OwnerKind, idempotency_key_resolve
+from bankapi.idempotency import HEADER, Fingerprint, OwnerKind, idempotency_key_resolve
 from bankapi.metrics import PAYMENTS
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
@@ -98,7 +98,7 @@ class AccountCreateView(AccountScopedView):
         )
 
     def respond_once(
-        self, *, key: uuid.UUID | None, fingerprint: dict, checks, work, serializer
+        self, *, key: uuid.UUID | None, fingerprint: Fingerprint, checks, work, serializer
     ) -> HttpResponse:
         return respond_once(
             program=self.account.program,

@@ -13,13 +13,15 @@ the step then fails and its error rolls the request back.
 import secrets
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from authn.models import AuthChallenge, User
-from authn.tokens import hash_token, tokens_issue
+from authn.tokens import TokenSet, hash_token, tokens_issue
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.models import Program
 from bankapi.scope import parse_uuid
@@ -146,10 +148,36 @@ def challenge_take(token: str, kinds: Iterable[str], program_id: uuid.UUID | Non
     return challenge
 
 
-def sign_in_complete(user: User) -> dict:
-    """The last challenge is met: the token response."""
+@dataclass(frozen=True)
+class NextChallenge:
+    """A sign-in step still to take: its kind, the session that takes it, and,
+    for a passkey step, the WebAuthn request options to hand to the browser."""
+
+    kind: str
+    session_token: str
+    options: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    """The last step is met: the user's new tokens, and what the user has set up."""
+
+    tokens: TokenSet
+    has_passkey: bool
+    has_mfa: bool
+
+    @classmethod
+    def of(cls, user: User, tokens: TokenSet) -> "SignedIn":
+        return cls(tokens=tokens, has_passkey=user.has_passkey, has_mfa=user.has_mfa)
+
+
+SignInStep = NextChallenge | SignedIn
+
+
+def sign_in_complete(user: User) -> SignedIn:
+    """The last challenge is met: sign the user in."""
     User.objects.filter(id=user.id).update(last_login=timezone.now())
-    return tokens_issue(user).as_response(user)
+    return SignedIn.of(user, tokens_issue(user))
 
 
 def enrolling_user(

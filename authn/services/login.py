@@ -19,6 +19,7 @@ from authn.models import User
 from authn.services.challenges import (
     CredentialRejected,
     Kind,
+    NextChallenge,
     challenge_attempt,
     challenge_consume,
     challenge_create,
@@ -93,7 +94,7 @@ def _email_verification_challenge(user: User) -> str:
     return token
 
 
-def challenge_next(user: User) -> dict:
+def challenge_next(user: User) -> NextChallenge:
     """The challenge response for the user's next sign-in step."""
     fido2options = None
     if user.must_change_password:
@@ -109,13 +110,10 @@ def challenge_next(user: User) -> dict:
         kind, token = Kind.MFA_SETUP, challenge_create(user, Kind.MFA_SETUP)
     else:
         kind, token = Kind.SECURITY_SETUP_REQUIRED, challenge_create(user, Kind.SECURITY_SETUP_REQUIRED)
-    response = {"authenticated": False, "challenge": kind, "session_token": token}
-    if fido2options is not None:
-        response["fido2options"] = fido2options
-    return response
+    return NextChallenge(kind=kind, session_token=token, options=fido2options)
 
 
-def password_login(*, program: str | None, email: str, password: str, client: str) -> dict:
+def password_login(*, program: str | None, email: str, password: str, client: str) -> NextChallenge:
     """POST login: check the password, answer the next challenge (never tokens).
 
     `client` is the caller's address, for the per-client throttle. The check
@@ -135,7 +133,7 @@ def password_change(
     temporary_password: str,
     new_password: str,
     bearer_user: User | None,
-) -> dict:
+) -> NextChallenge:
     """POST change-password: replace a temporary password, answer the next challenge.
 
     Every earlier token and unused sign-in session of the user is revoked: a
@@ -168,7 +166,7 @@ def password_change(
     return challenge_next(user)
 
 
-def email_verify(*, program_id: uuid.UUID | None, session_token: str, code: str) -> dict:
+def email_verify(*, program_id: uuid.UUID | None, session_token: str, code: str) -> NextChallenge:
     """POST verify-email: the e-mailed code marks the address verified; next challenge.
 
     Wrong codes count per session and per user across sessions (the second-factor

@@ -11,6 +11,9 @@ import base64
 import binascii
 import re
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -35,6 +38,7 @@ from authn.services.challenges import (
     SESSION_LIFETIME,
     CredentialRejected,
     Kind,
+    SignedIn,
     challenge_attempt,
     challenge_consume,
     challenge_create,
@@ -47,6 +51,37 @@ from bankapi.errors import ApiError, ErrorCode
 
 CEREMONY_TIMEOUT_MS = int(SESSION_LIFETIME.total_seconds() * 1000)
 _BASE64URL = re.compile(r"^[A-Za-z0-9_-]*$")
+
+
+@dataclass(frozen=True)
+class PasskeyRegistration:
+    """A passkey registration begun: its PASSKEY_REGISTRATION session and the
+    WebAuthn creation options to hand to navigator.credentials.create()."""
+
+    session_token: str
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PasskeyAttestation:
+    """What navigator.credentials.create() answered, each binary value base64url:
+    the credential's rawId, the response's clientDataJSON and attestationObject,
+    and the transports the authenticator named."""
+
+    credential_id: str
+    client_data_json: str
+    attestation_object: str
+    transports: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PasskeyRegistered:
+    """A passkey kept: its credential id (base64url) and when; `signed_in` when the
+    registration finished a sign-in."""
+
+    credential_id: str
+    created_at: datetime
+    signed_in: SignedIn | None = None
 
 
 def b64url_encode(raw: bytes) -> str:
@@ -79,7 +114,7 @@ def passkey_registration_start(
     session_token: str | None,
     bearer_user: User | None,
     friendly_name: str,
-) -> dict:
+) -> PasskeyRegistration:
     """POST passkey/register/start: creation options and a PASSKEY_REGISTRATION session.
 
     Taken with a SECURITY_SETUP_REQUIRED session, the ceremony finishes a sign-in,
@@ -111,16 +146,16 @@ def passkey_registration_start(
         secret=options.challenge,
         context={"friendly_name": friendly_name, "security_setup": security_setup},
     )
-    return {"session_token": session_token, "publicKey": options_to_json_dict(options)}
+    return PasskeyRegistration(session_token=session_token, options=options_to_json_dict(options))
 
 
 def passkey_registration_complete(
     *,
     program_id: uuid.UUID | None,
     session_token: str,
-    attestation: dict,
+    attestation: PasskeyAttestation,
     bearer_user: User | None,
-) -> dict:
+) -> PasskeyRegistered:
     """POST passkey/register/complete: verify the attestation and keep the credential.
 
     An id-token bearer, if sent, must be the user who started the ceremony.
@@ -130,16 +165,16 @@ def passkey_registration_complete(
     if bearer_user is not None and bearer_user.id != user.id:
         raise ApiError(ErrorCode.UNAUTHORIZED, "The bearer token belongs to another user")
     try:
-        credential_id = b64url_decode(attestation["credentialIdB64"])
+        credential_id = b64url_decode(attestation.credential_id)
         verified = verify_registration_response(
             credential={
                 "id": b64url_encode(credential_id),
                 "rawId": b64url_encode(credential_id),
                 "type": "public-key",
                 "response": {
-                    "clientDataJSON": attestation["clientDataJSON_B64"],
-                    "attestationObject": attestation["attestationObjectB64"],
-                    "transports": attestation["transports"],
+                    "clientDataJSON": attestation.client_data_json,
+                    "attestationObject": attestation.attestation_object,
+                    "transports": list(attestation.transports),
                 },
             },
             expected_challenge=bytes(challenge.secret),
@@ -159,15 +194,30 @@ def passkey_registration_complete(
                 credential_id=verified.credential_id,
                 public_key=verified.credential_public_key,
                 sign_count=verified.sign_count,
-                transports=attestation["transports"],
+                transports=list(attestation.transports),
                 friendly_name=challenge.context.get("friendly_name", ""),
             )
     except IntegrityError as exc:
         raise CredentialRejected("This passkey is already registered") from exc
-    result = {"credentialId": b64url_encode(verified.credential_id), "createdAt": passkey.created_at}
-    if challenge.context.get("security_setup"):
-        result.update(sign_in_complete(user))
-    return result
+    return PasskeyRegistered(
+        credential_id=b64url_encode(verified.credential_id),
+        created_at=passkey.created_at,
+        # A registration begun from a SECURITY_SETUP_REQUIRED session finishes the sign-in.
+        signed_in=sign_in_complete(user) if challenge.context.get("security_setup") else None,
+    )
+
+
+@dataclass(frozen=True)
+class PasskeyAssertion:
+    """A WebAuthn assertion as navigator.credentials.get() answered it, each
+    binary value base64url: the credential's rawId, the response's
+    clientDataJSON, authenticatorData and signature, and its userHandle when sent."""
+
+    credential_id: str
+    client_data_json: str
+    authenticator_data: str
+    signature: str
+    user_handle: str | None = None
 
 
 def passkey_assertion_options(user: User) -> tuple[bytes, dict]:
@@ -185,18 +235,16 @@ def passkey_assertion_options(user: User) -> tuple[bytes, dict]:
     return options.challenge, options_to_json_dict(options)
 
 
-def passkey_assertion_verify(user: User, challenge: bytes, assertion: dict) -> PasskeyCredential:
+def passkey_assertion_verify(user: User, challenge: bytes, assertion: PasskeyAssertion) -> PasskeyCredential:
     """Verify an assertion over `challenge` by one of the user's passkeys.
 
-    `assertion` is the wire object `{credentialIdB64, clientDataJSON_B64,
-    authenticatorDataB64, signatureB64, userHandleB64?}` (base64url strings).
     Raises CredentialRejected (401 INVALID_CREDENTIALS) when it does not verify.
     The challenge's single use is the caller's to enforce.
     """
     rejected = CredentialRejected("The passkey assertion could not be verified", retryable=True)
     try:
-        credential_id = b64url_decode(assertion["credentialIdB64"])
-        user_handle = assertion.get("userHandleB64")
+        credential_id = b64url_decode(assertion.credential_id)
+        user_handle = assertion.user_handle
         if user_handle is not None and b64url_decode(user_handle) != user.id.bytes:
             raise rejected
         passkey = user.passkeys.filter(credential_id=credential_id).first()
@@ -208,9 +256,9 @@ def passkey_assertion_verify(user: User, challenge: bytes, assertion: dict) -> P
                 "rawId": b64url_encode(credential_id),
                 "type": "public-key",
                 "response": {
-                    "clientDataJSON": assertion["clientDataJSON_B64"],
-                    "authenticatorData": assertion["authenticatorDataB64"],
-                    "signature": assertion["signatureB64"],
+                    "clientDataJSON": assertion.client_data_json,
+                    "authenticatorData": assertion.authenticator_data,
+                    "signature": assertion.signature,
                     "userHandle": user_handle,
                 },
             },
@@ -232,7 +280,9 @@ def passkey_assertion_verify(user: User, challenge: bytes, assertion: dict) -> P
     return passkey
 
 
-def passkey_sign_in(*, program_id: uuid.UUID | None, session_token: str, assertion: dict) -> dict:
+def passkey_sign_in(
+    *, program_id: uuid.UUID | None, session_token: str, assertion: PasskeyAssertion
+) -> SignedIn:
     """POST verify-passkey: complete PASSKEY_REQUIRED; answers tokens."""
     challenge = challenge_attempt(session_token, [Kind.PASSKEY_REQUIRED], program_id)
     # Counted per user before the assertion is checked: five failed sign-ins lock

@@ -21,6 +21,8 @@ then fails.
 """
 
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.hashers import check_password, make_password
 
@@ -33,7 +35,7 @@ from authn.services.challenges import (
     challenge_create,
     challenge_refusal,
 )
-from authn.services.passkeys import passkey_assertion_options, passkey_assertion_verify
+from authn.services.passkeys import PasskeyAssertion, passkey_assertion_options, passkey_assertion_verify
 from authn.services.password_checks import password_check_slot
 from authn.services.throttle import second_factor_attempt, second_factor_clear
 from authn.services.totp import totp_verify
@@ -47,6 +49,37 @@ PIN = "pin"
 METHODS = (PASSKEY, TOTP, PIN)
 
 PIN_PATTERN = re.compile(r"[0-9]{4,6}", re.ASCII)
+
+
+@dataclass(frozen=True)
+class PasskeyConfirmation:
+    """A passkey step-up: the session `step_up_passkey_challenge` opened, and the
+    assertion over its challenge."""
+
+    session: str
+    assertion: PasskeyAssertion
+
+
+@dataclass(frozen=True)
+class TotpConfirmation:
+    code: str
+
+
+@dataclass(frozen=True)
+class PinConfirmation:
+    pin: str
+
+
+Confirmation = PasskeyConfirmation | TotpConfirmation | PinConfirmation
+
+
+@dataclass(frozen=True)
+class PasskeyStepUp:
+    """An open passkey step-up: its session (opaque, single-use) and the WebAuthn
+    request options to hand to navigator.credentials.get()."""
+
+    session: str
+    options: dict[str, Any]
 
 
 def _binding(purpose: str, bound_to: str) -> dict[str, str]:
@@ -69,10 +102,10 @@ def step_up_pin_matches(user: User, pin: str) -> bool:
     return bool(user.step_up_pin) and check_password(pin, user.step_up_pin)
 
 
-def step_up_passkey_challenge(*, user: User, purpose: str, bound_to: str) -> dict:
-    """Open a passkey step-up for one action: `{passkeySession, fido2options}`.
+def step_up_passkey_challenge(*, user: User, purpose: str, bound_to: str) -> PasskeyStepUp:
+    """Open a passkey step-up for one action.
 
-    `fido2options` lists every passkey of the user in `allowCredentials`. The
+    Its options list every passkey of the user in `allowCredentials`. The
     session is single-use, valid five minutes, and confirms only `purpose` on
     `bound_to` for this user. A user with no passkey: 422 NOT_SUPPORTED.
     """
@@ -82,15 +115,15 @@ def step_up_passkey_challenge(*, user: User, purpose: str, bound_to: str) -> dic
     session = challenge_create(
         user, Kind.STEP_UP_PASSKEY, secret=challenge, context=_binding(purpose, bound_to)
     )
-    return {"passkeySession": session, "fido2options": fido2options}
+    return PasskeyStepUp(session=session, options=fido2options)
 
 
-def _confirm_passkey(user: User, confirmation: dict, binding: dict[str, str]) -> None:
+def _confirm_passkey(user: User, confirmation: PasskeyConfirmation, binding: dict[str, str]) -> None:
     challenge = challenge_attempt(
-        confirmation["passkeySession"], [Kind.STEP_UP_PASSKEY], user.program_id, user=user, context=binding
+        confirmation.session, [Kind.STEP_UP_PASSKEY], user.program_id, user=user, context=binding
     )
     try:
-        passkey_assertion_verify(user, bytes(challenge.secret), confirmation["assertion"])
+        passkey_assertion_verify(user, bytes(challenge.secret), confirmation.assertion)
     except CredentialRejected as exc:
         raise challenge_refusal(challenge, exc.message) from exc
     challenge_consume(challenge)
@@ -115,8 +148,10 @@ def _confirm_pin(user: User, pin: str) -> None:
     second_factor_clear(user)
 
 
-def step_up_confirm(*, user: User, program: Program, confirmation: dict, purpose: str, bound_to: str) -> None:
-    """Verify a confirmation (see `authn.serializers.ConfirmationSerializer`) or raise.
+def step_up_confirm(
+    *, user: User, program: Program, confirmation: Confirmation, purpose: str, bound_to: str
+) -> None:
+    """Verify a confirmation or raise.
 
     422 NOT_SUPPORTED for a method the program does not offer (a PIN while PIN
     confirmation is off) or the user has not set up, before any check; 401
@@ -125,14 +160,11 @@ def step_up_confirm(*, user: User, program: Program, confirmation: dict, purpose
     while the user's second factor is locked (TOTP and PIN).
     """
     outside_transaction_require("step_up_confirm")
-    method = confirmation["method"]
-    if method == PIN and not program.pin_confirmation_enabled:
+    if isinstance(confirmation, PinConfirmation) and not program.pin_confirmation_enabled:
         raise ApiError(ErrorCode.NOT_SUPPORTED, "PIN confirmation is not offered by this program")
-    if method == PASSKEY:
+    if isinstance(confirmation, PasskeyConfirmation):
         _confirm_passkey(user, confirmation, _binding(purpose, bound_to))
-    elif method == TOTP:
-        _confirm_totp(user, confirmation["code"])
-    elif method == PIN:
-        _confirm_pin(user, confirmation["pin"])
+    elif isinstance(confirmation, TotpConfirmation):
+        _confirm_totp(user, confirmation.code)
     else:
-        raise validation_error("confirmation.method", f"Must be one of: {', '.join(METHODS)}.")
+        _confirm_pin(user, confirmation.pin)

@@ -4,6 +4,7 @@ confirmations (`totp_verify`, which also applies the per-user second-factor
 lockout)."""
 
 import uuid
+from dataclasses import dataclass
 
 import pyotp
 from django.conf import settings
@@ -12,6 +13,7 @@ from pyotp.exceptions import OTPVerificationError
 from authn.models import User
 from authn.services.challenges import (
     Kind,
+    SignedIn,
     challenge_attempt,
     challenge_consume,
     challenge_create,
@@ -23,6 +25,16 @@ from authn.services.throttle import second_factor_attempt, second_factor_clear
 from bankapi.errors import ApiError, ErrorCode
 
 DRIFT_STEPS = 1
+
+
+@dataclass(frozen=True)
+class TotpSetup:
+    """A TOTP enrolment begun: the new secret, its otpauth:// URI for an
+    authenticator app, and the MFA_SETUP session that confirms it."""
+
+    secret: str
+    otpauth_uri: str
+    session_token: str
 
 
 def _accept_code(user: User, code: str) -> bool:
@@ -60,7 +72,7 @@ def totp_verify(user: User, code: str) -> bool:
     return True
 
 
-def totp_sign_in(*, program_id: uuid.UUID | None, session_token: str, code: str) -> dict:
+def totp_sign_in(*, program_id: uuid.UUID | None, session_token: str, code: str) -> SignedIn:
     """POST verify-2fa: complete SOFTWARE_TOKEN_MFA; answers tokens.
 
     Wrong codes count per session (MAX_ATTEMPTS) and per user across sessions
@@ -75,7 +87,7 @@ def totp_sign_in(*, program_id: uuid.UUID | None, session_token: str, code: str)
 
 def totp_setup_start(
     *, program_id: uuid.UUID | None, session_token: str | None, bearer_user: User | None
-) -> dict:
+) -> TotpSetup:
     """POST mfa/setup: a new secret (replacing an unconfirmed one) and an MFA_SETUP session.
 
     Taken with a SECURITY_SETUP_REQUIRED or MFA_SETUP session, or the id-token bearer.
@@ -92,16 +104,16 @@ def totp_setup_start(
     user.totp_secret = secret
     user.totp_last_step = 0
     user.save(update_fields=["totp_secret", "totp_last_step"])
-    return {
-        "secret": secret,
-        "otpauthUri": pyotp.TOTP(secret).provisioning_uri(
+    return TotpSetup(
+        secret=secret,
+        otpauth_uri=pyotp.TOTP(secret).provisioning_uri(
             name=user.email, issuer_name=settings.WEBAUTHN_RP_NAME
         ),
-        "session_token": challenge_create(user, Kind.MFA_SETUP),
-    }
+        session_token=challenge_create(user, Kind.MFA_SETUP),
+    )
 
 
-def totp_setup_confirm(*, program_id: uuid.UUID | None, session_token: str, code: str) -> dict:
+def totp_setup_confirm(*, program_id: uuid.UUID | None, session_token: str, code: str) -> SignedIn:
     """POST mfa/verify-setup: a first code from the new secret enables TOTP; answers tokens."""
     challenge = challenge_attempt(session_token, [Kind.MFA_SETUP], program_id)
     user = challenge.user

@@ -93,7 +93,8 @@ def status_report_of_draft(draft: Draft) -> StatusReport:
     message_id, message_name = _original_message(draft.message_id, draft.message_name, draft.id)
     if draft.verified_at is None:
         return StatusReport(message_id, message_name, RECEIVED, [])
-    reasons = {entry["index"]: entry["reasons"] for entry in draft.invalid_payments or []}
+    _valid, invalid = draft.checked_payments()
+    reasons = {checked.index: checked.reasons for checked in invalid}
     transactions = [
         TransactionStatus(
             end_to_end_id=_draft_end_to_end_id(draft, index, payment),

@@ -11,8 +11,8 @@ from bankapi.models import Account
 from batches.actors import Actor, payer_accounts_of
 from batches.iso20022.reading import Pain001
 from batches.models import Draft
-from batches.rules import PayerBook, items_check, sent_payment_to_wire
-from batches.sent import SentPayment
+from batches.rules import PayerBook, items_check
+from batches.sent import CheckedPayment, SentPayment
 
 
 def draft_ttl() -> timedelta:
@@ -54,15 +54,9 @@ def draft_verify(draft_id: str) -> None:
         return
     actor_accounts = _payer_accounts_of(draft)
     checked, _currency = items_check(draft.sent_payments(), PayerBook.of(actor_accounts))
-    # The results as the draft's GET answers them: each payment as it was sent.
-    draft.valid_payments = [
-        {"index": c.index, "payment": sent_payment_to_wire(c.payment)} for c in checked if c.valid
-    ]
-    draft.invalid_payments = [
-        {"index": c.index, "payment": sent_payment_to_wire(c.payment), "reasons": c.reasons}
-        for c in checked
-        if not c.valid
-    ]
+    results = [CheckedPayment(c.index, c.payment, tuple(c.reasons)) for c in checked]
+    draft.valid_payments = [result.to_stored() for result in results if result.valid]
+    draft.invalid_payments = [result.to_stored() for result in results if not result.valid]
     draft.verified_at = timezone.now()
     draft.save(update_fields=["valid_payments", "invalid_payments", "verified_at", "updated_at"])
 

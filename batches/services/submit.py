@@ -19,14 +19,17 @@ releases it).
 """
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from django.utils import timezone
 
 from authn.models import User
-from authn.services.stepup import step_up_confirm, step_up_passkey_challenge
+from authn.services.stepup import Confirmation, PasskeyStepUp, step_up_confirm, step_up_passkey_challenge
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.idempotency import (
+    Fingerprint,
     StoredResponse,
     idempotency_owner_of,
     idempotent_checked_call,
@@ -34,8 +37,7 @@ from bankapi.idempotency import (
 )
 from bankapi.models import Program
 from batches.actors import Actor
-from batches.models import Draft, ScaChallenge
-from batches.presenters import submit_answer
+from batches.models import Batch, Draft, ScaChallenge
 from batches.rules import payments_hash
 from batches.sent import SentPayment
 from batches.services.challenges import (
@@ -49,7 +51,7 @@ from batches.services.processing import batch_create
 OPERATION = "batches.submit"
 
 
-def batch_passkey_challenge(*, actor: Actor, user: User, challenge_id: uuid.UUID | None) -> dict:
+def batch_passkey_challenge(*, actor: Actor, user: User, challenge_id: uuid.UUID | None) -> PasskeyStepUp:
     """A single-use passkey session bound to the caller's live scaChallenge."""
     challenge = sca_challenge_live(actor=actor, user=user, challenge_id=challenge_id)
     return step_up_passkey_challenge(user=user, purpose=STEP_UP_PURPOSE, bound_to=str(challenge.id))
@@ -84,11 +86,16 @@ def batch_submit(
     user: User,
     payments: list[SentPayment],
     challenge_id: uuid.UUID | None,
-    confirmation: dict,
+    confirmation: Confirmation,
     draft_id: str | None,
     idempotency_key: uuid.UUID | None,
+    present: Callable[[Batch], Any],
 ) -> StoredResponse:
+    """Make the batch once per key, and answer `{success, data: present(batch)}`:
+    rendered in the transaction that makes the batch, stored with the key and
+    replayed byte for byte on a retry."""
     program = Program.objects.get(id=actor.scope.program_id)
+    submitted = payments_hash(payments, draft_id)
 
     def confirmed() -> _Confirmed:
         # Run with the key held, so a duplicate of this submit never gets here,
@@ -125,7 +132,7 @@ def batch_submit(
                 raise ApiError(ErrorCode.INVALID_STATE, "This draft has already been submitted.")
         checked, currency = payments_checked(actor, payments)
         batch = batch_create(actor=actor, user=user, checked=checked, currency=currency, draft=draft)
-        return StoredResponse.rendered(200, {"success": True, "data": submit_answer(batch)})
+        return StoredResponse.rendered(200, {"success": True, "data": present(batch)})
 
     owner_kind, owner_id = idempotency_owner_of(actor.scope)
     return idempotent_checked_call(
@@ -135,7 +142,11 @@ def batch_submit(
         owner_id=owner_id,
         operation=OPERATION,
         key=idempotency_key,
-        fingerprint={"payments": payments_hash(payments, draft_id)},
+        fingerprint=Fingerprint(
+            {"payments_hash": submitted},
+            # Records written before fingerprints had a version named it as the body names the payments.
+            earlier={None: {"payments": submitted}},
+        ),
         checks=confirmed,
         work=work,
         mismatch_message="This idempotencyKey was used for a submit of other payments.",

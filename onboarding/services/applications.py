@@ -6,12 +6,10 @@ rest in admin, and the verification provider moves SUBMITTED to IN_REVIEW when i
 reports outcomes. Every move goes through `application_stage_move`.
 """
 
-import uuid
-
 from django.db import transaction
 
 from bankapi.errors import ApiError, ErrorCode
-from bankapi.idempotency import OwnerKind, StoredResponse, idempotent_call
+from bankapi.idempotency import Fingerprint
 from bankapi.models import Customer
 from events.models import EventType
 from onboarding.events import application_event
@@ -20,6 +18,7 @@ from onboarding.providers import active_provider_name
 
 Stage = Application.Stage
 OPERATION = "applications.create"
+MISMATCH_MESSAGE = "This Idempotency-Key was used for a different application (isCompany or email)."
 
 NEXT_STAGES: dict[str, set[str]] = {
     Stage.NEW: {Stage.IN_PROGRESS},
@@ -42,35 +41,13 @@ def application_create(*, customer: Customer, is_company: bool, applicant_email:
     )
 
 
-def application_submit(
-    *,
-    customer: Customer,
-    is_company: bool,
-    email: str | None,
-    user_email: str,
-    idempotency_key: uuid.UUID | None,
-) -> StoredResponse:
-    """Create an application, at most once per Idempotency-Key of the customer:
-    a retry with the key answers the first application again."""
-    from onboarding.serializers import ApplicationCreatedSerializer
-
-    def work() -> StoredResponse:
-        application = application_create(
-            customer=customer, is_company=is_company, applicant_email=email or user_email
-        )
-        data = ApplicationCreatedSerializer({"application": application}).data
-        return StoredResponse.rendered(200, {"success": True, "data": data})
-
-    return idempotent_call(
-        program=customer.program,
-        sandbox=customer.sandbox,
-        owner_kind=OwnerKind.CUSTOMER,
-        owner_id=customer.id,
-        operation=OPERATION,
-        key=idempotency_key,
-        fingerprint={"isCompany": is_company, "email": email},
-        work=work,
-        mismatch_message="This Idempotency-Key was used for a different application (isCompany or email).",
+def application_fingerprint(*, is_company: bool, email: str | None) -> Fingerprint:
+    """What a create's Idempotency-Key is bound to: the kind of application and
+    the e-mail address sent (None when the signed-in user's is used)."""
+    return Fingerprint(
+        {"is_company": is_company, "email": email},
+        # Records written before fingerprints had a version used the body's names.
+        earlier={None: {"isCompany": is_company, "email": email}},
     )
 
 

@@ -8,12 +8,12 @@ the application is left as it was.
 """
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode
+from onboarding.acceptance import AcceptedLegalDocument, LegalAcceptance
 from onboarding.models import Application, LegalDocument, LegalDocumentSet
 from onboarding.selectors import legal_documents_for, legal_set_current
 from onboarding.services.applications import application_stage_move
@@ -24,6 +24,8 @@ ACCEPTED_MESSAGE = "Legal documents accepted."
 
 @dataclass(frozen=True)
 class AcceptedDocument:
+    """A document as the applicant names it in an acceptance: its key, hash and version."""
+
     id: str
     hash: str
     version: str
@@ -34,23 +36,6 @@ class LegalView:
     document_set: LegalDocumentSet | None
     documents: list[LegalDocument]
     account_type: str
-
-
-def legal_document_location(application: Application, document: LegalDocument) -> str:
-    return f"/v1/applications/{application.id}/documents/legal/{document.id}/content"
-
-
-def legal_document_data(application: Application, document: LegalDocument) -> dict[str, Any]:
-    return {
-        "id": document.key,
-        "version": document.version,
-        "hash": document.hash,
-        "name": document.name,
-        "location": legal_document_location(application, document),
-        "required": document.required,
-        "applicableTo": list(document.applicable_to),
-        "effectiveDate": document.effective_date.isoformat(),
-    }
 
 
 def legal_view(application: Application) -> LegalView:
@@ -96,21 +81,34 @@ def _check(
     return chosen
 
 
+def _accepted(document: LegalDocument) -> AcceptedLegalDocument:
+    return AcceptedLegalDocument(
+        document_id=document.id,
+        key=document.key,
+        version=document.version,
+        hash=document.hash,
+        name=document.name,
+        required=document.required,
+        applicable_to=tuple(document.applicable_to),
+        effective_date=document.effective_date,
+    )
+
+
 def legal_accept(
     *, application: Application, document_set_version: str, accepted: list[AcceptedDocument]
-) -> dict[str, Any]:
-    """Store the acceptance on the application and answer it; NEW moves to IN_PROGRESS."""
+) -> LegalAcceptance:
+    """Store the acceptance on the application and return it; NEW moves to IN_PROGRESS."""
     view = legal_view(application)
     chosen = _check(view, document_set_version, accepted)
     assert view.document_set is not None
-    acceptance = {
-        "documentSetVersion": view.document_set.version,
-        "acceptedAt": timezone.now().isoformat(),
-        "acceptedDocuments": [legal_document_data(application, document) for document in chosen],
-    }
+    acceptance = LegalAcceptance(
+        document_set_version=view.document_set.version,
+        accepted_at=timezone.now(),
+        documents=tuple(_accepted(document) for document in chosen),
+    )
     with transaction.atomic():
         Application.objects.filter(pk=application.pk).update(
-            legal_documents_acceptance=acceptance, updated_at=timezone.now()
+            legal_documents_acceptance=acceptance.to_stored(), updated_at=timezone.now()
         )
         application.refresh_from_db()
         if application.workflow_stage == Application.Stage.NEW:

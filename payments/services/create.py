@@ -14,6 +14,7 @@ from datetime import date
 from decimal import Decimal
 
 from bankapi.errors import validation_error
+from bankapi.idempotency import Fingerprint
 from bankapi.models import Account
 from bankapi.scope import parse_uuid
 from bankapi.tenancy import OWNED_BY_CUSTOMER
@@ -109,14 +110,15 @@ def payment_instruction_build(
     )
 
 
-def payment_fingerprint(*, account: Account, amount: Decimal, beneficiary_id: str | None) -> dict:
-    """What an Idempotency-Key is bound to: amount, account and beneficiary, as
-    the body names them (the beneficiary is looked up only once the key is held)."""
-    return {
-        "amount": f"{amount:.2f}",
-        "accountId": str(account.id),
-        "beneficiaryId": beneficiary_key(beneficiary_id),
-    }
+def payment_fingerprint(*, account: Account, amount: Decimal, beneficiary_id: str | None) -> Fingerprint:
+    """What an Idempotency-Key is bound to: amount, account and beneficiary, the
+    beneficiary as the body names it (it is looked up only once the key is held)."""
+    amount_text, account_id, beneficiary = f"{amount:.2f}", str(account.id), beneficiary_key(beneficiary_id)
+    return Fingerprint(
+        {"amount": amount_text, "account_id": account_id, "beneficiary_id": beneficiary},
+        # Records written before fingerprints had a version used the body's names.
+        earlier={None: {"amount": amount_text, "accountId": account_id, "beneficiaryId": beneficiary}},
+    )
 
 
 def beneficiary_key(beneficiary_id: str | None) -> str | None:

@@ -6,6 +6,7 @@ body), then builds the instruction (payee resolved: 404) and submits it.
 
 import uuid
 
+from bankapi.idempotency import Fingerprint
 from bankapi.models import Account
 from payments.models import PaymentRequest
 from payments.payees import Payee
@@ -44,13 +45,15 @@ def international_transfer_instruction_build(
 
 def international_transfer_fingerprint(
     *, account: Account, quote_id: uuid.UUID, beneficiary_id: str | None
-) -> dict:
-    """What an Idempotency-Key is bound to: quote, account and beneficiary, as the body names them."""
-    return {
-        "quoteId": str(quote_id),
-        "accountId": str(account.id),
-        "beneficiaryId": beneficiary_key(beneficiary_id),
-    }
+) -> Fingerprint:
+    """What an Idempotency-Key is bound to: quote, account and beneficiary, the
+    beneficiary as the body names it."""
+    quote, account_id, beneficiary = str(quote_id), str(account.id), beneficiary_key(beneficiary_id)
+    return Fingerprint(
+        {"quote_id": quote, "account_id": account_id, "beneficiary_id": beneficiary},
+        # Records written before fingerprints had a version used the body's names.
+        earlier={None: {"quoteId": quote, "accountId": account_id, "beneficiaryId": beneficiary}},
+    )
 
 
 def international_transfer_submit(*, account: Account, instruction: PaymentInstruction) -> PaymentRequest:

@@ -10,8 +10,9 @@ import pytest
 from django.test import override_settings
 
 from authn.models import PasskeyCredential
+from authn.serializers import passkey_assertion_of
 from authn.services.challenges import CredentialRejected
-from authn.services.passkeys import passkey_assertion_options, passkey_assertion_verify
+from authn.services.passkeys import PasskeyAssertion, passkey_assertion_options, passkey_assertion_verify
 from tests.authn.helpers import assert_error, auth_post, bearer, challenge_of, login, tokens_of, user
 from tests.support.auth import access_header, id_header
 from tests.support.factories_authn import Person
@@ -328,10 +329,14 @@ def test_step_up_options_and_verification_for_other_apps(api, setup_person):
     challenge, options = passkey_assertion_options(holder)
 
     assert base64.urlsafe_b64decode(options["challenge"] + "==") == challenge
-    passkey = passkey_assertion_verify(holder, challenge, authenticator.get(options))
+    passkey = passkey_assertion_verify(holder, challenge, passkey_assertion_of(authenticator.get(options)))
     assert bytes(passkey.credential_id) == authenticator.credential_id
     with pytest.raises(CredentialRejected):
-        passkey_assertion_verify(holder, challenge, {"credentialIdB64": "%%%"})
+        passkey_assertion_verify(
+            holder,
+            challenge,
+            PasskeyAssertion(credential_id="%%%", client_data_json="", authenticator_data="", signature=""),
+        )
 
 
 def test_bearer_garbage_on_registration_start_is_unauthorized(api, consumer_program):

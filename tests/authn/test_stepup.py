@@ -10,8 +10,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from authn.models import AuthChallenge, LoginThrottle, User
-from authn.serializers import ConfirmationSerializer
-from authn.services.stepup import step_up_confirm, step_up_passkey_challenge, step_up_pin_set
+from authn.serializers import ConfirmationSerializer, confirmation_of
+from authn.services.stepup import PasskeyStepUp, step_up_confirm, step_up_passkey_challenge, step_up_pin_set
 from bankapi.errors import ApiError
 from bankapi.models import Program
 from tests.authn.helpers import totp_now, user
@@ -40,15 +40,19 @@ def confirm(
     holder: User, program: Program, confirmation: dict, bound_to: str = "card-1", purpose: str = PURPOSE
 ):
     step_up_confirm(
-        user=holder, program=program, confirmation=confirmation, purpose=purpose, bound_to=bound_to
+        user=holder,
+        program=program,
+        confirmation=confirmation_of(confirmation),
+        purpose=purpose,
+        bound_to=bound_to,
     )
 
 
-def passkey_confirmation(session: dict, authenticator: SoftwareAuthenticator, **overrides) -> dict:
+def passkey_confirmation(session: PasskeyStepUp, authenticator: SoftwareAuthenticator, **overrides) -> dict:
     return {
         "method": "passkey",
-        "passkeySession": session["passkeySession"],
-        "assertion": authenticator.get(session["fido2options"], **overrides),
+        "passkeySession": session.session,
+        "assertion": authenticator.get(session.options, **overrides),
     }
 
 
@@ -74,7 +78,7 @@ def test_a_passkey_challenge_lists_every_passkey_and_binds_a_session(api, busine
 
     session = step_up_passkey_challenge(user=holder, purpose=PURPOSE, bound_to="card-1")
 
-    options = session["fido2options"]
+    options = session.options
     assert set(options) == {"challenge", "timeout", "rpId", "userVerification", "allowCredentials"}
     assert options["rpId"] == "localhost" and options["timeout"] == 300_000
     assert options["allowCredentials"] == [
@@ -83,7 +87,7 @@ def test_a_passkey_challenge_lists_every_passkey_and_binds_a_session(api, busine
     ]
     stored = AuthChallenge.objects.get(user=holder, kind=AuthChallenge.Kind.STEP_UP_PASSKEY)
     assert stored.context == {"purpose": PURPOSE, "bound_to": "card-1"}
-    assert session["passkeySession"] not in stored.token_hash
+    assert session.session not in stored.token_hash
     assert abs(stored.expires_at - stored.created_at - timedelta(minutes=5)) < timedelta(seconds=1)
 
 
@@ -172,7 +176,7 @@ def test_a_failed_assertion_is_refused_without_spending_the_session_or_counting(
         passkey_confirmation(session, authenticator, origin="https://evil.example"),
         passkey_confirmation(session, authenticator, rp_id="evil.example"),
         # Signed over another session's challenge.
-        {**passkey_confirmation(other_session, authenticator), "passkeySession": session["passkeySession"]},
+        {**passkey_confirmation(other_session, authenticator), "passkeySession": session.session},
         # A passkey the user never registered.
         passkey_confirmation(session, SoftwareAuthenticator()),
     ]

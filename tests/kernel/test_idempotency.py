@@ -8,6 +8,7 @@ from django.db import transaction
 
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.idempotency import (
+    Fingerprint,
     OwnerKind,
     StoredResponse,
     idempotency_owner_of,
@@ -42,7 +43,7 @@ def call(program, *, owner_kind=OwnerKind.CUSTOMER, owner_id, key, work, sandbox
         owner_id=owner_id,
         operation="batches.submit",
         key=key,
-        fingerprint={"total": "10.00"},
+        fingerprint=Fingerprint({"total": "10.00"}),
         work=work,
     )
 
@@ -55,7 +56,7 @@ def checked_call(program, *, owner_id, key, checks, work):
         owner_id=owner_id,
         operation="batches.submit",
         key=key,
-        fingerprint={"total": "10.00"},
+        fingerprint=Fingerprint({"total": "10.00"}),
         checks=checks,
         work=work,
     )

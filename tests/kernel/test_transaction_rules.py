@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.transaction import TransactionManagementError
 
 from bankapi.errors import ApiError
-from bankapi.idempotency import OwnerKind, StoredResponse, idempotent_call
+from bankapi.idempotency import Fingerprint, OwnerKind, StoredResponse, idempotent_call
 from bankapi.models import Customer, IdempotencyRecord
 from bankapi.transactions import outside_transaction_require
 from payments.models import PaymentRequest
@@ -48,7 +48,7 @@ def test_an_idempotent_call_inside_a_callers_transaction_fails_before_any_work(c
                 owner_id=customer.id,
                 operation="tests.create",
                 key=key,
-                fingerprint={},
+                fingerprint=Fingerprint({}),
                 work=work,
             )
 

@@ -5,6 +5,7 @@ import hashlib
 import pytest
 
 from onboarding.models import Application, LegalDocument, LegalDocumentSet
+from onboarding.presenters import acceptance_data
 
 # Both programs (the payer's and the business one) have a current set.
 pytestmark = pytest.mark.usefixtures("legal_sets")
@@ -166,7 +167,7 @@ def test_accepting_the_required_documents_stores_the_acceptance(api, applicant, 
     for doc in acceptance["acceptedDocuments"]:
         assert doc == by_id[doc["id"]]
     stored = Application.objects.get(id=application_id)
-    assert stored.legal_documents_acceptance == acceptance
+    assert acceptance_data(stored.id, stored.legal_acceptance()) == acceptance
     assert stored.workflow_stage == "IN_PROGRESS"
     assert current(api, application_id, customer_id_token)["currentAcceptance"] == acceptance
     read = api.get(f"/v1/applications/{application_id}", **customer_id_token).json()["data"]["application"]

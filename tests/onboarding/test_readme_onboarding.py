@@ -60,7 +60,7 @@ def test_readme_onboards_an_individual_to_an_uploaded_document(
     application = Application.objects.get(id=application_id)
     assert str(application.customer_id) == sandbox["customer2"]["customerId"]
     assert application.workflow_stage == "IN_PROGRESS"
-    accepted = {doc["id"] for doc in application.legal_documents_acceptance["acceptedDocuments"]}
+    accepted = {doc.key for doc in application.legal_acceptance().documents}
     assert accepted == {"terms", "privacy", "marketing"}
     key = re.search(r"^uploaded (\S+)$", out, re.M).group(1)
     upload = DocumentUpload.objects.get(key=key)

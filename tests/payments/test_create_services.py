@@ -86,10 +86,9 @@ def test_the_fingerprint_binds_amount_account_and_beneficiary(account, beneficia
         beneficiary_id=str(beneficiary.id).upper(),
     )
 
-    assert fingerprint == {
-        "amount": "10.00",
-        "accountId": str(account.id),
-        "beneficiaryId": str(beneficiary.id),
+    assert fingerprint.stored() == {
+        "version": 1,
+        "fields": {"amount": "10.00", "account_id": str(account.id), "beneficiary_id": str(beneficiary.id)},
     }
 
 
