@@ -14,6 +14,8 @@ from onboarding.acceptance import LegalAcceptance
 from onboarding.models import Application, LegalDocument
 from tests.onboarding.test_legal import accept_url, acceptance_of, current, legal_url
 
+pytestmark = pytest.mark.usefixtures("legal_sets")
+
 MIGRATION = "0003_legal_acceptance_in_domain_names"
 BEFORE = "0002_application_stage_index"
 
@@ -27,14 +29,14 @@ def _accept(api, application_id, token) -> dict:
     return response.json()["data"]["acceptance"]
 
 
-def test_an_acceptance_is_stored_in_domain_names_with_each_document_id(api, sandbox, customer_id_token):
-    application_id = sandbox["customer"]["applicationId"]
+def test_an_acceptance_is_stored_in_domain_names_with_each_document_id(api, applicant, customer_id_token):
+    application_id = applicant.application_id
     answered = _accept(api, application_id, customer_id_token)
 
     stored = Application.objects.get(id=application_id).legal_documents_acceptance
     terms = LegalDocument.objects.get(
         document_set__version=answered["documentSetVersion"],
-        document_set__program__customers__id=sandbox["customer"]["customerId"],
+        document_set__program__customers__id=applicant.customer_id,
         key="terms",
     )
     assert set(stored) == {"document_set_version", "accepted_at", "documents"}
@@ -79,9 +81,9 @@ def _answers(api, application_id, token) -> tuple[bytes, bytes]:
 
 
 def test_the_migration_moves_acceptances_both_ways_and_answers_stay_byte_identical(
-    api, sandbox, customer_id_token, migrations_restored
+    api, applicant, customer_id_token, migrations_restored
 ):
-    application_id = sandbox["customer"]["applicationId"]
+    application_id = applicant.application_id
     answered = _accept(api, application_id, customer_id_token)
     shown = _answers(api, application_id, customer_id_token)
     stored = Application.objects.get(id=application_id).legal_documents_acceptance
@@ -99,9 +101,9 @@ def test_the_migration_moves_acceptances_both_ways_and_answers_stay_byte_identic
 
 
 def test_a_document_named_by_no_id_is_found_by_its_set_and_key(
-    api, sandbox, customer_id_token, migrations_restored
+    api, applicant, customer_id_token, migrations_restored
 ):
-    application_id = sandbox["customer"]["applicationId"]
+    application_id = applicant.application_id
     answered = _accept(api, application_id, customer_id_token)
     stored = Application.objects.get(id=application_id).legal_documents_acceptance
     _migrate(BEFORE)
@@ -119,9 +121,9 @@ def test_a_document_named_by_no_id_is_found_by_its_set_and_key(
 
 
 def test_a_document_found_neither_way_stops_the_migration(
-    api, sandbox, customer_id_token, migrations_restored
+    api, applicant, customer_id_token, migrations_restored
 ):
-    application_id = sandbox["customer"]["applicationId"]
+    application_id = applicant.application_id
     answered = _accept(api, application_id, customer_id_token)
     _migrate(BEFORE)
     unknown = {**answered["acceptedDocuments"][0], "id": "gone", "location": ""}
