@@ -251,7 +251,7 @@ def main() -> None:
             lambda: statement_json(statement_read(account, today - timedelta(days=365), today, JSON_LAYOUT)),
         ),
     ]
-    entries = len(statement_read(account, today - timedelta(days=365), today, JSON_LAYOUT).lines)
+    entries = statement_read(account, today - timedelta(days=365), today, JSON_LAYOUT).entries
     with connection.cursor() as cursor:
         cursor.execute("SELECT version(), pg_backend_pid()")
         version, backend = cursor.fetchone()

@@ -159,8 +159,11 @@ def _remittance_sql(quote: Callable[[str], str]) -> str:
 REMITTANCE_XML: _Field = (_remittance_sql, lambda p: _remittance(p.reference))
 
 
-def _layout(name: str, *pieces: str | _Field) -> LineLayout:
-    """A line of literal text and fields, for PostgreSQL and for Python alike."""
+def _layout(
+    name: str, *pieces: str | _Field, separator: str, escapes: tuple[tuple[str, str], ...] = ()
+) -> LineLayout:
+    """A line of literal text and fields, for PostgreSQL and for Python alike;
+    a day's lines joined by `separator`, then `escapes` applied."""
 
     def sql(quote: Callable[[str], str]) -> str:
         written = (_sql_literal(piece) if isinstance(piece, str) else piece[0](quote) for piece in pieces)
@@ -169,7 +172,12 @@ def _layout(name: str, *pieces: str | _Field) -> LineLayout:
     def python(posting: StatementPosting) -> str:
         return "".join(piece if isinstance(piece, str) else piece[1](posting) for piece in pieces)
 
-    return LineLayout(name=name, sql=sql, python=python)
+    return LineLayout(name=name, sql=sql, python=python, separator=separator, escapes=escapes)
+
+
+# As the API's JSON renderer does: the two line separators JavaScript does not
+# allow in a string are escaped (only free text can hold them).
+JSON_ESCAPES = (("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
 JSON_LAYOUT = _layout(
@@ -191,6 +199,8 @@ JSON_LAYOUT = _layout(
     ',"description":',
     DESCRIPTION_JSON,
     "}",
+    separator=",",
+    escapes=JSON_ESCAPES,
 )
 CSV_LAYOUT = _layout(
     "csv",
@@ -209,6 +219,7 @@ CSV_LAYOUT = _layout(
     REQUEST_ID,
     ",",
     DESCRIPTION_CSV,
+    separator="\r\n",
 )
 # A camt.053 `Ntry`, in the schema's order. `BkTxCd/Prtry/Cd` (the schema
 # requires a code) is the movement's kind.
@@ -233,6 +244,7 @@ CAMT053_LAYOUT = _layout(
     "</EndToEndId></Refs>",
     REMITTANCE_XML,
     "</TxDtls></NtryDtls></Ntry>",
+    separator="",
 )
 
 
@@ -253,7 +265,7 @@ def statement_json(statement: Statement) -> bytes:
     U+2029 escaped) writes for the same data, without a dict per entry."""
     _written_in(statement, JSON_LAYOUT)
     account = statement.account
-    body = "".join(
+    head = "".join(
         (
             '{"success":true,"data":{"accountId":',
             _json_string(str(account.id)),
@@ -262,12 +274,12 @@ def statement_json(statement: Statement) -> bytes:
             f',"from":"{statement.first_day.isoformat()}","to":"{statement.last_day.isoformat()}"',
             f',"openingBalance":"{statement.opening_balance}","closingBalance":"{statement.closing_balance}"',
             ',"entries":[',
-            ",".join(statement.lines),
-            "]}}",
         )
     )
-    # As the renderer does: the two line separators JavaScript does not allow in a string.
-    return body.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").encode()
+    for plain, escaped in JSON_ESCAPES:
+        head = head.replace(plain, escaped)
+    # The entries are already escaped so, piece by piece (`JSON_LAYOUT.escapes`).
+    return "".join((head, ",".join(statement.pieces), "]}}")).encode()
 
 
 def statement_csv(statement: Statement) -> str:
@@ -277,7 +289,7 @@ def statement_csv(statement: Statement) -> str:
     description can hold such characters or start so (the other cells are
     numbers, times, codes and ids)."""
     _written_in(statement, CSV_LAYOUT)
-    return "\r\n".join((",".join(CSV_HEADER), *statement.lines, ""))
+    return "\r\n".join((",".join(CSV_HEADER), *statement.pieces, ""))
 
 
 def _element(path: str, text: str) -> str:
@@ -331,6 +343,6 @@ def statement_camt053(statement: Statement, *, message_id: str, created_at: date
         _balance("OPBD", statement.opening_balance, currency, first),
         _balance("CLBD", statement.closing_balance, currency, last),
     ]
-    parts += statement.lines
+    parts += statement.pieces
     parts.append("</Stmt></BkToCstmrStmt></Document>")
     return "".join(parts).encode()
