@@ -247,6 +247,9 @@ CAMT053_LAYOUT = _layout(
     separator="",
 )
 
+# Every format a statement is written in.
+LAYOUTS = (JSON_LAYOUT, CSV_LAYOUT, CAMT053_LAYOUT)
+
 
 def statement_read(account: Account, first_day: date, last_day: date, layout: LineLayout) -> Statement:
     """The statement of the account's days `first_day`..`last_day`, its lines

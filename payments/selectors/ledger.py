@@ -19,6 +19,7 @@ from itertools import groupby
 from operator import itemgetter
 from typing import NamedTuple, cast
 
+import psycopg
 from django.db import connection
 from django.db.models import QuerySet, Subquery
 
@@ -248,6 +249,27 @@ def _stored_days(
     return {day: (lines, entries) for day, lines, entries in rows}
 
 
+def _store(days: list[StatementDay]) -> None:
+    """Insert the days' pieces, leaving any day already stored as it is (ON
+    CONFLICT DO NOTHING): readers racing to store a day store it once, and the
+    text is the same whoever wins. On PostgreSQL the values are bound by the
+    server, one INSERT per day sent in a pipeline: a year is tens of
+    megabytes, which client-side quoting (Django's way) took seconds to write
+    into the statement's text."""
+    if connection.vendor != "postgresql":
+        StatementDay.objects.bulk_create(days, ignore_conflicts=True, batch_size=100)
+        return
+    name = connection.ops.quote_name
+    columns = ("account_id", "layout", "day", "lines", "entries")
+    sql = (
+        f"INSERT INTO {name(StatementDay._meta.db_table)} ({', '.join(map(name, columns))}) "  # noqa: S608
+        f"VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"
+    )
+    connection.ensure_connection()
+    with psycopg.Cursor(connection.connection) as cursor:
+        cursor.executemany(sql, [(d.account_id, d.layout, d.day, d.lines, d.entries) for d in days])
+
+
 def account_statement(account: Account, first_day: date, last_day: date, layout: LineLayout) -> Statement:
     """The account's statement for the UTC days `first_day` to `last_day`, its
     lines written in `layout`.
@@ -281,8 +303,7 @@ def account_statement(account: Account, first_day: date, last_day: date, layout:
             )
             day += timedelta(days=1)
     if fresh:
-        # Readers racing to store the same day store it once (the same text).
-        StatementDay.objects.bulk_create(fresh, ignore_conflicts=True, batch_size=100)
+        _store(fresh)
     pieces: list[str] = []
     entries = 0
     for _day, (piece, count) in sorted({**stored, **written}.items()):
@@ -299,3 +320,37 @@ def account_statement(account: Account, first_day: date, last_day: date, layout:
         pieces=pieces,
         entries=entries,
     )
+
+
+STALE_DAYS_SHOWN = 20
+
+
+def statement_days_check(layouts: Iterable[LineLayout]) -> list[tuple[str, str, date]]:
+    """Stored days (`StatementDay`) whose lines or entry count differ from what
+    the ledger gives now: (account id, layout, day), at most STALE_DAYS_SHOWN.
+    None should ever be found: a day is stored once closed, and a closed day's
+    postings never change. Each account's stored days in each of `layouts` are
+    compared with one range read of its postings (pieces of other layouts are
+    never read, and not checked)."""
+    by_key = {layout.key: layout for layout in layouts}
+    stored = StatementDay.objects.filter(layout__in=by_key)
+    stale: list[tuple[str, str, date]] = []
+    for account_id, key in (
+        stored.values_list("account_id", "layout").distinct().order_by("account_id", "layout")
+    ):
+        layout, account = by_key[key], Account(id=account_id)
+        days = list(
+            stored.filter(account_id=account_id, layout=key)
+            .order_by("day")
+            .values_list("day", "lines", "entries")
+        )
+        start, end = day_start(days[0][0]), day_start(days[-1][0] + timedelta(days=1))
+        written = {
+            day: (layout.piece(lines), len(lines)) for day, lines in _day_lines(account, start, end, layout)
+        }
+        for day, lines, entries in days:
+            if written.get(day, ("", 0)) != (lines, entries):
+                stale.append((str(account_id), key, day))
+                if len(stale) == STALE_DAYS_SHOWN:
+                    return stale
+    return stale
