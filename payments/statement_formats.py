@@ -1,12 +1,14 @@
 """A statement written out: JSON (the whole body), CSV (RFC 4180) and ISO
 20022 camt.053.
 
-All three are written from one read of the ledger, the same rows in the same
-order, so they agree entry by entry. Each entry is one line of text written
-from a `LineLayout`: literal text and the posting's fields, each field escaped
-for the format. On PostgreSQL the database writes the lines as it reads the
-rows (a year is a hundred thousand of them: one string each reaches Python);
-elsewhere Python writes them from the same pieces, to the same text.
+All three are written from the same postings in the same order, so they
+agree entry by entry. Each entry is one line of text written from a
+`LineLayout`: literal text and the posting's fields, each field escaped for the
+format. On PostgreSQL the database writes the lines as it reads the rows (a
+year is a hundred thousand of them: one string each reaches Python); elsewhere
+Python writes them from the same pieces, to the same text. A day's lines,
+joined, are one piece of the body; the pieces of closed days are stored and
+reused (`StatementDay`, see `payments.selectors.ledger.account_statement`).
 """
 
 import re

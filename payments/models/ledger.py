@@ -65,8 +65,8 @@ class LedgerPosting(models.Model):
     are made one after the other under the account's row lock, at booking times
     that never go backwards (`Account.last_booked_at`), so in the order
     (created_at, id) each one's `balance_after` is the previous one's plus its
-    `amount`: the balance at any moment is one index lookup, and a statement is
-    one range read (`manage.py check_ledger` verifies the chain).
+    `amount`: the balance at any moment is one index lookup, and a statement's
+    postings are one range read (`manage.py check_ledger` verifies the chain).
     `balance_after` is null on system accounts, whose balances are never stored.
 
     A customer posting also carries what its statement line shows, written in
