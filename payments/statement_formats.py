@@ -284,17 +284,17 @@ def statement_json(statement: Statement) -> bytes:
     for plain, escaped in JSON_ESCAPES:
         head = head.replace(plain, escaped)
     # The entries are already escaped so, piece by piece (`JSON_LAYOUT.escapes`).
-    return "".join((head, ",".join(statement.pieces), "]}}")).encode()
+    return b"".join((head.encode(), b",".join(statement.pieces), b"]}}"))
 
 
-def statement_csv(statement: Statement) -> str:
+def statement_csv(statement: Statement) -> bytes:
     """RFC 4180: CRLF line ends, fields quoted where they hold a comma, quote or
     line break; a null is an empty cell; a cell a spreadsheet would read as a
     formula is prefixed with an apostrophe. Only the reference and the
     description can hold such characters or start so (the other cells are
     numbers, times, codes and ids)."""
     _written_in(statement, CSV_LAYOUT)
-    return "\r\n".join((",".join(CSV_HEADER), *statement.pieces, ""))
+    return b"\r\n".join((",".join(CSV_HEADER).encode(), *statement.pieces, b""))
 
 
 def _element(path: str, text: str) -> str:
@@ -348,6 +348,4 @@ def statement_camt053(statement: Statement, *, message_id: str, created_at: date
         _balance("OPBD", statement.opening_balance, currency, first),
         _balance("CLBD", statement.closing_balance, currency, last),
     ]
-    parts += statement.pieces
-    parts.append("</Stmt></BkToCstmrStmt></Document>")
-    return "".join(parts).encode()
+    return b"".join(("".join(parts).encode(), *statement.pieces, b"</Stmt></BkToCstmrStmt></Document>"))

@@ -36,7 +36,7 @@ class Migration(migrations.Migration):
                 ('layout', models.CharField(max_length=40)),
                 ('day', models.DateField()),
                 ('entries', models.PositiveIntegerField()),
-                ('lines', models.TextField(blank=True)),
+                ('lines', models.BinaryField(blank=True)),
                 ('account', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='bankapi.account')),
             ],
             options={

@@ -143,8 +143,9 @@ class StatementDay(models.Model):
     # How many lines (entries) `lines` holds: zero on a day without postings.
     entries = models.PositiveIntegerField()
     # The day's lines joined with the layout's separator, escaped as the format's
-    # body is (empty on a day without postings).
-    lines = models.TextField(blank=True)
+    # body is, in UTF-8 (empty on a day without postings): bytes, as the body
+    # is sent, so a year of pieces is neither decoded nor encoded again.
+    lines = models.BinaryField(blank=True)
 
     class Meta:
         constraints = [

@@ -103,21 +103,21 @@ class LineLayout:
         written = repr((self.sql(lambda column: f'"{column}"'), self.separator, self.escapes))
         return f"{self.name}-{hashlib.sha256(written.encode()).hexdigest()[:16]}"
 
-    def piece(self, lines: Iterable[str]) -> str:
-        """A day's lines as one piece of the body."""
+    def piece(self, lines: Iterable[str]) -> bytes:
+        """A day's lines as one piece of the body, in UTF-8."""
         text = self.separator.join(lines)
         for plain, escaped in self.escapes:
             text = text.replace(plain, escaped)
-        return text
+        return text.encode()
 
 
 @dataclass(frozen=True)
 class Statement:
     """The account's postings booked from 00:00 UTC of `first_day` to the end of
     `last_day`, oldest first, written as `layout` lines joined by its separator
-    in `pieces` (one per day that has entries, escaped as the body is; `entries`
-    lines in all), between the balances before and after them (decimal text,
-    two places)."""
+    in `pieces` (one per day that has entries, escaped as the body is, UTF-8;
+    `entries` lines in all), between the balances before and after them
+    (decimal text, two places)."""
 
     account: Account
     first_day: date
@@ -125,7 +125,7 @@ class Statement:
     opening_balance: str
     closing_balance: str
     layout: LineLayout
-    pieces: list[str]
+    pieces: list[bytes]
     entries: int
 
 
@@ -223,7 +223,9 @@ def last_closed_day(account: Account) -> date | None:
     return None if booked is None else booked.astimezone(UTC).date() - timedelta(days=1)
 
 
-def _missing_ranges(first: date, last: date, stored: dict[date, tuple[str, int]]) -> list[tuple[date, date]]:
+def _missing_ranges(
+    first: date, last: date, stored: dict[date, tuple[bytes, int]]
+) -> list[tuple[date, date]]:
     """The runs of consecutive days from `first` to `last` with no stored piece."""
     ranges: list[tuple[date, date]] = []
     day = first
@@ -241,12 +243,20 @@ def _missing_ranges(first: date, last: date, stored: dict[date, tuple[str, int]]
 
 def _stored_days(
     account: Account, layout: LineLayout, first: date, last: date
-) -> dict[date, tuple[str, int]]:
-    """The pieces stored for the account's days `first` to `last`: (lines, entries) by day."""
+) -> dict[date, tuple[bytes, int]]:
+    """The pieces stored for the account's days `first` to `last`: (lines, entries) by day.
+    On PostgreSQL the rows come in the binary protocol: the pieces as they
+    are stored, copied once."""
     rows = StatementDay.objects.filter(
         account_id=account.id, layout=layout.key, day__gte=first, day__lte=last
     ).values_list("day", "lines", "entries")
-    return {day: (lines, entries) for day, lines, entries in rows}
+    if connection.vendor != "postgresql":
+        return {day: (bytes(lines), entries) for day, lines, entries in rows}
+    sql, params = rows.query.sql_with_params()
+    connection.ensure_connection()
+    with psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(sql, params, binary=True)
+        return {day: (lines, entries) for day, lines, entries in cursor}
 
 
 def _store(days: list[StatementDay]) -> None:
@@ -285,10 +295,10 @@ def account_statement(account: Account, first_day: date, last_day: date, layout:
     opening, closing = _balances(account, start, end)
     closed = last_closed_day(account)
     closed_through = min(last_day, closed) if closed is not None else None
-    stored: dict[date, tuple[str, int]] = {}
+    stored: dict[date, tuple[bytes, int]] = {}
     if closed_through is not None and closed_through >= first_day:
         stored = _stored_days(account, layout, first_day, closed_through)
-    written: dict[date, tuple[str, int]] = {}
+    written: dict[date, tuple[bytes, int]] = {}
     fresh: list[StatementDay] = []
     for first, last in _missing_ranges(first_day, last_day, stored):
         for day, lines in _day_lines(account, day_start(first), day_start(last + timedelta(days=1)), layout):
@@ -297,14 +307,14 @@ def account_statement(account: Account, first_day: date, last_day: date, layout:
             continue
         day = first
         while day <= min(last, closed_through):
-            piece, count = written.get(day, ("", 0))
+            piece, count = written.get(day, (b"", 0))
             fresh.append(
                 StatementDay(account_id=account.id, layout=layout.key, day=day, lines=piece, entries=count)
             )
             day += timedelta(days=1)
     if fresh:
         _store(fresh)
-    pieces: list[str] = []
+    pieces: list[bytes] = []
     entries = 0
     for _day, (piece, count) in sorted({**stored, **written}.items()):
         if count:
@@ -349,7 +359,7 @@ def statement_days_check(layouts: Iterable[LineLayout]) -> list[tuple[str, str, 
             day: (layout.piece(lines), len(lines)) for day, lines in _day_lines(account, start, end, layout)
         }
         for day, lines, entries in days:
-            if written.get(day, ("", 0)) != (lines, entries):
+            if written.get(day, (b"", 0)) != (bytes(lines), entries):
                 stale.append((str(account_id), key, day))
                 if len(stale) == STALE_DAYS_SHOWN:
                     return stale
