@@ -9,6 +9,7 @@ from decimal import Decimal
 
 import pytest
 import time_machine
+from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
@@ -16,7 +17,9 @@ from rest_framework.test import APIClient
 from bankapi.models import Account
 from payments.ledger import ledger_check, ledger_fund_account
 from payments.models import StatementDay
-from payments.statement_formats import CAMT053_LAYOUT, CSV_LAYOUT, JSON_LAYOUT
+from payments.services.statement_days import statement_days_store
+from payments.statement_formats import CAMT053_LAYOUT, CSV_LAYOUT, JSON_LAYOUT, statement_read
+from payments.tasks import store_statement_days
 from tests.conftest import requires_postgres
 from tests.payments.test_statements import customer_token, statement
 from tests.support.factories import funded_account
@@ -238,3 +241,39 @@ def test_concurrent_first_reads_both_answer_and_store_each_day_once(transactiona
         today - timedelta(days=2): 1,
         today - timedelta(days=1): 0,
     }
+
+
+def test_the_periodic_run_stores_yesterday_of_the_accounts_that_booked_since(customer):
+    with time_machine.travel(at(D - timedelta(days=3), 10), tick=False) as clock:
+        active = funded_account(customer, "100.00")
+        quiet = funded_account(customer, "100.00")
+        # Days stored up to D-3's eve by a statement: the run fills from D-2.
+        statement_read(
+            Account.objects.get(id=active.id), D - timedelta(days=5), D - timedelta(days=4), CSV_LAYOUT
+        )
+        clock.move_to(at(D - timedelta(days=1), 10))
+        fund(active, "1.00")
+        fund(quiet, "1.00")
+        clock.move_to(at(D, 9))
+        fund(active, "2.00")
+
+        # (Other tests' accounts, booked at the real time, are ahead of the clock here.)
+        assert statement_days_store(D) >= 3
+        # Nothing left to store until the next day: a second run stores nothing.
+        assert statement_days_store(D) == 0
+
+    assert stored(active, "json") == stored(active, "camt053") == {D - timedelta(days=1): 1}
+    assert stored(active, "csv") == {
+        D - timedelta(days=5): 0,
+        D - timedelta(days=4): 0,
+        D - timedelta(days=3): 1,
+        D - timedelta(days=2): 0,
+        D - timedelta(days=1): 1,
+    }
+    # The quiet account booked nothing since D-1: that day is still open.
+    assert not StatementDay.objects.filter(account_id=quiet.id).exists()
+
+
+def test_the_periodic_run_is_on_the_beat_schedule():
+    entry = settings.CELERY_BEAT_SCHEDULE["store-statement-days"]
+    assert entry["task"] == store_statement_days.name == "payments.tasks.store_statement_days"
