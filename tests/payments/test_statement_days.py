@@ -3,6 +3,7 @@ every statement that covers them: stored only once the day can no longer
 change, never stale, and the statement's bytes the same whether its days were
 stored or written afresh."""
 
+import io
 import uuid
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -10,6 +11,8 @@ from decimal import Decimal
 import pytest
 import time_machine
 from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
@@ -206,6 +209,13 @@ def test_ledger_check_reports_a_stored_day_the_ledger_no_longer_gives(api, custo
     StatementDay.objects.filter(id=row.id).update(entries=5)
     try:
         assert ledger_check().stale_statement_days == [(str(account.id), CSV_LAYOUT.key, D)]
+        err = io.StringIO()
+        with pytest.raises(CommandError):
+            call_command("check_ledger", stdout=io.StringIO(), stderr=err)
+        assert (
+            f"Account {account.id}: the stored {CSV_LAYOUT.key} statement lines of {D} are stale"
+            in err.getvalue()
+        )
     finally:
         StatementDay.objects.filter(id=row.id).update(entries=row.entries)
 
