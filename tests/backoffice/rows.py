@@ -1,6 +1,6 @@
 """200 rows of each model the admin shows, made in bulk, for the changelist tests.
 
-Each maker takes a `World` (`world_make()`): the program, customer and account the
+Each maker takes an `Owners` (`owners_make()`): the program, customer and account the
 rows belong to, and the users, custodian and company application some rows name.
 
 Every model registered in admin needs a maker here (a test checks it), so a new
@@ -49,7 +49,7 @@ ROWS = 200
 
 
 @dataclass
-class World:
+class Owners:
     """What the rows hang on: a customer of a program with a GBP account and its
     user, a custodian and its user, a company application, a staff operator."""
 
@@ -66,7 +66,7 @@ class World:
         return self.customer.program_id
 
 
-def world_make() -> World:
+def owners_make() -> Owners:
     from tests.support.factories import (
         ProgramFactory,
         custodian_with_clients,
@@ -79,7 +79,7 @@ def world_make() -> World:
     program = ProgramFactory()
     person = customer_user(program)
     custodian = custodian_with_clients(program, clients=1)
-    return World(
+    return Owners(
         customer=person.customer,
         account=funded_account(person.customer, "100000.00", **uk_account()),
         customer_user=person.user,
@@ -90,7 +90,7 @@ def world_make() -> World:
     )
 
 
-MAKERS: dict[str, Callable[[World], None]] = {}
+MAKERS: dict[str, Callable[[Owners], None]] = {}
 
 
 def maker(label: str):
@@ -106,17 +106,17 @@ def codes(count: int, prefix: str = "Q") -> list[str]:
     return [prefix + a + b for a, b in product(ascii_uppercase, repeat=2)][:count]
 
 
-def _customer(world: World) -> Customer:
-    return world.customer
+def _customer(owners: Owners) -> Customer:
+    return owners.customer
 
 
-def _account(world: World) -> Account:
-    return world.account
+def _account(owners: Owners) -> Account:
+    return owners.account
 
 
 @maker("audit.changerecord")
-def _change_records(world):
-    customer = _customer(world)
+def _change_records(owners):
+    customer = _customer(owners)
     ChangeRecord.objects.bulk_create(
         ChangeRecord(
             actor_email="staff@rows.example",
@@ -133,8 +133,8 @@ def _change_records(world):
 
 
 @maker("audit.staffview")
-def _staff_views(world):
-    customer = _customer(world)
+def _staff_views(owners):
+    customer = _customer(owners)
     StaffView.objects.bulk_create(
         StaffView(
             actor_email="staff@rows.example",
@@ -148,24 +148,24 @@ def _staff_views(world):
 
 
 @maker("auth.group")
-def _groups(world):
+def _groups(owners):
     Group.objects.bulk_create(Group(name=f"group {n}") for n in range(ROWS))
 
 
 @maker("bankapi.program")
-def _programs(world):
+def _programs(owners):
     Program.objects.bulk_create(Program(name=f"Program {n}", account_type="consumer") for n in range(ROWS))
 
 
 @maker("bankapi.custodian")
-def _custodians(world):
-    program = _customer(world).program
+def _custodians(owners):
+    program = _customer(owners).program
     Custodian.objects.bulk_create(Custodian(program=program, name=f"Custodian {n}") for n in range(ROWS))
 
 
 @maker("bankapi.customer")
-def _customers(world):
-    custodian = world.custodian
+def _customers(owners):
+    custodian = owners.custodian
     Customer.objects.bulk_create(
         Customer(program_id=custodian.program_id, name=f"Customer {n}", custodian=custodian)
         for n in range(ROWS)
@@ -173,8 +173,8 @@ def _customers(world):
 
 
 @maker("bankapi.account")
-def _accounts(world):
-    customer = _customer(world)
+def _accounts(owners):
+    customer = _customer(owners)
     Account.objects.bulk_create(
         Account(program_id=customer.program_id, customer=customer, name=f"Account {n}", currency="GBP")
         for n in range(ROWS)
@@ -182,8 +182,8 @@ def _accounts(world):
 
 
 @maker("authn.user")
-def _users(world):
-    customer = _customer(world)
+def _users(owners):
+    customer = _customer(owners)
     users = User.objects.bulk_create(
         User(
             email=f"user{n}@rows.example",
@@ -211,16 +211,16 @@ def _users(world):
 
 
 @maker("authn.passkeycredential")
-def _passkeys(world):
-    user = world.customer_user
+def _passkeys(owners):
+    user = owners.customer_user
     PasskeyCredential.objects.bulk_create(
         PasskeyCredential(user=user, credential_id=uuid.uuid4().bytes, public_key=b"key") for _ in range(ROWS)
     )
 
 
 @maker("payments.beneficiary")
-def _beneficiaries(world):
-    customer = _customer(world)
+def _beneficiaries(owners):
+    customer = _customer(owners)
     Beneficiary.objects.bulk_create(
         Beneficiary(
             program_id=customer.program_id,
@@ -234,8 +234,8 @@ def _beneficiaries(world):
     )
 
 
-def _transactions(world, count: int, kind: str = "PAYMENT") -> list[LedgerTransaction]:
-    account = _account(world)
+def _transactions(owners, count: int, kind: str = "PAYMENT") -> list[LedgerTransaction]:
+    account = _account(owners)
     return LedgerTransaction.objects.bulk_create(
         LedgerTransaction(program_id=account.program_id, kind=kind, key=f"rows:{uuid.uuid4()}")
         for _ in range(count)
@@ -243,8 +243,8 @@ def _transactions(world, count: int, kind: str = "PAYMENT") -> list[LedgerTransa
 
 
 @maker("payments.paymentrequest")
-def _payment_requests(world):
-    account = _account(world)
+def _payment_requests(owners):
+    account = _account(owners)
     statuses = ["PENDING", "PENDING_TM", "SETTLED", "FAILED"]
     PaymentRequest.objects.bulk_create(
         PaymentRequest(
@@ -259,13 +259,13 @@ def _payment_requests(world):
             reference=f"Row {n}",
             acceptance=transaction,
         )
-        for n, transaction in enumerate(_transactions(world, ROWS))
+        for n, transaction in enumerate(_transactions(owners, ROWS))
     )
 
 
 @maker("payments.scheduledpayment")
-def _schedules(world):
-    account = _account(world)
+def _schedules(owners):
+    account = _account(owners)
     ScheduledPayment.objects.bulk_create(
         ScheduledPayment(
             program_id=account.program_id,
@@ -282,7 +282,7 @@ def _schedules(world):
 
 
 @maker("payments.fxrate")
-def _fx_rates(world):
+def _fx_rates(owners):
     # Pairs of real currencies (the table takes no other) that the sandbox's rates do not use.
     pairs = [pair for pair in combinations(SUPPORTED_CURRENCIES, 2) if not set(pair) <= {"GBP", "EUR", "USD"}]
     FxRate.objects.bulk_create(
@@ -292,8 +292,8 @@ def _fx_rates(world):
 
 
 @maker("payments.fxquote")
-def _fx_quotes(world):
-    account = _account(world)
+def _fx_quotes(owners):
+    account = _account(owners)
     now = timezone.now()
     FxQuote.objects.bulk_create(
         FxQuote(
@@ -314,26 +314,26 @@ def _fx_quotes(world):
 
 
 @maker("payments.systemaccount")
-def _system_accounts(world):
-    program_id = world.program_id
+def _system_accounts(owners):
+    program_id = owners.program_id
     SystemAccount.objects.bulk_create(
         SystemAccount(program_id=program_id, kind="CLEARING", currency=code) for code in codes(ROWS)
     )
 
 
 @maker("payments.ledgertransaction")
-def _ledger_transactions(world):
-    _transactions(world, ROWS)
+def _ledger_transactions(owners):
+    _transactions(owners, ROWS)
 
 
 @maker("payments.ledgerposting")
-def _ledger_postings(world):
-    program_id = world.program_id
+def _ledger_postings(owners):
+    program_id = owners.program_id
     one, two = SystemAccount.objects.bulk_create(
         SystemAccount(program_id=program_id, kind=kind, currency="QQQ") for kind in ("CLEARING", "EXTERNAL")
     )
     postings = []
-    for transaction in _transactions(world, ROWS // 2):
+    for transaction in _transactions(owners, ROWS // 2):
         postings += [
             LedgerPosting(
                 transaction=transaction, system_account=one, currency="QQQ", amount=Decimal("-1.00")
@@ -346,9 +346,9 @@ def _ledger_postings(world):
 
 
 @maker("payments.statemententry")
-def _statement_entries(world):
-    account = _account(world)
-    (transaction,) = _transactions(world, 1, kind="SETTLEMENT")
+def _statement_entries(owners):
+    account = _account(owners)
+    (transaction,) = _transactions(owners, 1, kind="SETTLEMENT")
     StatementEntry.objects.bulk_create(
         StatementEntry(
             program_id=account.program_id,
@@ -364,8 +364,8 @@ def _statement_entries(world):
 
 
 @maker("bankapi.idempotencyrecord")
-def _idempotency_records(world):
-    customer = _customer(world)
+def _idempotency_records(owners):
+    customer = _customer(owners)
     IdempotencyRecord.objects.bulk_create(
         IdempotencyRecord(
             program_id=customer.program_id,
@@ -381,8 +381,8 @@ def _idempotency_records(world):
 
 
 @maker("cards.card")
-def _cards(world):
-    account = _account(world)
+def _cards(owners):
+    account = _account(owners)
     numbers = [sandbox_pan() for _ in range(ROWS)]
     Card.objects.bulk_create(
         Card(
@@ -400,8 +400,8 @@ def _cards(world):
 
 
 @maker("cards.cardholder")
-def _cardholders(world):
-    account = _account(world)
+def _cardholders(owners):
+    account = _account(owners)
     Cardholder.objects.bulk_create(
         Cardholder(program_id=account.program_id, account=account, first_name=name, last_name="Holder")
         for name in codes(ROWS, "Card")
@@ -409,10 +409,10 @@ def _cardholders(world):
 
 
 @maker("onboarding.application")
-def _applications(world):
+def _applications(owners):
     from onboarding.models import Application
 
-    customer = _customer(world)
+    customer = _customer(owners)
     Application.objects.bulk_create(
         Application(
             program_id=customer.program_id,
@@ -427,10 +427,10 @@ def _applications(world):
 
 
 @maker("onboarding.ubo")
-def _ubos(world):
+def _ubos(owners):
     from onboarding.models import Ubo
 
-    application = world.company_application
+    application = owners.company_application
     Ubo.objects.bulk_create(
         Ubo(application=application, first_name="Owner", last_name=f"N{n}", email=f"ubo{n}@rows.example")
         for n in range(ROWS)
@@ -438,10 +438,10 @@ def _ubos(world):
 
 
 @maker("onboarding.legaldocumentset")
-def _legal_sets(world):
+def _legal_sets(owners):
     from onboarding.models import LegalDocumentSet
 
-    program_id = world.program_id
+    program_id = owners.program_id
     LegalDocumentSet.objects.bulk_create(
         LegalDocumentSet(program_id=program_id, version=f"rows-{n}", last_updated=date(2026, 1, 1))
         for n in range(ROWS)
@@ -449,7 +449,7 @@ def _legal_sets(world):
 
 
 @maker("onboarding.programonboarding")
-def _program_onboarding(world):
+def _program_onboarding(owners):
     from onboarding.models import ProgramOnboarding
 
     programs = Program.objects.bulk_create(
@@ -459,10 +459,10 @@ def _program_onboarding(world):
 
 
 @maker("onboarding.verificationstep")
-def _verification_steps(world):
+def _verification_steps(owners):
     from onboarding.models import Application, VerificationStep
 
-    customer = _customer(world)
+    customer = _customer(owners)
     applications = Application.objects.bulk_create(
         Application(
             program_id=customer.program_id,
@@ -480,10 +480,10 @@ def _verification_steps(world):
 
 
 @maker("onboarding.documentupload")
-def _document_uploads(world):
+def _document_uploads(owners):
     from onboarding.models import DocumentUpload
 
-    customer = _customer(world)
+    customer = _customer(owners)
     DocumentUpload.objects.bulk_create(
         DocumentUpload(
             program_id=customer.program_id,
@@ -497,10 +497,10 @@ def _document_uploads(world):
     )
 
 
-def _batch(world, count: int = 0):
+def _batch(owners, count: int = 0):
     from batches.models import Batch
 
-    account = _account(world)
+    account = _account(owners)
     return Batch.objects.create(
         program_id=account.program_id,
         owner_customer_id=account.customer_id,
@@ -513,10 +513,10 @@ def _batch(world, count: int = 0):
 
 
 @maker("batches.batch")
-def _batches(world):
+def _batches(owners):
     from batches.models import Batch
 
-    account = _account(world)
+    account = _account(owners)
     Batch.objects.bulk_create(
         Batch(
             program_id=account.program_id,
@@ -532,11 +532,11 @@ def _batches(world):
 
 
 @maker("batches.batchitem")
-def _batch_items(world):
+def _batch_items(owners):
     from batches.models import BatchItem
 
-    account = _account(world)
-    batch = _batch(world, ROWS)
+    account = _account(owners)
+    batch = _batch(owners, ROWS)
     BatchItem.objects.bulk_create(
         BatchItem(
             program_id=account.program_id,
@@ -557,10 +557,10 @@ def _batch_items(world):
 
 
 @maker("batches.draft")
-def _drafts(world):
+def _drafts(owners):
     from batches.models import Draft
 
-    account = _account(world)
+    account = _account(owners)
     Draft.objects.bulk_create(
         Draft(
             program_id=account.program_id,
@@ -574,10 +574,10 @@ def _drafts(world):
 
 
 @maker("batches.scachallenge")
-def _sca_challenges(world):
+def _sca_challenges(owners):
     from batches.models import ScaChallenge
 
-    user = world.custodian_user
+    user = owners.custodian_user
     ScaChallenge.objects.bulk_create(
         ScaChallenge(
             program_id=user.program_id,
@@ -593,22 +593,22 @@ def _sca_challenges(world):
 
 
 @maker("payments.schedulerun")
-def _schedule_runs(world):
+def _schedule_runs(owners):
     from payments.models import ScheduleRun
 
-    _schedules(world)
+    _schedules(owners)
     ScheduleRun.objects.bulk_create(
         ScheduleRun(schedule=schedule, run_date=date(2030, 1, 1), outcome="FAILED", reason="Rows")
         for schedule in ScheduledPayment.objects.filter(reference__startswith="Schedule ")[:ROWS]
     )
 
 
-def _a_user(world: World) -> User:
-    return world.customer_user
+def _a_user(owners: Owners) -> User:
+    return owners.customer_user
 
 
 @maker("authn.loginthrottle")
-def _login_throttles(world):
+def _login_throttles(owners):
     from authn.models import LoginThrottle
 
     LoginThrottle.objects.bulk_create(
@@ -618,10 +618,10 @@ def _login_throttles(world):
 
 
 @maker("authn.refreshtoken")
-def _refresh_tokens(world):
+def _refresh_tokens(owners):
     from authn.models import RefreshToken
 
-    user = _a_user(world)
+    user = _a_user(owners)
     RefreshToken.objects.bulk_create(
         RefreshToken(user=user, family=uuid.uuid4(), token_hash=uuid.uuid4().hex, expires_at=timezone.now())
         for _ in range(ROWS)
@@ -629,10 +629,10 @@ def _refresh_tokens(world):
 
 
 @maker("authn.authchallenge")
-def _auth_challenges(world):
+def _auth_challenges(owners):
     from authn.models import AuthChallenge
 
-    user = _a_user(world)
+    user = _a_user(owners)
     AuthChallenge.objects.bulk_create(
         AuthChallenge(
             user=user, kind="SOFTWARE_TOKEN_MFA", token_hash=uuid.uuid4().hex, expires_at=timezone.now()
@@ -657,8 +657,8 @@ def _events(customer: Customer, count: int = ROWS) -> list[Event]:
     )
 
 
-def _endpoints(world, count: int = ROWS) -> list[WebhookEndpoint]:
-    customer = _customer(world)
+def _endpoints(owners, count: int = ROWS) -> list[WebhookEndpoint]:
+    customer = _customer(owners)
     return WebhookEndpoint.objects.bulk_create(
         WebhookEndpoint(
             program_id=customer.program_id,
@@ -671,43 +671,43 @@ def _endpoints(world, count: int = ROWS) -> list[WebhookEndpoint]:
 
 
 @maker("events.event")
-def _event_rows(world):
-    _events(world.customer)
+def _event_rows(owners):
+    _events(owners.customer)
 
 
 @maker("events.webhookendpoint")
-def _endpoint_rows(world):
-    _endpoints(world)
+def _endpoint_rows(owners):
+    _endpoints(owners)
 
 
-def _deliveries(world) -> list[Delivery]:
-    endpoint = _endpoints(world, 1)[0]
+def _deliveries(owners) -> list[Delivery]:
+    endpoint = _endpoints(owners, 1)[0]
     now = timezone.now()
     return Delivery.objects.bulk_create(
         Delivery(event=event, endpoint=endpoint, resource_key=event.resource_key, next_attempt_at=now)
-        for event in _events(world.customer)
+        for event in _events(owners.customer)
     )
 
 
 @maker("events.delivery")
-def _delivery_rows(world):
-    _deliveries(world)
+def _delivery_rows(owners):
+    _deliveries(owners)
 
 
 @maker("events.deliveryattempt")
-def _delivery_attempt_rows(world):
+def _delivery_attempt_rows(owners):
     DeliveryAttempt.objects.bulk_create(
         DeliveryAttempt(delivery=delivery, status_code=500, latency_ms=12, error="HTTP 500")
-        for delivery in _deliveries(world)
+        for delivery in _deliveries(owners)
     )
 
 
 @maker("admin.logentry")
-def _log_entries(world):
+def _log_entries(owners):
     from django.contrib.admin.models import CHANGE, LogEntry
     from django.contrib.contenttypes.models import ContentType
 
-    operator = world.operator
+    operator = owners.operator
     content_type = ContentType.objects.get_for_model(PaymentRequest)
     LogEntry.objects.bulk_create(
         LogEntry(

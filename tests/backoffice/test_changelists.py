@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.backoffice.rows import MAKERS, ROWS, world_make
+from tests.backoffice.rows import MAKERS, ROWS, owners_make
 
 # Session, user, groups' permissions, the capped count, the page, filters' choices,
 # a little slack: what a list costs however many rows the page holds.
@@ -22,14 +22,14 @@ def test_every_registered_model_has_rows_for_the_query_count_test():
 
 @pytest.mark.parametrize("label", _registered())
 def test_changelist_queries_do_not_grow_with_rows(label, staff_client, db, django_assert_max_num_queries):
-    world = world_make()
+    owners = owners_make()
     client = staff_client("administrator")
     url = "/admin/{}/{}/".format(*label.split("."))
     client.get(url)  # warm caches (content types, permissions)
 
     with CaptureQueriesContext(connection) as before:
         assert client.get(url).status_code == 200
-    MAKERS[label](world)
+    MAKERS[label](owners)
     with django_assert_max_num_queries(MAX_QUERIES):
         page = client.get(url)
 
