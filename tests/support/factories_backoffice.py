@@ -1,16 +1,18 @@
 """Test data the back-office and proof tests need beyond tests/support/factories.py:
-onboarding applications (with a company's beneficial owners), the operator staff
-user (administrator group) and a business customer's world.
+onboarding applications (with a company's beneficial owners), a program's current
+legal documents, and the operator staff user (administrator group).
 
     application = application_of(payer.customer, workflow_stage="IN_REVIEW")
     owners = company_application(business.customer).ubos.all()
 """
 
+from datetime import date
+
 from django.contrib.auth.models import Group
 
 from authn.models import User
-from bankapi.models import Customer
-from onboarding.models import Application, Ubo
+from bankapi.models import Customer, Program
+from onboarding.models import Application, LegalDocument, LegalDocumentSet, Ubo
 from onboarding.providers import DEFAULT_PROVIDER
 
 OPERATOR_PASSWORD = "Operator-Password-4242"
@@ -49,3 +51,32 @@ def operator_user(email: str = "operator@backoffice.example", password: str = OP
     user = User.objects.create_user(email, password, role="management", is_staff=True)
     user.groups.add(Group.objects.get(name="administrator"))
     return user
+
+
+def legal_documents(program: Program, version: str = "2026-01") -> LegalDocumentSet:
+    """The program's current legal document set: terms and privacy required,
+    marketing optional, and for a business program business-terms (required,
+    business accounts only)."""
+    document_set = LegalDocumentSet.objects.create(
+        program=program, sandbox=True, version=version, last_updated=date(2026, 1, 1), is_current=True
+    )
+    both = ["consumer", "business"]
+    documents = [
+        ("terms", "Terms and Conditions", True, both),
+        ("privacy", "Privacy Notice", True, both),
+        ("marketing", "Marketing Preferences", False, both),
+    ]
+    if program.account_type == Program.AccountType.BUSINESS:
+        documents.append(("business-terms", "Business Account Terms", True, ["business"]))
+    for key, name, required, applicable_to in documents:
+        LegalDocument.objects.create(
+            document_set=document_set,
+            key=key,
+            version="1.0",
+            name=name,
+            required=required,
+            applicable_to=applicable_to,
+            effective_date=date(2026, 1, 1),
+            content=f"{name}\n\nTest text of {program.name}. Not a real agreement.\n".encode(),
+        )
+    return document_set
