@@ -289,6 +289,12 @@ CELERY_BEAT_SCHEDULE: dict = {
         "task": "authn.tasks.purge_auth_records",
         "schedule": crontab(hour=3, minute=30),
     },
+    # Yesterday's statement lines of the accounts that booked since midnight (UTC),
+    # stored ahead of any statement; hourly, as accounts book through the day.
+    "store-statement-days": {
+        "task": "payments.tasks.store_statement_days",
+        "schedule": crontab(minute=20),
+    },
     # Batches and draft verifications a dead worker left unfinished run again.
     "batches-resume-stalled": {"task": "batches.tasks.resume_stalled_batches", "schedule": 60.0},
 }

@@ -8,11 +8,15 @@ schema), then times, in this process with Django's test client and a real access
 token, the three routes as an integrator calls them:
 
 - the statement of one day (json), and of the whole year (json, csv, camt053),
-  which then holds every posting;
+  which then holds every posting: cold (the first read of the year, its closed
+  days' pieces written from the ledger and stored; the stored pieces are
+  deleted before each such call) and warm (the pieces stored: read, and only
+  today's lines written from the ledger);
 - the balance as of a moment in the middle of the history, and now.
 
-Each figure is the median of `--runs` calls after one warm-up; the year's
-statement is also split into its ledger read and its rendering.
+Each figure is the median of `--runs` calls (a warm one after one warm-up); the
+warm year is also split into its balances, the stored pieces read and the tail
+(today) written from the ledger.
 
 THE BENCH DATABASE IS WIPED (every table flushed) at the start: it is
 BENCH_DATABASE_URL (PostgreSQL), e.g. postgres://postgres@127.0.0.1:5432/stmtbench.
@@ -21,6 +25,7 @@ BENCH_DATABASE_URL (PostgreSQL), e.g. postgres://postgres@127.0.0.1:5432/stmtben
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -190,11 +195,16 @@ class CpuClock:
         return (int(fields[11]) + int(fields[12])) / self.tick
 
 
-def median_ms(call, runs: int, clock: CpuClock) -> tuple[float, float, float | None]:
-    """Medians of wall time, this process's CPU and the database's CPU, in ms."""
+def median_ms(call, runs: int, clock: CpuClock, before=None) -> tuple[float, float, float | None]:
+    """Medians of wall time, this process's CPU and the database's CPU, in ms;
+    `before` (untimed) runs ahead of each call, the warm-up included."""
+    if before is not None:
+        before()
     call()
     walls, mine, theirs = [], [], []
     for _ in range(runs):
+        if before is not None:
+            before()
         began, cpu, database = time.perf_counter(), time.process_time(), clock.database()
         call()
         walls.append((time.perf_counter() - began) * 1000)
@@ -217,6 +227,8 @@ def main() -> None:
     from django.db import connection
     from django.test import Client
 
+    from payments.models import StatementDay
+    from payments.selectors import ledger as selectors
     from payments.statement_formats import JSON_LAYOUT, statement_json, statement_read
 
     began = time.perf_counter()
@@ -225,6 +237,7 @@ def main() -> None:
     client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     base = f"/v1/customers/{account.customer_id}/accounts/{account.id}"
     today = datetime.now(UTC).date()
+    first = today - timedelta(days=365)
     middle = start + timedelta(days=180)
 
     def get(path: str, expect: str = "") -> None:
@@ -234,37 +247,84 @@ def main() -> None:
                 f"bench/statements.py: {path} answered {response.status_code}: {response.content[:300]}"
             )
 
-    year = f"from={today - timedelta(days=365)}&to={today}"
+    def forgotten() -> None:
+        """No day of the account stored: the next read of the year is a first one."""
+        StatementDay.objects.filter(account_id=account.id).delete()
+
+    year = f"from={first}&to={today}"
+    formats = (("json", ""), ("csv", "bookedAt"), ("camt053", "Document"))
+
+    def year_of(fmt: str, expect: str):
+        return lambda: get(f"/statements?{year}&format={fmt}", expect)
+
+    closed = selectors.last_closed_day(account)
+    if closed is None:
+        raise SystemExit("bench/statements.py: the seeded account has booked nothing")
     figures = [
-        ("statement, one day (json)", lambda: get(f"/statements?from={middle.date()}&to={middle.date()}")),
-        ("statement, a year (json)", lambda: get(f"/statements?{year}")),
-        ("statement, a year (csv)", lambda: get(f"/statements?{year}&format=csv", "bookedAt")),
-        ("statement, a year (camt053)", lambda: get(f"/statements?{year}&format=camt053", "Document")),
-        ("balance as of mid-history", lambda: get(f"/balances?asOf={middle.strftime('%Y-%m-%dT%H:%M:%SZ')}")),
-        ("balance now", lambda: get("/balances")),
         (
-            "  year: ledger read only",
-            lambda: statement_read(account, today - timedelta(days=365), today, JSON_LAYOUT),
+            "statement, one day (json)",
+            lambda: get(f"/statements?from={middle.date()}&to={middle.date()}"),
+            None,
+        ),
+        *((f"statement, a year ({fmt}) cold", year_of(fmt, expect), forgotten) for fmt, expect in formats),
+        *((f"statement, a year ({fmt}) warm", year_of(fmt, expect), None) for fmt, expect in formats),
+        (
+            "balance as of mid-history",
+            lambda: get(f"/balances?asOf={middle.strftime('%Y-%m-%dT%H:%M:%SZ')}"),
+            None,
+        ),
+        ("balance now", lambda: get("/balances"), None),
+        (
+            "  warm year: the two balances",
+            lambda: selectors._balances(account, selectors.day_start(first), selectors.day_start(today)),
+            None,
         ),
         (
-            "  year: read + JSON body",
-            lambda: statement_json(statement_read(account, today - timedelta(days=365), today, JSON_LAYOUT)),
+            "  warm year: pieces read",
+            lambda: selectors._stored_days(account, JSON_LAYOUT, first, closed),
+            None,
+        ),
+        (
+            "  warm year: tail written",
+            lambda: list(
+                selectors._day_lines(
+                    account,
+                    selectors.day_start(today),
+                    selectors.day_start(today + timedelta(days=1)),
+                    JSON_LAYOUT,
+                )
+            ),
+            None,
+        ),
+        ("  warm year: statement read", lambda: statement_read(account, first, today, JSON_LAYOUT), None),
+        (
+            "  warm year: read + JSON body",
+            lambda: statement_json(statement_read(account, first, today, JSON_LAYOUT)),
+            None,
         ),
     ]
-    entries = len(statement_read(account, today - timedelta(days=365), today, JSON_LAYOUT).lines)
+    entries = statement_read(account, first, today, JSON_LAYOUT).entries
     with connection.cursor() as cursor:
         cursor.execute("SELECT version(), pg_backend_pid()")
         version, backend = cursor.fetchone()
     clock = CpuClock(backend)
-    load = os.getloadavg()[0]
-    print(f"{version.split(' on ')[0]}; load average {load:.1f}; year statement: {entries} entries")
+    stored = StatementDay.objects.filter(account_id=account.id, layout=JSON_LAYOUT.key)
+    days, size = stored.count(), sum(len(lines) for lines in stored.values_list("lines", flat=True))
+    print(f"{version.split(' on ')[0]}; year statement: {entries} entries")
+    print(f"json: {days} days stored, {size:,} characters; closed through {closed}")
+    print(f"uptime: {uptime()}")
     print(f"{'':32} {'wall':>9}    CPU: {'bench':>7} + {'database':>8} (medians of {args.runs})")
-    for label, call in figures:
-        wall, mine, theirs = median_ms(call, args.runs, clock)
+    for label, call, before in figures:
+        wall, mine, theirs = median_ms(call, args.runs, clock, before)
         database = f"{theirs:8.0f}" if theirs is not None else "       ?"
         print(f"{label:32} {wall:9.1f} ms      {mine:7.1f} + {database} ms")
     tick = 1000 / clock.tick
-    print(f"load average {os.getloadavg()[0]:.1f}; the database's CPU is counted in ticks of {tick:.0f} ms")
+    print(f"uptime: {uptime()}; the database's CPU is counted in ticks of {tick:.0f} ms")
+
+
+def uptime() -> str:
+    """What `uptime` prints: the load averages over 1, 5 and 15 minutes."""
+    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
 
 
 if __name__ == "__main__":

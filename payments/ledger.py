@@ -30,7 +30,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -42,6 +42,8 @@ from bankapi.models import ZERO, Account, Program
 from bankapi.rows import insert_rows
 from payments.decision import DailyCount
 from payments.models import LedgerPosting, LedgerTransaction, StatementEntry, SystemAccount
+from payments.selectors.ledger import statement_days_check
+from payments.statement_formats import LAYOUTS
 
 CENT = Decimal("0.01")
 
@@ -375,6 +377,9 @@ class LedgerReport:
     # Customer postings whose statement line is not what their movement and its
     # payment request say (at most STATEMENT_LINES_SHOWN of them).
     misstated_lines: list[int] = field(default_factory=list)
+    # Stored statement days (account id, layout, day) that differ from what the
+    # ledger gives now (see `statement_days_check`).
+    stale_statement_days: list[tuple[str, str, date]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -383,6 +388,7 @@ class LedgerReport:
             and not self.mismatched_accounts
             and not self.broken_running_balances
             and not self.misstated_lines
+            and not self.stale_statement_days
         )
 
 
@@ -452,7 +458,8 @@ def ledger_check() -> LedgerReport:
     """The ledger's invariant: every currency sums to zero across all postings,
     every customer account's stored balance equals the sum of its postings, and
     each posting's balance_after continues its account's running balance, and
-    its statement line is its movement's."""
+    its statement line is its movement's; every stored statement day is what
+    the ledger gives."""
     # Sums of amounts in cents are whole cents: rounding to the cent drops the
     # binary noise of databases that add decimals as floats (SQLite), which
     # would otherwise report a sound ledger as broken.
@@ -477,6 +484,7 @@ def ledger_check() -> LedgerReport:
         mismatched_accounts=mismatched,
         broken_running_balances=running_balances_check(),
         misstated_lines=statement_lines_check(),
+        stale_statement_days=statement_days_check(LAYOUTS),
     )
 
 

@@ -1,12 +1,14 @@
 """A statement written out: JSON (the whole body), CSV (RFC 4180) and ISO
 20022 camt.053.
 
-All three are written from one read of the ledger, the same rows in the same
-order, so they agree entry by entry. Each entry is one line of text written
-from a `LineLayout`: literal text and the posting's fields, each field escaped
-for the format. On PostgreSQL the database writes the lines as it reads the
-rows (a year is a hundred thousand of them: one string each reaches Python);
-elsewhere Python writes them from the same pieces, to the same text.
+All three are written from the same postings in the same order, so they
+agree entry by entry. Each entry is one line of text written from a
+`LineLayout`: literal text and the posting's fields, each field escaped for the
+format. On PostgreSQL the database writes the lines as it reads the rows (a
+year is a hundred thousand of them: one string each reaches Python); elsewhere
+Python writes them from the same pieces, to the same text. A day's lines,
+joined, are one piece of the body; the pieces of closed days are stored and
+reused (`StatementDay`, see `payments.selectors.ledger.account_statement`).
 """
 
 import re
@@ -159,8 +161,11 @@ def _remittance_sql(quote: Callable[[str], str]) -> str:
 REMITTANCE_XML: _Field = (_remittance_sql, lambda p: _remittance(p.reference))
 
 
-def _layout(name: str, *pieces: str | _Field) -> LineLayout:
-    """A line of literal text and fields, for PostgreSQL and for Python alike."""
+def _layout(
+    name: str, *pieces: str | _Field, separator: str, escapes: tuple[tuple[str, str], ...] = ()
+) -> LineLayout:
+    """A line of literal text and fields, for PostgreSQL and for Python alike;
+    a day's lines joined by `separator`, then `escapes` applied."""
 
     def sql(quote: Callable[[str], str]) -> str:
         written = (_sql_literal(piece) if isinstance(piece, str) else piece[0](quote) for piece in pieces)
@@ -169,7 +174,12 @@ def _layout(name: str, *pieces: str | _Field) -> LineLayout:
     def python(posting: StatementPosting) -> str:
         return "".join(piece if isinstance(piece, str) else piece[1](posting) for piece in pieces)
 
-    return LineLayout(name=name, sql=sql, python=python)
+    return LineLayout(name=name, sql=sql, python=python, separator=separator, escapes=escapes)
+
+
+# As the API's JSON renderer does: the two line separators JavaScript does not
+# allow in a string are escaped (only free text can hold them).
+JSON_ESCAPES = (("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
 JSON_LAYOUT = _layout(
@@ -191,6 +201,8 @@ JSON_LAYOUT = _layout(
     ',"description":',
     DESCRIPTION_JSON,
     "}",
+    separator=",",
+    escapes=JSON_ESCAPES,
 )
 CSV_LAYOUT = _layout(
     "csv",
@@ -209,6 +221,7 @@ CSV_LAYOUT = _layout(
     REQUEST_ID,
     ",",
     DESCRIPTION_CSV,
+    separator="\r\n",
 )
 # A camt.053 `Ntry`, in the schema's order. `BkTxCd/Prtry/Cd` (the schema
 # requires a code) is the movement's kind.
@@ -233,7 +246,11 @@ CAMT053_LAYOUT = _layout(
     "</EndToEndId></Refs>",
     REMITTANCE_XML,
     "</TxDtls></NtryDtls></Ntry>",
+    separator="",
 )
+
+# Every format a statement is written in.
+LAYOUTS = (JSON_LAYOUT, CSV_LAYOUT, CAMT053_LAYOUT)
 
 
 def statement_read(account: Account, first_day: date, last_day: date, layout: LineLayout) -> Statement:
@@ -253,7 +270,7 @@ def statement_json(statement: Statement) -> bytes:
     U+2029 escaped) writes for the same data, without a dict per entry."""
     _written_in(statement, JSON_LAYOUT)
     account = statement.account
-    body = "".join(
+    head = "".join(
         (
             '{"success":true,"data":{"accountId":',
             _json_string(str(account.id)),
@@ -262,22 +279,22 @@ def statement_json(statement: Statement) -> bytes:
             f',"from":"{statement.first_day.isoformat()}","to":"{statement.last_day.isoformat()}"',
             f',"openingBalance":"{statement.opening_balance}","closingBalance":"{statement.closing_balance}"',
             ',"entries":[',
-            ",".join(statement.lines),
-            "]}}",
         )
     )
-    # As the renderer does: the two line separators JavaScript does not allow in a string.
-    return body.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").encode()
+    for plain, escaped in JSON_ESCAPES:
+        head = head.replace(plain, escaped)
+    # The entries are already escaped so, piece by piece (`JSON_LAYOUT.escapes`).
+    return b"".join((head.encode(), b",".join(statement.pieces), b"]}}"))
 
 
-def statement_csv(statement: Statement) -> str:
+def statement_csv(statement: Statement) -> bytes:
     """RFC 4180: CRLF line ends, fields quoted where they hold a comma, quote or
     line break; a null is an empty cell; a cell a spreadsheet would read as a
     formula is prefixed with an apostrophe. Only the reference and the
     description can hold such characters or start so (the other cells are
     numbers, times, codes and ids)."""
     _written_in(statement, CSV_LAYOUT)
-    return "\r\n".join((",".join(CSV_HEADER), *statement.lines, ""))
+    return b"\r\n".join((",".join(CSV_HEADER).encode(), *statement.pieces, b""))
 
 
 def _element(path: str, text: str) -> str:
@@ -331,6 +348,4 @@ def statement_camt053(statement: Statement, *, message_id: str, created_at: date
         _balance("OPBD", statement.opening_balance, currency, first),
         _balance("CLBD", statement.closing_balance, currency, last),
     ]
-    parts += statement.lines
-    parts.append("</Stmt></BkToCstmrStmt></Document>")
-    return "".join(parts).encode()
+    return b"".join(("".join(parts).encode(), *statement.pieces, b"</Stmt></BkToCstmrStmt></Document>"))

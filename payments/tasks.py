@@ -5,6 +5,7 @@ from celery import shared_task
 from bankapi.formats import iso_date_parse
 from payments.services.schedules import scheduled_payments_run, utc_today
 from payments.services.settlement import payments_settle_pending
+from payments.services.statement_days import statement_days_store
 
 
 @shared_task
@@ -25,3 +26,12 @@ def run_scheduled_payments(day: str | None = None) -> dict:
     """
     summary = scheduled_payments_run(iso_date_parse(day) if day else utc_today())
     return {"paid": summary.paid, "held": summary.held, "failed": len(summary.failed)}
+
+
+@shared_task
+def store_statement_days(day: str | None = None) -> int:
+    """Store yesterday's statement lines (relative to `day`, YYYY-MM-DD; default:
+    today in UTC) of the accounts that have booked since, in every format
+    (`statement_days_store`): the first statement of a year then reads stored
+    days only. Safe to run twice."""
+    return statement_days_store(iso_date_parse(day) if day else utc_today())

@@ -1,6 +1,6 @@
 from payments.models.beneficiary import Beneficiary
 from payments.models.fx import FxQuote, FxRate
-from payments.models.ledger import LedgerPosting, LedgerTransaction, SystemAccount
+from payments.models.ledger import LedgerPosting, LedgerTransaction, StatementDay, SystemAccount
 from payments.models.payment import PaymentRequest, StatementEntry
 from payments.models.schedule import ScheduledPayment, ScheduleRun
 
@@ -13,6 +13,7 @@ __all__ = [
     "PaymentRequest",
     "ScheduleRun",
     "ScheduledPayment",
+    "StatementDay",
     "StatementEntry",
     "SystemAccount",
 ]

@@ -65,8 +65,8 @@ class LedgerPosting(models.Model):
     are made one after the other under the account's row lock, at booking times
     that never go backwards (`Account.last_booked_at`), so in the order
     (created_at, id) each one's `balance_after` is the previous one's plus its
-    `amount`: the balance at any moment is one index lookup, and a statement is
-    one range read (`manage.py check_ledger` verifies the chain).
+    `amount`: the balance at any moment is one index lookup, and a statement's
+    postings are one range read (`manage.py check_ledger` verifies the chain).
     `balance_after` is null on system accounts, whose balances are never stored.
 
     A customer posting also carries what its statement line shows, written in
@@ -112,4 +112,42 @@ class LedgerPosting(models.Model):
         ]
         indexes = [
             models.Index(fields=["account", "created_at", "id"], name="posting_account_booked_idx"),
+        ]
+
+
+class StatementDay(models.Model):
+    """The statement lines of one closed UTC day of an account, in one format,
+    stored once and reused by every statement that covers the day.
+
+    A posting's statement line depends on the posting alone, not on the period
+    asked for, and a statement's entries are its days' lines in booking order:
+    a day's lines, joined with the format's separator, are a piece of every
+    statement that covers it. A day is stored only once it is closed: the
+    account's `last_booked_at` (read before the day's postings) is at or after
+    00:00 UTC of the next day. Booking times never go backwards and are set
+    under the account's row lock with each posting, so every posting of a closed
+    day is committed and visible, and none can be booked into it later
+    (`payments.selectors.ledger.account_statement`).
+
+    `layout` names the format and a digest of how its lines are written: a
+    change to a line's layout reads under a new name, never the old pieces.
+    Rows are only inserted (`ON CONFLICT DO NOTHING`: readers racing to store
+    the same day store one), never changed.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    # Served by the unique index below, which starts with the account.
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+", db_index=False)
+    layout = models.CharField(max_length=40)
+    day = models.DateField()
+    # How many lines (entries) `lines` holds: zero on a day without postings.
+    entries = models.PositiveIntegerField()
+    # The day's lines joined with the layout's separator, escaped as the format's
+    # body is, in UTF-8 (empty on a day without postings): bytes, as the body
+    # is sent, so a year of pieces is neither decoded nor encoded again.
+    lines = models.BinaryField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["account", "layout", "day"], name="statement_day_unique"),
         ]

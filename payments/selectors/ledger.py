@@ -3,24 +3,28 @@
 Both rest on what every customer posting carries (see `LedgerPosting`): the
 account's balance after it, in booking order (created_at, id), and its
 statement line. The balance at a moment is the last posting's up to then, one
-lookup on the index (account, created_at, id) however long the history; a
-statement is one range read on that index, of the posting table alone, whose
-first rows may be the postings just before the period (the opening balance).
+lookup on the index (account, created_at, id) however long the history. A
+statement's entries are its days' lines: the days already closed and stored
+(`StatementDay`) are read as stored, the others written from range reads of
+the posting table on that index, and the closed ones among them stored.
 """
 
+import hashlib
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
+from itertools import groupby
+from operator import itemgetter
 from typing import NamedTuple, cast
 
+import psycopg
 from django.db import connection
-from django.db.models import DateTimeField, F, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import QuerySet, Subquery
 
 from bankapi.models import ZERO, Account
-from payments.models import LedgerPosting
+from payments.models import LedgerPosting, StatementDay
 
 # Booking order of an account's postings: the order of their running balances.
 BOOKING_ORDER = ("created_at", "id")
@@ -74,18 +78,46 @@ class LineLayout:
     PostgreSQL over the posting `p` and the text `b.t` of its UTC booking time
     ("YYYY-MM-DDTHH:MM:SS.ffffff", six digits of fraction always),
     or `python`, from a StatementPosting (on other databases). Both must write
-    the same text (the statement's tests hold them to it on each database)."""
+    the same text (the statement's tests hold them to it on each database).
+
+    A day's lines are joined with `separator` into one piece, and `escapes`
+    (pairs of text and its replacement) are applied to the piece as the
+    format's body needs them: pieces are stored as the body carries them."""
 
     name: str
     sql: Callable[[Callable[[str], str]], str]
     python: Callable[[StatementPosting], str]
+    separator: str
+    escapes: tuple[tuple[str, str], ...] = ()
+    # The name under which its days are stored (see `stored_as`).
+    key: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", self.stored_as())
+
+    def stored_as(self) -> str:
+        """The name its pieces are stored under (`StatementDay.layout`): the
+        format's name and a digest of how a piece is written (the SQL of a
+        line, the separator and the escapes). A layout changed in any of them
+        never reads the pieces of the old one."""
+        written = repr((self.sql(lambda column: f'"{column}"'), self.separator, self.escapes))
+        return f"{self.name}-{hashlib.sha256(written.encode()).hexdigest()[:16]}"
+
+    def piece(self, lines: Iterable[str]) -> bytes:
+        """A day's lines as one piece of the body, in UTF-8."""
+        text = self.separator.join(lines)
+        for plain, escaped in self.escapes:
+            text = text.replace(plain, escaped)
+        return text.encode()
 
 
 @dataclass(frozen=True)
 class Statement:
     """The account's postings booked from 00:00 UTC of `first_day` to the end of
-    `last_day`, oldest first, each written as a line of `layout`, between the
-    balances before and after them (decimal text, two places)."""
+    `last_day`, oldest first, written as `layout` lines joined by its separator
+    in `pieces` (one per day that has entries, escaped as the body is, UTF-8;
+    `entries` lines in all), between the balances before and after them
+    (decimal text, two places)."""
 
     account: Account
     first_day: date
@@ -93,76 +125,58 @@ class Statement:
     opening_balance: str
     closing_balance: str
     layout: LineLayout
-    lines: list[str]
+    pieces: list[bytes]
+    entries: int
 
 
 def _money(value: Decimal) -> str:
     return f"{value:.2f}"
 
 
-_STATEMENT_SQL: dict[tuple[str, str], str] = {}
+_DAYS_SQL: dict[tuple[str, str], str] = {}
 
 
-def _statement_sql(layout: LineLayout) -> str:
-    """The statement's read on PostgreSQL: (line, balance after) per posting,
-    in booking order. The rows booked before the period (ahead of it, for the
-    opening balance) have no line; only they and the rows of the period's last
-    booking instant carry their balance after, the others a null: a year is a
-    hundred thousand rows, and each value sent costs."""
-    cached = _STATEMENT_SQL.get((connection.vendor, layout.name))
+def _days_sql(layout: LineLayout) -> str:
+    """A range of days on PostgreSQL: (UTC day as YYYY-MM-DD, line) per posting
+    of the account booked from `start` until `end`, in booking order."""
+    cached = _DAYS_SQL.get((connection.vendor, layout.key))
     if cached is None:
         name = connection.ops.quote_name
         table = name(LedgerPosting._meta.db_table)
         account, booked, key = name("account_id"), name("created_at"), name("id")
-
-        def last_before(moment: str) -> str:
-            """The booking time of the account's last posting before `moment`."""
-            return (
-                f"(SELECT q.{booked} FROM {table} q WHERE q.{account} = %(account)s "  # noqa: S608
-                f"AND q.{booked} < {moment} ORDER BY q.{booked} DESC, q.{key} DESC LIMIT 1)"
-            )
-
-        cached = _STATEMENT_SQL[(connection.vendor, layout.name)] = (
-            f"SELECT CASE WHEN p.{booked} >= %(start)s THEN {layout.sql(name)} END, "  # noqa: S608
-            f"CASE WHEN p.{booked} < %(start)s OR p.{booked} >= "
-            f"{last_before('%(end)s')} "
-            f"THEN p.{name('balance_after')}::text END "
+        cached = _DAYS_SQL[(connection.vendor, layout.key)] = (
+            f"SELECT left(b.t, 10), {layout.sql(name)} "  # noqa: S608
             f"FROM {table} p CROSS JOIN LATERAL "
             f"(SELECT to_char(p.{booked} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US') AS t) b "
-            f"WHERE p.{account} = %(account)s AND p.{booked} < %(end)s AND p.{booked} >= COALESCE("
-            f"{last_before('%(start)s')}, %(start)s) "
+            f"WHERE p.{account} = %(account)s AND p.{booked} >= %(start)s AND p.{booked} < %(end)s "
             f"ORDER BY p.{booked}, p.{key}"
         )
     return cached
 
 
-def _statement_rows(
+def _day_lines(
     account: Account, start: datetime, end: datetime, layout: LineLayout
-) -> list[tuple[str | None, str | None]]:
-    """The account's postings booked from the booking time of its last posting
-    before `start` (or `start`, when none) until `end`, in booking order: one
-    statement, so the opening balance and the entries are read together."""
+) -> Iterator[tuple[date, list[str]]]:
+    """The lines of the account's postings booked from `start` until `end`,
+    day by day (UTC), in booking order; days without postings are left out."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute(_statement_sql(layout), {"account": account.id, "start": start, "end": end})
-            return cast(list[tuple[str | None, str | None]], cursor.fetchall())
-    return statement_rows_written_here(account, start, end, layout)
+            cursor.execute(_days_sql(layout), {"account": account.id, "start": start, "end": end})
+            rows = cast(list[tuple[str, str]], cursor.fetchall())
+        for day, group in groupby(rows, key=itemgetter(0)):
+            yield date.fromisoformat(day), [line for _, line in group]
+        return
+    yield from day_lines_written_here(account, start, end, layout)
 
 
-def statement_rows_written_here(
+def day_lines_written_here(
     account: Account, start: datetime, end: datetime, layout: LineLayout
-) -> list[tuple[str | None, str | None]]:
-    """`_statement_rows` on any database (SQLite's way): the rows through the
-    ORM, their lines written by Python, each with its balance after."""
-    since = Coalesce(
-        Subquery(_last_before(account, start).values("created_at")),
-        Value(start, output_field=DateTimeField()),
-    )
+) -> Iterator[tuple[date, list[str]]]:
+    """`_day_lines` on any database (SQLite's way): the rows through the ORM,
+    their lines written by Python."""
     rows = (
         _postings(account)
-        .filter(created_at__lt=end)
-        .alias(since=since)
-        .filter(created_at__gte=F("since"))
+        .filter(created_at__gte=start, created_at__lt=end)
         .order_by(*BOOKING_ORDER)
         .values_list(
             "id",
@@ -176,34 +190,177 @@ def statement_rows_written_here(
             "currency",
         )
     )
-    lines: list[tuple[str | None, str | None]] = []
-    for row in rows:
-        posting = StatementPosting(*row)
-        line = layout.python(posting) if posting.booked_at >= start else None
-        # Never null on a customer account's posting.
-        lines.append((line, _money(cast(Decimal, posting.balance_after))))
-    return lines
+    postings = (StatementPosting(*row) for row in rows)
+    for day, group in groupby(postings, key=lambda posting: posting.booked_at.astimezone(UTC).date()):
+        yield day, [layout.python(posting) for posting in group]
+
+
+def _balances(account: Account, start: datetime, end: datetime) -> tuple[Decimal, Decimal]:
+    """The account's balances before `start` and before `end`: one index
+    lookup each, in one query."""
+
+    def before(moment: datetime) -> Subquery:
+        return Subquery(_last_before(account, moment).values("balance_after"))
+
+    row = (
+        Account.objects.filter(id=account.id)
+        .annotate(opening=before(start), closing=before(end))
+        .values_list("opening", "closing")
+        .get()
+    )
+    return row[0] or ZERO, row[1] or ZERO
+
+
+def last_closed_day(account: Account) -> date | None:
+    """The last UTC day of the account that can no longer change, as this read
+    of the account sees it: the day before its latest booking time. Booking
+    times never go backwards and are set under the account's row lock with
+    each posting (`Account.last_booked_at`): once the account has booked at or
+    after 00:00 UTC of the next day, every posting of the day was committed
+    before that booking was, and no later posting can be booked into the day.
+    None before the account's first posting."""
+    booked = account.last_booked_at
+    return None if booked is None else booked.astimezone(UTC).date() - timedelta(days=1)
+
+
+def _missing_ranges(
+    first: date, last: date, stored: dict[date, tuple[bytes, int]]
+) -> list[tuple[date, date]]:
+    """The runs of consecutive days from `first` to `last` with no stored piece."""
+    ranges: list[tuple[date, date]] = []
+    day = first
+    while day <= last:
+        if day in stored:
+            day += timedelta(days=1)
+            continue
+        begins = day
+        while day + timedelta(days=1) <= last and day + timedelta(days=1) not in stored:
+            day += timedelta(days=1)
+        ranges.append((begins, day))
+        day += timedelta(days=1)
+    return ranges
+
+
+def _stored_days(
+    account: Account, layout: LineLayout, first: date, last: date
+) -> dict[date, tuple[bytes, int]]:
+    """The pieces stored for the account's days `first` to `last`: (lines, entries) by day.
+    On PostgreSQL the rows come in the binary protocol: the pieces as they
+    are stored, copied once."""
+    rows = StatementDay.objects.filter(
+        account_id=account.id, layout=layout.key, day__gte=first, day__lte=last
+    ).values_list("day", "lines", "entries")
+    if connection.vendor != "postgresql":
+        return {day: (bytes(lines), entries) for day, lines, entries in rows}
+    sql, params = rows.query.sql_with_params()
+    connection.ensure_connection()
+    with psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(sql, params, binary=True)
+        return {day: (lines, entries) for day, lines, entries in cursor}
+
+
+def _store(days: list[StatementDay]) -> None:
+    """Insert the days' pieces, leaving any day already stored as it is (ON
+    CONFLICT DO NOTHING): readers racing to store a day store it once, and the
+    text is the same whoever wins. On PostgreSQL the values are bound by the
+    server, one INSERT per day sent in a pipeline: a year is tens of
+    megabytes, which client-side quoting (Django's way) took seconds to write
+    into the statement's text."""
+    if connection.vendor != "postgresql":
+        StatementDay.objects.bulk_create(days, ignore_conflicts=True, batch_size=100)
+        return
+    name = connection.ops.quote_name
+    columns = ("account_id", "layout", "day", "lines", "entries")
+    sql = (
+        f"INSERT INTO {name(StatementDay._meta.db_table)} ({', '.join(map(name, columns))}) "  # noqa: S608
+        f"VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"
+    )
+    connection.ensure_connection()
+    with psycopg.Cursor(connection.connection) as cursor:
+        cursor.executemany(sql, [(d.account_id, d.layout, d.day, d.lines, d.entries) for d in days])
 
 
 def account_statement(account: Account, first_day: date, last_day: date, layout: LineLayout) -> Statement:
     """The account's statement for the UTC days `first_day` to `last_day`, its
-    lines written in `layout`, from one read of its ledger: the postings booked
-    in the period and, ahead of them, those booked at the same instant as the
-    last one before it (whose balance after is the opening balance).
+    lines written in `layout`.
+
+    The pieces of its closed days already stored (see `last_closed_day`) are
+    read as stored; the other days are written from the ledger, one range read
+    per run of consecutive days, and those of them that are closed are stored
+    (empty days too), for the next statement that covers them. The opening and
+    closing balances are the balances after the last postings before the
+    period and before its end (one index lookup each).
     """
     start, end = day_start(first_day), day_start(last_day + timedelta(days=1))
-    rows = _statement_rows(account, start, end, layout)
-    before = 0
-    while before < len(rows) and rows[before][0] is None:
-        before += 1
-    opening = rows[before - 1][1] if before else None
-    closing = rows[-1][1] if len(rows) > before else None
+    opening, closing = _balances(account, start, end)
+    closed = last_closed_day(account)
+    closed_through = min(last_day, closed) if closed is not None else None
+    stored: dict[date, tuple[bytes, int]] = {}
+    if closed_through is not None and closed_through >= first_day:
+        stored = _stored_days(account, layout, first_day, closed_through)
+    written: dict[date, tuple[bytes, int]] = {}
+    fresh: list[StatementDay] = []
+    for first, last in _missing_ranges(first_day, last_day, stored):
+        for day, lines in _day_lines(account, day_start(first), day_start(last + timedelta(days=1)), layout):
+            written[day] = (layout.piece(lines), len(lines))
+        if closed_through is None or first > closed_through:
+            continue
+        day = first
+        while day <= min(last, closed_through):
+            piece, count = written.get(day, (b"", 0))
+            fresh.append(
+                StatementDay(account_id=account.id, layout=layout.key, day=day, lines=piece, entries=count)
+            )
+            day += timedelta(days=1)
+    if fresh:
+        _store(fresh)
+    pieces: list[bytes] = []
+    entries = 0
+    for _day, (piece, count) in sorted({**stored, **written}.items()):
+        if count:
+            pieces.append(piece)
+            entries += count
     return Statement(
         account=account,
         first_day=first_day,
         last_day=last_day,
-        opening_balance=opening or _money(ZERO),
-        closing_balance=closing or opening or _money(ZERO),
+        opening_balance=_money(opening),
+        closing_balance=_money(closing),
         layout=layout,
-        lines=cast(list[str], [row[0] for row in (rows[before:] if before else rows)]),
+        pieces=pieces,
+        entries=entries,
     )
+
+
+STALE_DAYS_SHOWN = 20
+
+
+def statement_days_check(layouts: Iterable[LineLayout]) -> list[tuple[str, str, date]]:
+    """Stored days (`StatementDay`) whose lines or entry count differ from what
+    the ledger gives now: (account id, layout, day), at most STALE_DAYS_SHOWN.
+    None should ever be found: a day is stored once closed, and a closed day's
+    postings never change. Each account's stored days in each of `layouts` are
+    compared with one range read of its postings (pieces of other layouts are
+    never read, and not checked)."""
+    by_key = {layout.key: layout for layout in layouts}
+    stored = StatementDay.objects.filter(layout__in=by_key)
+    stale: list[tuple[str, str, date]] = []
+    for account_id, key in (
+        stored.values_list("account_id", "layout").distinct().order_by("account_id", "layout")
+    ):
+        layout, account = by_key[key], Account(id=account_id)
+        days = list(
+            stored.filter(account_id=account_id, layout=key)
+            .order_by("day")
+            .values_list("day", "lines", "entries")
+        )
+        start, end = day_start(days[0][0]), day_start(days[-1][0] + timedelta(days=1))
+        written = {
+            day: (layout.piece(lines), len(lines)) for day, lines in _day_lines(account, start, end, layout)
+        }
+        for day, lines, entries in days:
+            if written.get(day, (b"", 0)) != (bytes(lines), entries):
+                stale.append((str(account_id), key, day))
+                if len(stale) == STALE_DAYS_SHOWN:
+                    return stale
+    return stale

@@ -1,4 +1,7 @@
-"""Back office: staff users of each group, held payments, the changelist URL of a model."""
+"""Back office: staff users of each group, held payments, the changelist URL of a model.
+
+The payer, its `account` (GBP, 100,000.00) and the program come from the suite's
+fixtures (tests/support/fixtures.py); API calls a test makes act as the payer."""
 
 from decimal import Decimal
 
@@ -8,6 +11,7 @@ from django.contrib.auth.models import Group
 from authn.models import User
 from bankapi.models import Account
 from payments.services.acceptance import PaymentInstruction, payment_accept
+from tests.support.factories_backoffice import operator_user
 
 STAFF_PASSWORD = "Staff-Password-4242"
 
@@ -36,8 +40,19 @@ def staff_client(client, db):
 
 
 @pytest.fixture
-def account(sandbox) -> Account:
-    return Account.objects.get(id=sandbox["customer"]["accountId"])
+def customer_auth(payer) -> dict[str, str]:
+    return payer.access
+
+
+@pytest.fixture
+def customer_id_auth(payer) -> dict[str, str]:
+    return payer.id
+
+
+@pytest.fixture
+def operator(db) -> User:
+    """A staff user in the administrator group, not a superuser."""
+    return operator_user()
 
 
 def held_payments(account: Account, count: int, amount: str = "12000.00") -> list:

@@ -1,5 +1,8 @@
 """200 rows of each model the admin shows, made in bulk, for the changelist tests.
 
+Each maker takes an `Owners` (`owners_make()`): the program, customer and account the
+rows belong to, and the users, custodian and company application some rows name.
+
 Every model registered in admin needs a maker here (a test checks it), so a new
 screen cannot skip the query-count test. Rows that would move money are made
 balanced (postings in +/- pairs) or without postings, so the ledger invariant
@@ -8,10 +11,12 @@ checked after every test holds.
 
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
 from itertools import combinations, product
 from string import ascii_uppercase
+from typing import TYPE_CHECKING
 
 from django.contrib.auth.models import Group
 from django.contrib.contenttypes.models import ContentType
@@ -37,8 +42,55 @@ from payments.models import (
     SystemAccount,
 )
 
+if TYPE_CHECKING:
+    from onboarding.models import Application
+
 ROWS = 200
-MAKERS: dict[str, Callable[[dict], None]] = {}
+
+
+@dataclass
+class Owners:
+    """What the rows hang on: a customer of a program with a GBP account and its
+    user, a custodian and its user, a company application, a staff operator."""
+
+    customer: Customer
+    account: Account
+    customer_user: User
+    custodian: Custodian
+    custodian_user: User
+    company_application: "Application"
+    operator: User
+
+    @property
+    def program_id(self) -> uuid.UUID:
+        return self.customer.program_id
+
+
+def owners_make() -> Owners:
+    from tests.support.factories import (
+        ProgramFactory,
+        custodian_with_clients,
+        customer_user,
+        funded_account,
+        uk_account,
+    )
+    from tests.support.factories_backoffice import company_application, operator_user
+
+    program = ProgramFactory()
+    person = customer_user(program)
+    custodian = custodian_with_clients(program, clients=1)
+    return Owners(
+        customer=person.customer,
+        account=funded_account(person.customer, "100000.00", **uk_account()),
+        customer_user=person.user,
+        custodian=custodian.custodian,
+        custodian_user=custodian.user,
+        company_application=company_application(person.customer),
+        operator=operator_user(),
+    )
+
+
+MAKERS: dict[str, Callable[[Owners], None]] = {}
 
 
 def maker(label: str):
@@ -54,17 +106,17 @@ def codes(count: int, prefix: str = "Q") -> list[str]:
     return [prefix + a + b for a, b in product(ascii_uppercase, repeat=2)][:count]
 
 
-def _customer(sandbox: dict) -> Customer:
-    return Customer.objects.get(id=sandbox["customer"]["customerId"])
+def _customer(owners: Owners) -> Customer:
+    return owners.customer
 
 
-def _account(sandbox: dict) -> Account:
-    return Account.objects.get(id=sandbox["customer"]["accountId"])
+def _account(owners: Owners) -> Account:
+    return owners.account
 
 
 @maker("audit.changerecord")
-def _change_records(sandbox):
-    customer = _customer(sandbox)
+def _change_records(owners):
+    customer = _customer(owners)
     ChangeRecord.objects.bulk_create(
         ChangeRecord(
             actor_email="staff@rows.example",
@@ -81,8 +133,8 @@ def _change_records(sandbox):
 
 
 @maker("audit.staffview")
-def _staff_views(sandbox):
-    customer = _customer(sandbox)
+def _staff_views(owners):
+    customer = _customer(owners)
     StaffView.objects.bulk_create(
         StaffView(
             actor_email="staff@rows.example",
@@ -96,24 +148,24 @@ def _staff_views(sandbox):
 
 
 @maker("auth.group")
-def _groups(sandbox):
+def _groups(owners):
     Group.objects.bulk_create(Group(name=f"group {n}") for n in range(ROWS))
 
 
 @maker("bankapi.program")
-def _programs(sandbox):
+def _programs(owners):
     Program.objects.bulk_create(Program(name=f"Program {n}", account_type="consumer") for n in range(ROWS))
 
 
 @maker("bankapi.custodian")
-def _custodians(sandbox):
-    program = _customer(sandbox).program
+def _custodians(owners):
+    program = _customer(owners).program
     Custodian.objects.bulk_create(Custodian(program=program, name=f"Custodian {n}") for n in range(ROWS))
 
 
 @maker("bankapi.customer")
-def _customers(sandbox):
-    custodian = Custodian.objects.first()
+def _customers(owners):
+    custodian = owners.custodian
     Customer.objects.bulk_create(
         Customer(program_id=custodian.program_id, name=f"Customer {n}", custodian=custodian)
         for n in range(ROWS)
@@ -121,8 +173,8 @@ def _customers(sandbox):
 
 
 @maker("bankapi.account")
-def _accounts(sandbox):
-    customer = _customer(sandbox)
+def _accounts(owners):
+    customer = _customer(owners)
     Account.objects.bulk_create(
         Account(program_id=customer.program_id, customer=customer, name=f"Account {n}", currency="GBP")
         for n in range(ROWS)
@@ -130,8 +182,8 @@ def _accounts(sandbox):
 
 
 @maker("authn.user")
-def _users(sandbox):
-    customer = _customer(sandbox)
+def _users(owners):
+    customer = _customer(owners)
     users = User.objects.bulk_create(
         User(
             email=f"user{n}@rows.example",
@@ -159,16 +211,16 @@ def _users(sandbox):
 
 
 @maker("authn.passkeycredential")
-def _passkeys(sandbox):
-    user = User.objects.get(email=sandbox["customer"]["email"], program_id=sandbox["consumerProgramId"])
+def _passkeys(owners):
+    user = owners.customer_user
     PasskeyCredential.objects.bulk_create(
         PasskeyCredential(user=user, credential_id=uuid.uuid4().bytes, public_key=b"key") for _ in range(ROWS)
     )
 
 
 @maker("payments.beneficiary")
-def _beneficiaries(sandbox):
-    customer = _customer(sandbox)
+def _beneficiaries(owners):
+    customer = _customer(owners)
     Beneficiary.objects.bulk_create(
         Beneficiary(
             program_id=customer.program_id,
@@ -182,8 +234,8 @@ def _beneficiaries(sandbox):
     )
 
 
-def _transactions(sandbox, count: int, kind: str = "PAYMENT") -> list[LedgerTransaction]:
-    account = _account(sandbox)
+def _transactions(owners, count: int, kind: str = "PAYMENT") -> list[LedgerTransaction]:
+    account = _account(owners)
     return LedgerTransaction.objects.bulk_create(
         LedgerTransaction(program_id=account.program_id, kind=kind, key=f"rows:{uuid.uuid4()}")
         for _ in range(count)
@@ -191,8 +243,8 @@ def _transactions(sandbox, count: int, kind: str = "PAYMENT") -> list[LedgerTran
 
 
 @maker("payments.paymentrequest")
-def _payment_requests(sandbox):
-    account = _account(sandbox)
+def _payment_requests(owners):
+    account = _account(owners)
     statuses = ["PENDING", "PENDING_TM", "SETTLED", "FAILED"]
     PaymentRequest.objects.bulk_create(
         PaymentRequest(
@@ -207,13 +259,13 @@ def _payment_requests(sandbox):
             reference=f"Row {n}",
             acceptance=transaction,
         )
-        for n, transaction in enumerate(_transactions(sandbox, ROWS))
+        for n, transaction in enumerate(_transactions(owners, ROWS))
     )
 
 
 @maker("payments.scheduledpayment")
-def _schedules(sandbox):
-    account = _account(sandbox)
+def _schedules(owners):
+    account = _account(owners)
     ScheduledPayment.objects.bulk_create(
         ScheduledPayment(
             program_id=account.program_id,
@@ -230,7 +282,7 @@ def _schedules(sandbox):
 
 
 @maker("payments.fxrate")
-def _fx_rates(sandbox):
+def _fx_rates(owners):
     # Pairs of real currencies (the table takes no other) that the sandbox's rates do not use.
     pairs = [pair for pair in combinations(SUPPORTED_CURRENCIES, 2) if not set(pair) <= {"GBP", "EUR", "USD"}]
     FxRate.objects.bulk_create(
@@ -240,8 +292,8 @@ def _fx_rates(sandbox):
 
 
 @maker("payments.fxquote")
-def _fx_quotes(sandbox):
-    account = _account(sandbox)
+def _fx_quotes(owners):
+    account = _account(owners)
     now = timezone.now()
     FxQuote.objects.bulk_create(
         FxQuote(
@@ -262,26 +314,26 @@ def _fx_quotes(sandbox):
 
 
 @maker("payments.systemaccount")
-def _system_accounts(sandbox):
-    program_id = sandbox["consumerProgramId"]
+def _system_accounts(owners):
+    program_id = owners.program_id
     SystemAccount.objects.bulk_create(
         SystemAccount(program_id=program_id, kind="CLEARING", currency=code) for code in codes(ROWS)
     )
 
 
 @maker("payments.ledgertransaction")
-def _ledger_transactions(sandbox):
-    _transactions(sandbox, ROWS)
+def _ledger_transactions(owners):
+    _transactions(owners, ROWS)
 
 
 @maker("payments.ledgerposting")
-def _ledger_postings(sandbox):
-    program_id = sandbox["consumerProgramId"]
+def _ledger_postings(owners):
+    program_id = owners.program_id
     one, two = SystemAccount.objects.bulk_create(
         SystemAccount(program_id=program_id, kind=kind, currency="QQQ") for kind in ("CLEARING", "EXTERNAL")
     )
     postings = []
-    for transaction in _transactions(sandbox, ROWS // 2):
+    for transaction in _transactions(owners, ROWS // 2):
         postings += [
             LedgerPosting(
                 transaction=transaction, system_account=one, currency="QQQ", amount=Decimal("-1.00")
@@ -294,9 +346,9 @@ def _ledger_postings(sandbox):
 
 
 @maker("payments.statemententry")
-def _statement_entries(sandbox):
-    account = _account(sandbox)
-    (transaction,) = _transactions(sandbox, 1, kind="SETTLEMENT")
+def _statement_entries(owners):
+    account = _account(owners)
+    (transaction,) = _transactions(owners, 1, kind="SETTLEMENT")
     StatementEntry.objects.bulk_create(
         StatementEntry(
             program_id=account.program_id,
@@ -312,8 +364,8 @@ def _statement_entries(sandbox):
 
 
 @maker("bankapi.idempotencyrecord")
-def _idempotency_records(sandbox):
-    customer = _customer(sandbox)
+def _idempotency_records(owners):
+    customer = _customer(owners)
     IdempotencyRecord.objects.bulk_create(
         IdempotencyRecord(
             program_id=customer.program_id,
@@ -329,8 +381,8 @@ def _idempotency_records(sandbox):
 
 
 @maker("cards.card")
-def _cards(sandbox):
-    account = _account(sandbox)
+def _cards(owners):
+    account = _account(owners)
     numbers = [sandbox_pan() for _ in range(ROWS)]
     Card.objects.bulk_create(
         Card(
@@ -348,8 +400,8 @@ def _cards(sandbox):
 
 
 @maker("cards.cardholder")
-def _cardholders(sandbox):
-    account = _account(sandbox)
+def _cardholders(owners):
+    account = _account(owners)
     Cardholder.objects.bulk_create(
         Cardholder(program_id=account.program_id, account=account, first_name=name, last_name="Holder")
         for name in codes(ROWS, "Card")
@@ -357,10 +409,10 @@ def _cardholders(sandbox):
 
 
 @maker("onboarding.application")
-def _applications(sandbox):
+def _applications(owners):
     from onboarding.models import Application
 
-    customer = _customer(sandbox)
+    customer = _customer(owners)
     Application.objects.bulk_create(
         Application(
             program_id=customer.program_id,
@@ -375,10 +427,10 @@ def _applications(sandbox):
 
 
 @maker("onboarding.ubo")
-def _ubos(sandbox):
-    from onboarding.models import Application, Ubo
+def _ubos(owners):
+    from onboarding.models import Ubo
 
-    application = Application.objects.get(id=sandbox["business"]["applicationId"])
+    application = owners.company_application
     Ubo.objects.bulk_create(
         Ubo(application=application, first_name="Owner", last_name=f"N{n}", email=f"ubo{n}@rows.example")
         for n in range(ROWS)
@@ -386,10 +438,10 @@ def _ubos(sandbox):
 
 
 @maker("onboarding.legaldocumentset")
-def _legal_sets(sandbox):
+def _legal_sets(owners):
     from onboarding.models import LegalDocumentSet
 
-    program_id = sandbox["consumerProgramId"]
+    program_id = owners.program_id
     LegalDocumentSet.objects.bulk_create(
         LegalDocumentSet(program_id=program_id, version=f"rows-{n}", last_updated=date(2026, 1, 1))
         for n in range(ROWS)
@@ -397,7 +449,7 @@ def _legal_sets(sandbox):
 
 
 @maker("onboarding.programonboarding")
-def _program_onboarding(sandbox):
+def _program_onboarding(owners):
     from onboarding.models import ProgramOnboarding
 
     programs = Program.objects.bulk_create(
@@ -407,10 +459,10 @@ def _program_onboarding(sandbox):
 
 
 @maker("onboarding.verificationstep")
-def _verification_steps(sandbox):
+def _verification_steps(owners):
     from onboarding.models import Application, VerificationStep
 
-    customer = _customer(sandbox)
+    customer = _customer(owners)
     applications = Application.objects.bulk_create(
         Application(
             program_id=customer.program_id,
@@ -428,10 +480,10 @@ def _verification_steps(sandbox):
 
 
 @maker("onboarding.documentupload")
-def _document_uploads(sandbox):
+def _document_uploads(owners):
     from onboarding.models import DocumentUpload
 
-    customer = _customer(sandbox)
+    customer = _customer(owners)
     DocumentUpload.objects.bulk_create(
         DocumentUpload(
             program_id=customer.program_id,
@@ -445,10 +497,10 @@ def _document_uploads(sandbox):
     )
 
 
-def _batch(sandbox, count: int = 0):
+def _batch(owners, count: int = 0):
     from batches.models import Batch
 
-    account = _account(sandbox)
+    account = _account(owners)
     return Batch.objects.create(
         program_id=account.program_id,
         owner_customer_id=account.customer_id,
@@ -461,10 +513,10 @@ def _batch(sandbox, count: int = 0):
 
 
 @maker("batches.batch")
-def _batches(sandbox):
+def _batches(owners):
     from batches.models import Batch
 
-    account = _account(sandbox)
+    account = _account(owners)
     Batch.objects.bulk_create(
         Batch(
             program_id=account.program_id,
@@ -480,11 +532,11 @@ def _batches(sandbox):
 
 
 @maker("batches.batchitem")
-def _batch_items(sandbox):
+def _batch_items(owners):
     from batches.models import BatchItem
 
-    account = _account(sandbox)
-    batch = _batch(sandbox, ROWS)
+    account = _account(owners)
+    batch = _batch(owners, ROWS)
     BatchItem.objects.bulk_create(
         BatchItem(
             program_id=account.program_id,
@@ -505,10 +557,10 @@ def _batch_items(sandbox):
 
 
 @maker("batches.draft")
-def _drafts(sandbox):
+def _drafts(owners):
     from batches.models import Draft
 
-    account = _account(sandbox)
+    account = _account(owners)
     Draft.objects.bulk_create(
         Draft(
             program_id=account.program_id,
@@ -522,10 +574,10 @@ def _drafts(sandbox):
 
 
 @maker("batches.scachallenge")
-def _sca_challenges(sandbox):
+def _sca_challenges(owners):
     from batches.models import ScaChallenge
 
-    user = User.objects.get(email=sandbox["custodian"]["email"], program_id=sandbox["consumerProgramId"])
+    user = owners.custodian_user
     ScaChallenge.objects.bulk_create(
         ScaChallenge(
             program_id=user.program_id,
@@ -541,22 +593,22 @@ def _sca_challenges(sandbox):
 
 
 @maker("payments.schedulerun")
-def _schedule_runs(sandbox):
+def _schedule_runs(owners):
     from payments.models import ScheduleRun
 
-    _schedules(sandbox)
+    _schedules(owners)
     ScheduleRun.objects.bulk_create(
         ScheduleRun(schedule=schedule, run_date=date(2030, 1, 1), outcome="FAILED", reason="Rows")
         for schedule in ScheduledPayment.objects.filter(reference__startswith="Schedule ")[:ROWS]
     )
 
 
-def _a_user(sandbox) -> User:
-    return User.objects.get(email=sandbox["customer"]["email"], program_id=sandbox["consumerProgramId"])
+def _a_user(owners: Owners) -> User:
+    return owners.customer_user
 
 
 @maker("authn.loginthrottle")
-def _login_throttles(sandbox):
+def _login_throttles(owners):
     from authn.models import LoginThrottle
 
     LoginThrottle.objects.bulk_create(
@@ -566,10 +618,10 @@ def _login_throttles(sandbox):
 
 
 @maker("authn.refreshtoken")
-def _refresh_tokens(sandbox):
+def _refresh_tokens(owners):
     from authn.models import RefreshToken
 
-    user = _a_user(sandbox)
+    user = _a_user(owners)
     RefreshToken.objects.bulk_create(
         RefreshToken(user=user, family=uuid.uuid4(), token_hash=uuid.uuid4().hex, expires_at=timezone.now())
         for _ in range(ROWS)
@@ -577,10 +629,10 @@ def _refresh_tokens(sandbox):
 
 
 @maker("authn.authchallenge")
-def _auth_challenges(sandbox):
+def _auth_challenges(owners):
     from authn.models import AuthChallenge
 
-    user = _a_user(sandbox)
+    user = _a_user(owners)
     AuthChallenge.objects.bulk_create(
         AuthChallenge(
             user=user, kind="SOFTWARE_TOKEN_MFA", token_hash=uuid.uuid4().hex, expires_at=timezone.now()
@@ -589,8 +641,8 @@ def _auth_challenges(sandbox):
     )
 
 
-def _events(sandbox, count: int = ROWS) -> list[Event]:
-    customer = _customer(sandbox)
+def _events(customer: Customer, count: int = ROWS) -> list[Event]:
+    """`count` events of the customer, already fanned out."""
     return Event.objects.bulk_create(
         Event(
             program_id=customer.program_id,
@@ -605,8 +657,8 @@ def _events(sandbox, count: int = ROWS) -> list[Event]:
     )
 
 
-def _endpoints(sandbox, count: int = ROWS) -> list[WebhookEndpoint]:
-    customer = _customer(sandbox)
+def _endpoints(owners, count: int = ROWS) -> list[WebhookEndpoint]:
+    customer = _customer(owners)
     return WebhookEndpoint.objects.bulk_create(
         WebhookEndpoint(
             program_id=customer.program_id,
@@ -619,43 +671,43 @@ def _endpoints(sandbox, count: int = ROWS) -> list[WebhookEndpoint]:
 
 
 @maker("events.event")
-def _event_rows(sandbox):
-    _events(sandbox)
+def _event_rows(owners):
+    _events(owners.customer)
 
 
 @maker("events.webhookendpoint")
-def _endpoint_rows(sandbox):
-    _endpoints(sandbox)
+def _endpoint_rows(owners):
+    _endpoints(owners)
 
 
-def _deliveries(sandbox) -> list[Delivery]:
-    endpoint = _endpoints(sandbox, 1)[0]
+def _deliveries(owners) -> list[Delivery]:
+    endpoint = _endpoints(owners, 1)[0]
     now = timezone.now()
     return Delivery.objects.bulk_create(
         Delivery(event=event, endpoint=endpoint, resource_key=event.resource_key, next_attempt_at=now)
-        for event in _events(sandbox)
+        for event in _events(owners.customer)
     )
 
 
 @maker("events.delivery")
-def _delivery_rows(sandbox):
-    _deliveries(sandbox)
+def _delivery_rows(owners):
+    _deliveries(owners)
 
 
 @maker("events.deliveryattempt")
-def _delivery_attempt_rows(sandbox):
+def _delivery_attempt_rows(owners):
     DeliveryAttempt.objects.bulk_create(
         DeliveryAttempt(delivery=delivery, status_code=500, latency_ms=12, error="HTTP 500")
-        for delivery in _deliveries(sandbox)
+        for delivery in _deliveries(owners)
     )
 
 
 @maker("admin.logentry")
-def _log_entries(sandbox):
+def _log_entries(owners):
     from django.contrib.admin.models import CHANGE, LogEntry
     from django.contrib.contenttypes.models import ContentType
 
-    operator = User.objects.get(email=sandbox["operator"]["email"], program=None)
+    operator = owners.operator
     content_type = ContentType.objects.get_for_model(PaymentRequest)
     LogEntry.objects.bulk_create(
         LogEntry(

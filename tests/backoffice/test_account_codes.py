@@ -4,22 +4,18 @@ the admin form says why, and the database refuses a currency whatever writes it.
 import pytest
 from django.db import DataError, IntegrityError, transaction
 
-from authn.models import User
 from bankapi.models import Account, Customer
 from tests.payments.test_bank_codes import BAD_IBANS, COMMERZBANK_IBAN
+from tests.support.factories_backoffice import operator_user
 
 ADD = "/admin/bankapi/account/add/"
 
 
 @pytest.fixture
-def operator(client, sandbox):
-    client.force_login(User.objects.get(email=sandbox["operator"]["email"], program=None))
+def operator(client, db):
+    """A client signed in as a staff user of the administrator group."""
+    client.force_login(operator_user())
     return client
-
-
-@pytest.fixture
-def customer(sandbox) -> Customer:
-    return Customer.objects.get(id=sandbox["customer"]["customerId"])
 
 
 def account_form(customer: Customer, **fields) -> dict:

@@ -9,14 +9,15 @@ from django.contrib.auth.models import Group
 
 from audit.models import ChangeRecord, StaffView
 from authn.models import User
-from bankapi.models import Customer, Program
+from bankapi.models import Program
 from cards.services import card_issue
 from events.models import WebhookEndpoint
-from onboarding.models import Application, DocumentUpload
+from onboarding.models import DocumentUpload
 from tests.backoffice.conftest import staff_user
 from tests.backoffice.test_settings_actions import _program_form
 from tests.payments.test_query_budget import _pay
 from tests.support.factories import BeneficiaryFactory, funded_account
+from tests.support.factories_backoffice import application_of
 
 SECRET = "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0"
 
@@ -25,8 +26,7 @@ def _cells(html: str, css: str) -> list[str]:
     return [cell.strip() for cell in re.findall(rf'<td class="{css}">(.*?)</td>', html, re.S)]
 
 
-def test_a_staff_edit_keeps_who_when_before_and_after_on_the_history_page(staff_client, sandbox):
-    program = Program.objects.get(id=sandbox["consumerProgramId"])
+def test_a_staff_edit_keeps_who_when_before_and_after_on_the_history_page(staff_client, program):
     client = staff_client("administrator")
     url = f"/admin/bankapi/program/{program.id}/"
 
@@ -46,9 +46,9 @@ def test_a_staff_edit_keeps_who_when_before_and_after_on_the_history_page(staff_
     assert "administrator@backoffice.example" in html
 
 
-def test_a_group_change_is_recorded_and_no_secret_ever_is(staff_client, sandbox):
+def test_a_group_change_is_recorded_and_no_secret_ever_is(staff_client, program):
     endpoint = WebhookEndpoint.objects.create(
-        program_id=sandbox["consumerProgramId"],
+        program=program,
         url="https://hooks.example.com/bank",
         event_types=["payment_request.settled"],
         secret=SECRET,
@@ -93,8 +93,8 @@ def test_a_payment_writes_no_history(api, payer):
     assert not ChangeRecord.objects.exists()
 
 
-def test_saving_an_audited_record_outside_the_back_office_costs_no_query(sandbox, django_assert_num_queries):
-    program = Program.objects.get(id=sandbox["consumerProgramId"])
+def test_saving_an_audited_record_outside_the_back_office_costs_no_query(program, django_assert_num_queries):
+    program = Program.objects.get(id=program.id)
     program.review_threshold = "123.00"
 
     with django_assert_num_queries(1):  # the UPDATE alone: no history read, no history row
@@ -103,10 +103,9 @@ def test_saving_an_audited_record_outside_the_back_office_costs_no_query(sandbox
     assert not ChangeRecord.objects.exists()
 
 
-def test_opening_a_customer_application_card_or_document_page_is_recorded(staff_client, sandbox):
-    customer = Customer.objects.get(id=sandbox["customer"]["customerId"])
-    application = Application.objects.get(id=sandbox["customer"]["applicationId"])
-    card = card_issue(account=customer.accounts.first(), name_on_card="AUDITED")
+def test_opening_a_customer_application_card_or_document_page_is_recorded(staff_client, customer, account):
+    application = application_of(customer)
+    card = card_issue(account=account, name_on_card="AUDITED")
     document = DocumentUpload.objects.create(
         program=customer.program,
         sandbox=customer.sandbox,
@@ -143,10 +142,10 @@ def test_opening_a_customer_application_card_or_document_page_is_recorded(staff_
     assert card.pan not in str(list(StaffView.objects.values()))
 
 
-def test_the_audit_records_are_read_only_even_for_a_superuser(client, sandbox):
+def test_the_audit_records_are_read_only_even_for_a_superuser(client, customer):
     superuser = User.objects.create_superuser("root@backoffice.example", "Root-Password-4242")
     client.force_login(superuser)
-    client.get(f"/admin/bankapi/customer/{sandbox['customer']['customerId']}/change/")
+    client.get(f"/admin/bankapi/customer/{customer.id}/change/")
     view = StaffView.objects.get()
     url = f"/admin/audit/staffview/{view.id}/"
 
@@ -169,4 +168,4 @@ def test_the_audit_records_are_read_only_even_for_a_superuser(client, sandbox):
     assert refused == [403, 403, 403, 403, 403]
     assert b"delete_selected" not in listing.content and bulk.status_code in (200, 302)
     view.refresh_from_db()
-    assert view.page == f"/admin/bankapi/customer/{sandbox['customer']['customerId']}/change/"
+    assert view.page == f"/admin/bankapi/customer/{customer.id}/change/"

@@ -14,21 +14,27 @@ from batches.services.processing import batch_process
 from payments.ledger import ledger_fund_account
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
-from tests.support.factories import funded_account
+from tests.support.factories import CustodianSetup, custodian_with_clients, funded_account
 
 URL = "/admin/batches/batchitem/"
 
 
 @pytest.fixture
-def custodian_user(sandbox) -> User:
-    return User.objects.get(email=sandbox["custodian"]["email"], program_id=sandbox["consumerProgramId"])
+def custodian(program) -> CustodianSetup:
+    """A custodian of the program whose clients' GBP accounts hold 100,000.00 each."""
+    return custodian_with_clients(program)
 
 
 @pytest.fixture
-def short_batch(sandbox, custodian_user):
+def custodian_user(custodian) -> User:
+    return custodian.user
+
+
+@pytest.fixture
+def short_batch(custodian, custodian_user):
     """A finished batch: one item paid, one whose payer could not fund it, one
     invalid at submit."""
-    rich = Account.objects.get(id=sandbox["custodian"]["accounts"][0]["accountId"])
+    rich = custodian.accounts[0]
     customer = Customer.objects.create(
         program_id=rich.program_id, name="Short Client", custodian_id=custodian_user.custodian_id
     )

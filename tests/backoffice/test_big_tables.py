@@ -30,13 +30,13 @@ def _text(page) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page.content.decode()))
 
 
-def test_past_the_count_cap_the_list_says_more_than_the_cap_not_a_number(staff_client, sandbox):
+def test_past_the_count_cap_the_list_says_more_than_the_cap_not_a_number(staff_client, customer):
     cap = CappedCountPaginator.CAP
     client = staff_client("administrator")
-    _events(sandbox, cap - Event.objects.count())
+    _events(customer, cap - Event.objects.count())
 
     at_cap = _text(client.get(admin_url(Event)))
-    _events(sandbox, 1)
+    _events(customer, 1)
     past_cap = _text(client.get(admin_url(Event)))
 
     assert f" {cap} results " in at_cap
@@ -50,9 +50,9 @@ def test_past_the_count_cap_the_list_says_more_than_the_cap_not_a_number(staff_c
     assert f"{cap + 1} events" not in past_cap
 
 
-def test_a_list_under_the_cap_keeps_its_exact_count(staff_client, sandbox):
+def test_a_list_under_the_cap_keeps_its_exact_count(staff_client, customer):
     client = staff_client("administrator")
-    _events(sandbox, 3)
+    _events(customer, 3)
     expected = Event.objects.count()
 
     text = _text(client.get(admin_url(Event)))
@@ -74,8 +74,7 @@ def _idempotency_record(customer: Customer, key: uuid.UUID) -> IdempotencyRecord
     )
 
 
-def test_an_idempotency_record_is_found_by_the_exact_key_a_client_sent(staff_client, sandbox):
-    customer = Customer.objects.get(id=sandbox["customer"]["customerId"])
+def test_an_idempotency_record_is_found_by_the_exact_key_a_client_sent(staff_client, customer):
     sought = _idempotency_record(customer, uuid.uuid4())
     _idempotency_record(customer, uuid.uuid4())
     client = staff_client("administrator")
@@ -100,8 +99,7 @@ def _log_entry(operator: User, object_id: str) -> LogEntry:
     )
 
 
-def test_the_admin_log_is_found_by_the_exact_object_id(staff_client, sandbox):
-    operator = User.objects.get(email=sandbox["operator"]["email"], program=None)
+def test_the_admin_log_is_found_by_the_exact_object_id(staff_client, operator):
     sought = _log_entry(operator, str(uuid.uuid4()))
     _log_entry(operator, str(uuid.uuid4()))
     client = staff_client("administrator")
@@ -130,8 +128,7 @@ def test_an_event_is_found_by_its_resource_id_pasted_in_upper_case(staff_client,
     assert list(part.context["cl"].result_list) == []
 
 
-def test_the_admin_log_is_found_by_a_number_id_too(staff_client, sandbox):
-    operator = User.objects.get(email=sandbox["operator"]["email"], program=None)
+def test_the_admin_log_is_found_by_a_number_id_too(staff_client, operator):
     sought = _log_entry(operator, "4242")
     _log_entry(operator, "42")
     client = staff_client("administrator")
@@ -168,7 +165,7 @@ def _discourage_sequential_scans() -> None:
 
 
 @requires_postgres
-def test_the_applications_in_review_counter_reads_the_stage_index(db, sandbox):
+def test_the_applications_in_review_counter_reads_the_stage_index(db):
     with CaptureQueriesContext(connection) as queries:
         applications_in_review()
     _discourage_sequential_scans()
@@ -181,7 +178,7 @@ def test_the_applications_in_review_counter_reads_the_stage_index(db, sandbox):
 
 
 @requires_postgres
-def test_the_back_office_searches_read_their_indexes(rf, db, sandbox):
+def test_the_back_office_searches_read_their_indexes(rf, db):
     from django.contrib import admin
 
     request = rf.get("/")

@@ -12,6 +12,7 @@ from django.test import override_settings
 from authn.models import User
 from payments.models import PaymentRequest
 from tests.backoffice.conftest import held_payments
+from tests.support.factories_backoffice import OPERATOR_PASSWORD
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -60,16 +61,15 @@ def browser():
 
 
 @override_settings(ADMIN_REQUIRE_TOTP=True)
-def test_an_operator_approves_a_held_payment_in_the_browser(server, browser, sandbox, account):
+def test_an_operator_approves_a_held_payment_in_the_browser(server, browser, operator, account):
     (held,) = held_payments(account, 1)
-    operator = User.objects.get(email=sandbox["operator"]["email"], program=None)
     operator.totp_secret, operator.totp_confirmed = pyotp.random_base32(), True
     operator.save()
     page = browser.new_page()
 
     page.goto(f"{server}/admin/")
-    page.fill("#id_username", sandbox["operator"]["email"])
-    page.fill("#id_password", sandbox["operator"]["password"])
+    page.fill("#id_username", operator.email)
+    page.fill("#id_password", OPERATOR_PASSWORD)
     page.fill("#id_otp_code", pyotp.TOTP(operator.totp_secret).now())
     page.click("#login-form [type=submit]")
     page.wait_for_selector("#dashboard")
@@ -143,7 +143,7 @@ def _superuser_request():
 
 
 @override_settings(ADMIN_REQUIRE_TOTP=False)
-def test_every_admin_page_fits_a_laptop_screen(server, browser, sandbox, account):
+def test_every_admin_page_fits_a_laptop_screen(server, browser, account):
     held_payments(account, 2)
     User.objects.create_superuser("root@backoffice.example", "Root-Password-4242", role="management")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)

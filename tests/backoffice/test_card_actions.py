@@ -1,10 +1,12 @@
 """Operations issue cards in the admin (through the card service); every card
 page shows the last four digits only, never the PAN or the CVV."""
 
+import pytest
 from django.contrib.admin.models import ADDITION, LogEntry
 
 from bankapi.models import Account
 from cards.models import Card
+from tests.support.factories import funded_account, uk_account
 
 URL = "/admin/cards/card/"
 
@@ -13,8 +15,14 @@ def _issue(client, account_id: str, name: str = "OPS ISSUED"):
     return client.post(f"{URL}add/", {"account": account_id, "name_on_card": name})
 
 
-def test_operations_issue_a_sandbox_card_and_no_page_shows_its_secrets(staff_client, sandbox):
-    account = Account.objects.get(id=sandbox["business"]["accountId"])
+@pytest.fixture
+def business_account(business) -> Account:
+    """A GBP account of a customer of a business program, holding 100,000.00."""
+    return funded_account(business.customer, "100000.00", **uk_account())
+
+
+def test_operations_issue_a_sandbox_card_and_no_page_shows_its_secrets(staff_client, business_account):
+    account = business_account
     client = staff_client("operations")
 
     response = _issue(client, str(account.id))
@@ -43,8 +51,8 @@ def test_operations_issue_a_sandbox_card_and_no_page_shows_its_secrets(staff_cli
     assert by_pan.status_code == 200 and 'id="result_list"' not in by_pan.content.decode()
 
 
-def test_support_and_compliance_cannot_issue_cards(staff_client, sandbox):
-    account = Account.objects.get(id=sandbox["business"]["accountId"])
+def test_support_and_compliance_cannot_issue_cards(staff_client, business_account):
+    account = business_account
     for group in ("support", "compliance"):
         client = staff_client(group)
         page = client.get(f"{URL}add/")

@@ -35,7 +35,7 @@ def test_index_shows_the_counts_that_need_action_above_the_app_list(staff_client
     assert "/admin/payments/paymentrequest/?status__exact=PENDING_TM" in body
 
 
-def test_index_shows_today_volume_per_currency_with_a_chart(staff_client, account, sandbox):
+def test_index_shows_today_volume_per_currency_with_a_chart(staff_client, account):
     pending_payment(account, "25.00")
     pending_payment(account, "1000.50")
     failed = pending_payment(account, "7.00")
@@ -74,15 +74,13 @@ def test_staff_without_a_group_see_an_empty_dashboard_but_no_apps(staff_client):
     assert Group.objects.filter(name="compliance").exists()
 
 
-def test_index_shows_failing_webhook_endpoints_and_the_oldest_undelivered_event(staff_client, sandbox):
+def test_index_shows_failing_webhook_endpoints_and_the_oldest_undelivered_event(staff_client, program):
     from datetime import timedelta
 
     from django.utils import timezone
 
-    from bankapi.models import Program
     from events.models import Delivery, Event, WebhookEndpoint
 
-    program = Program.objects.get(id=sandbox["consumerProgramId"])
     endpoint = WebhookEndpoint.objects.create(
         program=program, sandbox=True, url="https://hooks.example/a", failing_since=timezone.now()
     )

@@ -6,9 +6,9 @@ from events.models import WebhookEndpoint
 URL = "/admin/events/webhookendpoint/"
 
 
-def _endpoint(sandbox) -> WebhookEndpoint:
+def _endpoint(program) -> WebhookEndpoint:
     return WebhookEndpoint.objects.create(
-        program_id=sandbox["consumerProgramId"],
+        program=program,
         url="https://hooks.example.com/bank",
         event_types=["payment_request.settled"],
         secret="whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0",
@@ -21,8 +21,8 @@ def _rotate(client, endpoint):
     )
 
 
-def test_viewers_cannot_rotate_a_secret_or_see_one(staff_client, sandbox):
-    endpoint = _endpoint(sandbox)
+def test_viewers_cannot_rotate_a_secret_or_see_one(staff_client, program):
+    endpoint = _endpoint(program)
     for group in ("support", "compliance", "operations"):
         client = staff_client(group)
         page = client.get(URL)
@@ -35,8 +35,8 @@ def test_viewers_cannot_rotate_a_secret_or_see_one(staff_client, sandbox):
     assert endpoint.secret == "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0" and not endpoint.previous_secret
 
 
-def test_an_administrator_rotates_a_secret_shown_once(staff_client, sandbox):
-    endpoint = _endpoint(sandbox)
+def test_an_administrator_rotates_a_secret_shown_once(staff_client, program):
+    endpoint = _endpoint(program)
     client = staff_client("administrator")
 
     response = _rotate(client, endpoint)

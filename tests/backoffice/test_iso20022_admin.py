@@ -8,23 +8,23 @@ from events.models import Event
 from tests.batches.conftest import URL
 from tests.batches.iso20022 import upload
 from tests.batches.test_submit import totp
-from tests.support.auth import access_header, user_by_email
+from tests.support.factories import custodian_with_clients
 from tests.support.pain001 import Instruction, Tx, pain001, scan
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def file_batch(client, sandbox, django_capture_on_commit_callbacks) -> Batch:
+def file_batch(client, program, django_capture_on_commit_callbacks) -> Batch:
     from rest_framework.test import APIClient
 
-    custodian = sandbox["custodian"]
-    auth = access_header(custodian["email"], sandbox["consumerProgramId"])
-    first = custodian["accounts"][0]
+    custodian = custodian_with_clients(program)
+    auth = custodian.person.access
+    first = custodian.accounts[0]
     body = pain001(
         [
             Instruction(
-                scan(first["sortCode"], first["accountNumber"]),
+                scan(first.sort_code, first.account_number),
                 [Tx("ADMIN-E2E-1", "1.00", scan("200000", "55779911"))],
             )
         ],
@@ -36,7 +36,7 @@ def file_batch(client, sandbox, django_capture_on_commit_callbacks) -> Batch:
     sca = api.post(URL, {"action": "initiate", "batchId": draft_id}, format="json", **auth).json()["data"][
         "scaChallenge"
     ]
-    user = user_by_email(custodian["email"], sandbox["consumerProgramId"])
+    user = custodian.user
     with django_capture_on_commit_callbacks(execute=True):
         submitted = api.post(
             URL,

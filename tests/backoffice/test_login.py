@@ -13,6 +13,7 @@ from django.test import override_settings
 
 from authn.models import User
 from tests.backoffice.conftest import STAFF_PASSWORD, staff_user
+from tests.support.factories import PASSWORD
 
 LOGIN = "/admin/login/"
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,8 +95,8 @@ def test_wrong_passwords_lock_admin_sign_in(client, db):
     assert "_auth_user_id" not in client.session
 
 
-def test_program_users_cannot_sign_in_to_admin(client, sandbox):
-    response = _sign_in(client, sandbox["customer"]["email"], sandbox["customer"]["password"])
+def test_program_users_cannot_sign_in_to_admin(client, payer):
+    response = _sign_in(client, payer.email, PASSWORD)
     assert response.status_code == 200
     assert "_auth_user_id" not in client.session
 

@@ -8,16 +8,15 @@ from django.contrib.admin.models import LogEntry
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from onboarding.models import Application, LegalDocument, LegalDocumentSet, VerificationStep
+from tests.support.factories_backoffice import application_of, company_application
 
 APPLICATIONS = "/admin/onboarding/application/"
 SETS = "/admin/onboarding/legaldocumentset/"
 STEPS = "/admin/onboarding/verificationstep/"
 
 
-def _application(sandbox, stage: str) -> Application:
-    application = Application.objects.get(id=sandbox["customer"]["applicationId"])
-    Application.objects.filter(id=application.id).update(workflow_stage=stage)
-    return application
+def _application(customer, stage: str) -> Application:
+    return application_of(customer, workflow_stage=stage)
 
 
 def _stage(application) -> str:
@@ -28,8 +27,8 @@ def _run(client, url, action, rows):
     return client.post(url, {"action": action, "index": "0", "_selected_action": [str(r.pk) for r in rows]})
 
 
-def test_compliance_moves_an_application_through_review(staff_client, sandbox):
-    application = _application(sandbox, "IN_REVIEW")
+def test_compliance_moves_an_application_through_review(staff_client, customer):
+    application = _application(customer, "IN_REVIEW")
     client = staff_client("compliance")
 
     response = _run(client, APPLICATIONS, "move_to_approved", [application])
@@ -40,8 +39,8 @@ def test_compliance_moves_an_application_through_review(staff_client, sandbox):
     assert entry.get_change_message() == "Moved from IN_REVIEW to APPROVED"
 
 
-def test_a_move_the_workflow_forbids_is_refused_and_named(staff_client, sandbox):
-    application = _application(sandbox, "NEW")
+def test_a_move_the_workflow_forbids_is_refused_and_named(staff_client, customer):
+    application = _application(customer, "NEW")
     client = staff_client("compliance")
 
     response = _run(client, APPLICATIONS, "move_to_approved", [application])
@@ -53,8 +52,8 @@ def test_a_move_the_workflow_forbids_is_refused_and_named(staff_client, sandbox)
     assert not LogEntry.objects.filter(object_id=str(application.id)).exists()
 
 
-def test_support_and_operations_cannot_move_applications(staff_client, sandbox):
-    application = _application(sandbox, "IN_REVIEW")
+def test_support_and_operations_cannot_move_applications(staff_client, customer):
+    application = _application(customer, "IN_REVIEW")
     for group in ("support", "operations"):
         client = staff_client(group)
         page = client.get(APPLICATIONS)
@@ -64,8 +63,8 @@ def test_support_and_operations_cannot_move_applications(staff_client, sandbox):
     assert _stage(application) == "IN_REVIEW"
 
 
-def test_the_dashboard_counts_applications_in_review(staff_client, sandbox):
-    _application(sandbox, "IN_REVIEW")
+def test_the_dashboard_counts_applications_in_review(staff_client, customer):
+    _application(customer, "IN_REVIEW")
     client = staff_client("compliance")
 
     body = client.get("/admin/").content.decode()
@@ -89,8 +88,8 @@ def _step_form(application, **fields) -> dict:
     }
 
 
-def test_operations_sets_a_sandbox_verification_outcome_and_the_api_reports_it(staff_client, sandbox, api):
-    application = _application(sandbox, "SUBMITTED")
+def test_operations_sets_a_sandbox_verification_outcome_and_the_api_reports_it(staff_client, customer, api):
+    application = _application(customer, "SUBMITTED")
     client = staff_client("operations")
 
     response = client.post(f"{STEPS}add/", _step_form(application))
@@ -103,8 +102,8 @@ def test_operations_sets_a_sandbox_verification_outcome_and_the_api_reports_it(s
     assert LogEntry.objects.filter(object_id=str(step.id)).exists()
 
 
-def test_a_failed_step_without_a_rejection_type_is_refused(staff_client, sandbox):
-    application = _application(sandbox, "SUBMITTED")
+def test_a_failed_step_without_a_rejection_type_is_refused(staff_client, customer):
+    application = _application(customer, "SUBMITTED")
     client = staff_client("operations")
 
     response = client.post(f"{STEPS}add/", _step_form(application, rejection_type=""))
@@ -113,8 +112,8 @@ def test_a_failed_step_without_a_rejection_type_is_refused(staff_client, sandbox
     assert not VerificationStep.objects.filter(application=application, step="SELFIE").exists()
 
 
-def test_support_cannot_set_verification_outcomes(staff_client, sandbox):
-    application = _application(sandbox, "SUBMITTED")
+def test_support_cannot_set_verification_outcomes(staff_client, customer):
+    application = _application(customer, "SUBMITTED")
     client = staff_client("support")
 
     response = client.post(f"{STEPS}add/", _step_form(application))
@@ -144,9 +143,10 @@ def _new_set_form(program_id: str, content: bytes) -> dict:
     }
 
 
-def test_administrator_uploads_a_new_set_and_publishes_it(staff_client, sandbox, customer_id_auth, api):
+def test_administrator_uploads_a_new_set_and_publishes_it(staff_client, customer, customer_id_auth, api):
     content = b"Terms, version 3.\\n"
-    program_id = sandbox["consumerProgramId"]
+    program_id = str(customer.program_id)
+    application_id = application_of(customer).id
     client = staff_client("administrator")
 
     created = client.post(f"{SETS}add/", _new_set_form(program_id, content))
@@ -160,14 +160,13 @@ def test_administrator_uploads_a_new_set_and_publishes_it(staff_client, sandbox,
     current = LegalDocumentSet.objects.filter(program_id=program_id, sandbox=True, is_current=True)
     assert list(current) == [new_set]
     assert LogEntry.objects.filter(object_id=str(new_set.id), change_message__contains="Published").exists()
-    application_id = sandbox["customer"]["applicationId"]
     legal = api.get(f"/v1/applications/{application_id}/documents/legal", **customer_id_auth)
     assert legal.status_code == 200, legal.content
     assert re.search(r'"2027-01"', legal.content.decode())
 
 
-def test_an_empty_set_is_not_published_and_compliance_cannot_publish(staff_client, sandbox):
-    program_id = sandbox["consumerProgramId"]
+def test_an_empty_set_is_not_published_and_compliance_cannot_publish(staff_client, program):
+    program_id = program.id
     empty = LegalDocumentSet.objects.create(program_id=program_id, version="empty", last_updated="2027-01-01")
     before = list(LegalDocumentSet.objects.filter(program_id=program_id, is_current=True))
 
@@ -181,18 +180,18 @@ def test_an_empty_set_is_not_published_and_compliance_cannot_publish(staff_clien
 UBOS = "/admin/onboarding/ubo/"
 
 
-def _sent_ubos(sandbox):
+def _sent_ubos(customer):
     from onboarding.models import Ubo
 
-    ubos = list(Ubo.objects.filter(application_id=sandbox["business"]["applicationId"]).order_by("id"))
+    ubos = list(Ubo.objects.filter(application=company_application(customer)).order_by("id"))
     Ubo.objects.filter(id__in=[u.id for u in ubos]).update(status=Ubo.Status.LINK_SENT)
     return ubos
 
 
-def test_compliance_resets_a_ubos_verification(staff_client, sandbox):
+def test_compliance_resets_a_ubos_verification(staff_client, business):
     from onboarding.models import Ubo
 
-    first, second = _sent_ubos(sandbox)
+    first, second = _sent_ubos(business.customer)
     generation = first.link_generation
 
     response = _run(staff_client("compliance"), UBOS, "reset_verification", [first])
@@ -205,10 +204,10 @@ def test_compliance_resets_a_ubos_verification(staff_client, sandbox):
     assert entry.get_change_message() == "Verification reset to PENDING"
 
 
-def test_support_cannot_reset_a_ubo(staff_client, sandbox):
+def test_support_cannot_reset_a_ubo(staff_client, business):
     from onboarding.models import Ubo
 
-    first, _ = _sent_ubos(sandbox)
+    first, _ = _sent_ubos(business.customer)
 
     response = _run(staff_client("support"), UBOS, "reset_verification", [first])
 

@@ -27,9 +27,8 @@ def _program_form(program: Program, **changes) -> dict:
 
 
 def test_an_administrator_edits_program_settings_and_capabilities_follow(
-    staff_client, sandbox, customer_auth, api
+    staff_client, program, customer_auth, api
 ):
-    program = Program.objects.get(id=sandbox["consumerProgramId"])
     client = staff_client("administrator")
     url = f"/admin/bankapi/program/{program.id}/change/"
 
@@ -45,8 +44,7 @@ def test_an_administrator_edits_program_settings_and_capabilities_follow(
     assert "500.00" in str(capabilities) and "0.25" in str(capabilities)
 
 
-def test_a_negative_limit_is_refused(staff_client, sandbox):
-    program = Program.objects.get(id=sandbox["consumerProgramId"])
+def test_a_negative_limit_is_refused(staff_client, program):
     client = staff_client("administrator")
 
     response = client.post(
@@ -58,8 +56,7 @@ def test_a_negative_limit_is_refused(staff_client, sandbox):
     assert program.per_payment_limit == Decimal("25000.00")
 
 
-def test_other_groups_see_program_settings_but_cannot_change_them(staff_client, sandbox):
-    program = Program.objects.get(id=sandbox["consumerProgramId"])
+def test_other_groups_see_program_settings_but_cannot_change_them(staff_client, program):
     for group in ("compliance", "support", "operations"):
         client = staff_client(group)
         url = f"/admin/bankapi/program/{program.id}/change/"
@@ -86,7 +83,7 @@ def _rate_list_form(rates, mid: str) -> dict:
     return form
 
 
-def test_operations_edit_fx_rates_and_support_cannot(staff_client, sandbox):
+def test_operations_edit_fx_rates_and_support_cannot(staff_client, fx_rates):
     rates = list(FxRate.objects.order_by("base_currency", "quote_currency"))
     first = rates[0]
 

@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from authn.models import LoginThrottle, RefreshToken, User
 from authn.tokens import tokens_issue
+from tests.support.factories import PASSWORD, customer_user
 
 URL = "/admin/authn/user/"
 
@@ -14,12 +15,12 @@ def _run(client, action: str, users):
     return client.post(URL, {"action": action, "index": "0", "_selected_action": [str(u.id) for u in users]})
 
 
-def _login(api, user: User, password: str, program_id: str):
+def _login(api, user: User, password: str):
     return api.post(
         "/v1/auth/login",
         {"email": user.email, "password": password},
         format="json",
-        HTTP_X_PROGRAM_ID=program_id,
+        HTTP_X_PROGRAM_ID=str(user.program_id),
     )
 
 
@@ -37,8 +38,8 @@ def _messages(response) -> list[str]:
     return [str(m) for m in response.wsgi_request._messages]
 
 
-def test_support_resets_a_password_to_a_temporary_one(staff_client, sandbox, api):
-    user = User.objects.get(email=sandbox["spareUser"]["email"], program_id=sandbox["consumerProgramId"])
+def test_support_resets_a_password_to_a_temporary_one(staff_client, program, api):
+    user = customer_user(program).user
     old = tokens_issue(user)
     client = staff_client("support")
 
@@ -50,8 +51,8 @@ def test_support_resets_a_password_to_a_temporary_one(staff_client, sandbox, api
     user.refresh_from_db()
     assert user.must_change_password and user.check_password(temporary)
     # The old password no longer works; the temporary one asks for a new password.
-    refused = _login(api, user, sandbox["spareUser"]["password"], sandbox["consumerProgramId"])
-    challenge = _login(api, user, temporary, sandbox["consumerProgramId"])
+    refused = _login(api, user, PASSWORD)
+    challenge = _login(api, user, temporary)
     assert refused.status_code == 401
     assert challenge.status_code == 200
     assert challenge.json()["data"]["challenge"] == "NEW_PASSWORD_REQUIRED"
@@ -62,15 +63,15 @@ def test_support_resets_a_password_to_a_temporary_one(staff_client, sandbox, api
     assert "temporary" in entry.get_change_message() and temporary not in entry.get_change_message()
 
 
-def test_support_unlocks_a_locked_user(staff_client, sandbox, api):
-    user = User.objects.get(email=sandbox["customer2"]["email"], program_id=sandbox["consumerProgramId"])
+def test_support_unlocks_a_locked_user(staff_client, customer2, api):
+    user = customer2.user
     _lock(user)
-    locked = _login(api, user, sandbox["customer2"]["password"], sandbox["consumerProgramId"])
+    locked = _login(api, user, PASSWORD)
     client = staff_client("support")
 
     listed = client.get(URL, {"locked": "yes"})
     response = _run(client, "unlock", [user])
-    after = _login(api, user, sandbox["customer2"]["password"], sandbox["consumerProgramId"])
+    after = _login(api, user, PASSWORD)
 
     assert locked.status_code == 429
     assert listed.status_code == 200 and user.email in listed.content.decode()
@@ -80,8 +81,8 @@ def test_support_unlocks_a_locked_user(staff_client, sandbox, api):
     assert LogEntry.objects.filter(object_id=str(user.id), change_message__contains="Unlocked").exists()
 
 
-def test_administrator_signs_a_user_out_everywhere(staff_client, sandbox, api):
-    user = User.objects.get(email=sandbox["customer"]["email"], program_id=sandbox["consumerProgramId"])
+def test_administrator_signs_a_user_out_everywhere(staff_client, payer, api):
+    user = payer.user
     tokens = tokens_issue(user)
     client = staff_client("administrator")
 
@@ -94,8 +95,8 @@ def test_administrator_signs_a_user_out_everywhere(staff_client, sandbox, api):
     assert LogEntry.objects.filter(object_id=str(user.id), change_message="Signed out everywhere").exists()
 
 
-def test_wrong_groups_cannot_run_user_actions(staff_client, sandbox, api):
-    user = User.objects.get(email=sandbox["customer2"]["email"], program_id=sandbox["consumerProgramId"])
+def test_wrong_groups_cannot_run_user_actions(staff_client, customer2, api):
+    user = customer2.user
     _lock(user)
     before = (user.password, user.token_version)
     cases = [("compliance", "reset_password"), ("operations", "unlock"), ("support", "sign_out_everywhere")]
@@ -113,8 +114,8 @@ def test_wrong_groups_cannot_run_user_actions(staff_client, sandbox, api):
     assert not LogEntry.objects.filter(object_id=str(user.id)).exists()
 
 
-def test_support_sees_users_but_cannot_edit_them(staff_client, sandbox):
-    user = User.objects.get(email=sandbox["customer"]["email"], program_id=sandbox["consumerProgramId"])
+def test_support_sees_users_but_cannot_edit_them(staff_client, payer):
+    user, email = payer.user, payer.email
     client = staff_client("support")
 
     page = client.get(f"{URL}{user.id}/change/")
@@ -123,24 +124,25 @@ def test_support_sees_users_but_cannot_edit_them(staff_client, sandbox):
     assert page.status_code == 200
     assert edit.status_code == 403
     user.refresh_from_db()
-    assert user.email == sandbox["customer"]["email"]
+    assert user.email == email
 
 
-def test_no_secret_is_shown_on_a_user_page(staff_client, sandbox):
-    user = User.objects.get(email=sandbox["customer"]["email"], program_id=sandbox["consumerProgramId"])
+def test_no_secret_is_shown_on_a_user_page(staff_client, payer):
+    user = payer.user
     client = staff_client("administrator")
 
     body = client.get(f"{URL}{user.id}/change/").content.decode()
 
-    assert sandbox["customer"]["totpSecret"] not in body
+    assert user.totp_secret and user.totp_secret not in body
     assert user.password not in body and "argon2" not in body
 
 
-def test_users_are_found_by_exact_e_mail(staff_client, sandbox):
+def test_users_are_found_by_exact_e_mail(staff_client, program):
+    email = customer_user(program, email="customer1@example.test").email
     client = staff_client("support")
 
-    found = client.get(URL, {"q": sandbox["customer"]["email"].upper()})
+    found = client.get(URL, {"q": email.upper()})
     partial = client.get(URL, {"q": "customer"})
 
-    assert found.status_code == 200 and sandbox["customer"]["email"] in found.content.decode()
-    assert partial.status_code == 200 and sandbox["customer"]["email"] not in partial.content.decode()
+    assert found.status_code == 200 and email in found.content.decode()
+    assert partial.status_code == 200 and email not in partial.content.decode()

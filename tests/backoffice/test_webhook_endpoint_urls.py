@@ -20,11 +20,11 @@ def administrator(staff_client):
     return staff_client("administrator")
 
 
-def add(client, sandbox, url: str):
+def add(client, program, url: str):
     return client.post(
         ADD,
         {
-            "program": sandbox["consumerProgramId"],
+            "program": str(program.id),
             "sandbox": "on",
             "url": url,
             "event_types": [EventType.PAYMENT_REQUEST_ACCEPTED],
@@ -40,24 +40,24 @@ def assert_refused(response, before: int) -> None:
 
 
 @pytest.mark.parametrize("url", HOSTILE_IN_A_DEPLOYMENT)
-def test_a_deployment_refuses_hostile_urls_in_the_admin_form(administrator, sandbox, settings, url):
+def test_a_deployment_refuses_hostile_urls_in_the_admin_form(administrator, program, settings, url):
     settings.PRODUCTION = True
     before = WebhookEndpoint.objects.count()
 
-    assert_refused(add(administrator, sandbox, url), before)
+    assert_refused(add(administrator, program, url), before)
 
 
 @pytest.mark.parametrize("url", HOSTILE_EVERYWHERE)
-def test_a_development_run_refuses_internal_addresses_in_the_admin_form(administrator, sandbox, url):
+def test_a_development_run_refuses_internal_addresses_in_the_admin_form(administrator, program, url):
     before = WebhookEndpoint.objects.count()
 
-    assert_refused(add(administrator, sandbox, url), before)
+    assert_refused(add(administrator, program, url), before)
 
 
-def test_the_admin_form_makes_an_endpoint_for_a_public_https_host(administrator, sandbox, settings):
+def test_the_admin_form_makes_an_endpoint_for_a_public_https_host(administrator, program, settings):
     settings.PRODUCTION = True
 
-    response = add(administrator, sandbox, "https://hooks.example.com/bank")
+    response = add(administrator, program, "https://hooks.example.com/bank")
 
     assert response.status_code == 302
     assert WebhookEndpoint.objects.filter(url="https://hooks.example.com/bank", sandbox=True).exists()

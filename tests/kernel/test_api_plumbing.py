@@ -8,7 +8,6 @@ import pytest
 from openapi_spec_validator import validate
 
 from bankapi.errors import HTTP_STATUS, ErrorCode
-from tests.support.auth import id_header
 
 
 def assert_error(response, status: int, code: str) -> dict:
@@ -60,12 +59,10 @@ def test_wrong_method_is_an_enveloped_405(api, customer_auth):
     assert_error(response, 405, "METHOD_NOT_ALLOWED")
 
 
-def test_wrong_method_is_a_405_before_a_management_caller_is_asked_for_programid(api, sandbox):
+def test_wrong_method_is_a_405_before_a_management_caller_is_asked_for_programid(api, management):
     """Found by schemathesis: the missing programId used to answer 400 for a method
     the route does not have."""
-    management = id_header(sandbox["management"]["email"], None)
-
-    response = api.put("/v1/events", {}, format="json", **management)
+    response = api.put("/v1/events", {}, format="json", **management.id)
 
     assert response.status_code == 405
     assert response.json()["code"] == "METHOD_NOT_ALLOWED"
@@ -150,13 +147,13 @@ def test_an_unexpected_failure_is_an_enveloped_500_without_internals(api, custom
     assert "hunter2" not in response.content.decode()
 
 
-def test_a_non_json_body_is_a_400_not_a_415(api, sandbox):
+def test_a_non_json_body_is_a_400_not_a_415(api, program):
     response = api.generic(
         "POST",
         "/v1/auth/login",
         "email=a&password=b",
         content_type="application/x-www-form-urlencoded",
-        HTTP_X_PROGRAM_ID=sandbox["consumerProgramId"],
+        HTTP_X_PROGRAM_ID=str(program.id),
     )
     assert_error(response, 400, "VALIDATION_ERROR")
 
@@ -188,26 +185,26 @@ def test_every_api_route_is_in_the_openapi_document_with_its_errors(api, db):
             assert statuses & {"400", "401", "403"}, f"{method} {path} documents no error response"
 
 
-def test_deeply_nested_json_is_a_400(api, sandbox):
+def test_deeply_nested_json_is_a_400(api, program):
     body = "[" * 100_000 + "]" * 100_000
     response = api.generic(
         "POST",
         "/v1/auth/login",
         body,
         content_type="application/json",
-        HTTP_X_PROGRAM_ID=sandbox["consumerProgramId"],
+        HTTP_X_PROGRAM_ID=str(program.id),
     )
     assert_error(response, 400, "VALIDATION_ERROR")
 
 
 @pytest.mark.parametrize("charset", ["base64", "rot13"])
-def test_a_body_in_a_non_text_charset_is_a_400(api, sandbox, charset):
+def test_a_body_in_a_non_text_charset_is_a_400(api, program, charset):
     response = api.generic(
         "POST",
         "/v1/auth/login",
         b'{"email": "a@b.c", "password": "x"}',
         content_type=f"application/json; charset={charset}",
-        HTTP_X_PROGRAM_ID=sandbox["consumerProgramId"],
+        HTTP_X_PROGRAM_ID=str(program.id),
     )
     assert_error(response, 400, "VALIDATION_ERROR")
 

@@ -21,6 +21,8 @@ import pytest
 
 from onboarding.models import DocumentUpload
 from payments.models import PaymentRequest
+from tests.support.factories import PASSWORD, SignedIn
+from tests.support.factories_kernel import world_make
 from tests.support.openapi import openapi_document
 
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
@@ -74,7 +76,7 @@ def api(name: str):
     return importlib.import_module(f"bank_api_client.api.{name}")
 
 
-def signed_in(bank, base_url: str, program: str, person: dict):
+def signed_in(bank, base_url: str, program: str, person: SignedIn):
     """(AuthenticatedClient, the tokens, the TOTP) after login and verify-2fa."""
     from bank_api_client import AuthenticatedClient, Client
     from bank_api_client.models import LoginInputRequest, Verify2FaInputRequest
@@ -82,11 +84,11 @@ def signed_in(bank, base_url: str, program: str, person: dict):
     plain = Client(base_url=base_url, raise_on_unexpected_status=True)
     challenge = api("auth.auth_login_create").sync(
         client=plain,
-        body=LoginInputRequest(email=person["email"], password=person["password"]),
+        body=LoginInputRequest(email=person.email, password=PASSWORD),
         x_program_id=program,
     )
     assert challenge.data.challenge == "SOFTWARE_TOKEN_MFA"
-    totp = pyotp.TOTP(person["totpSecret"])
+    totp = pyotp.TOTP(person.user.totp_secret)
     tokens = api("auth.auth_verify_2fa_create").sync(
         client=plain,
         body=Verify2FaInputRequest(session_token=challenge.data.session_token, totp_code=totp.now()),
@@ -102,7 +104,7 @@ def signed_in(bank, base_url: str, program: str, person: dict):
 
 
 def test_the_generated_client_runs_the_readme_flow(
-    bank, transactional_db, live_server, sandbox, settings, tmp_path
+    bank, transactional_db, live_server, fx_rates, settings, tmp_path
 ):
     from bank_api_client import AuthenticatedClient, Client
     from bank_api_client import models as fx_models
@@ -126,23 +128,23 @@ def test_the_generated_client_runs_the_readme_flow(
             "OPTIONS": {"location": tmp_path / "media"},
         },
     }
-    url, program = live_server.url, sandbox["consumerProgramId"]
+    world = world_make()
+    url, program = live_server.url, str(world.consumer.id)
 
     # Public routes on the plain client.
     plain = Client(base_url=url, raise_on_unexpected_status=True)
     assert api("service.healthz_retrieve").sync_detailed(client=plain).status_code == 200
 
     # Sign in, then pay 25.00 to the saved beneficiary and settle it.
-    customer = sandbox["customer"]
-    client, _, _ = signed_in(bank, url, program, customer)
+    client, _, _ = signed_in(bank, url, program, world.customer)
     capabilities = api("accounts.capabilities_retrieve").sync(client=client)
     assert capabilities.success is True
     payment = api("payments.customers_accounts_payments_create").sync(
-        customer["customerId"],
-        customer["accountId"],
+        str(world.account.customer_id),
+        str(world.account.id),
         client=client,
         body=PaymentCreateRequest(
-            amount="25.00", reference="Invoice 42", beneficiary_id=customer["beneficiaryId"]
+            amount="25.00", reference="Invoice 42", beneficiary_id=str(world.beneficiary.id)
         ),
         idempotency_key=str(uuid.uuid4()),
     )
@@ -153,7 +155,7 @@ def test_the_generated_client_runs_the_readme_flow(
 
     # An FX quote.
     quote = api("fx.accounts_fx_quote_retrieve").sync(
-        customer["accountId"],
+        str(world.account.id),
         client=client,
         amount="100.00",
         # ISO 4217 codes are an enum in the document, so the client takes its members.
@@ -164,16 +166,15 @@ def test_the_generated_client_runs_the_readme_flow(
     assert quote.data.quote_id and quote.data.currency_two == "EUR"
 
     # Batch: verify, initiate, submit with the next TOTP code (the sign-in one is spent).
-    custodian = sandbox["custodian"]
-    custodian_client, _, custodian_totp = signed_in(bank, url, program, custodian)
-    payer = custodian["accounts"][0]
+    custodian_client, _, custodian_totp = signed_in(bank, url, program, world.custodian.person)
+    payer = world.custodian.accounts[0]
     payments = [
         {
             "payer": {
                 "account": {
                     "type": "uk",
-                    "sortCode": payer["sortCode"],
-                    "accountNumber": payer["accountNumber"],
+                    "sortCode": payer.sort_code,
+                    "accountNumber": payer.account_number,
                 }
             },
             "payee": {
@@ -205,7 +206,7 @@ def test_the_generated_client_runs_the_readme_flow(
     assert str(submitted.data.batch_id) == draft
 
     # Onboarding with the id_token: application, legal acceptance, presign, upload, download.
-    person = sandbox["customer2"]
+    person = world.customer2
     _, tokens, _ = signed_in(bank, url, program, person)
     onboarding = AuthenticatedClient(base_url=url, token=tokens.id_token, raise_on_unexpected_status=True)
     application = api("onboarding.applications_create").sync(
@@ -238,7 +239,7 @@ def test_the_generated_client_runs_the_readme_flow(
     assert accepted.success is True
     presign = api("onboarding.customers_documents_presign_create")
     upload = presign.sync(
-        person["customerId"],
+        str(person.customer.id),
         client=onboarding,
         body=PresignRequest.from_dict(
             {
@@ -256,7 +257,7 @@ def test_the_generated_client_runs_the_readme_flow(
     assert put.status_code == 200
     assert DocumentUpload.objects.get(key=upload.key).application_id == uuid.UUID(application_id)
     download = presign.sync(
-        person["customerId"],
+        str(person.customer.id),
         client=onboarding,
         body=PresignRequest.from_dict(
             {"collection": "kyc", "key": upload.key, "applicationId": application_id}

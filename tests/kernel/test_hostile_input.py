@@ -16,6 +16,7 @@ from bankapi.models import Account
 from payments.models import PaymentRequest
 from tests.payments.conftest import Snapshot, payments_url
 from tests.support.embedded_server import embedded_gunicorn
+from tests.support.factories import PASSWORD
 
 LIMIT = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
 OVERSIZED = b'{"padding": "' + b"x" * LIMIT + b'"}'
@@ -69,13 +70,12 @@ def test_an_oversized_body_is_413_on_every_json_route(client, customer_auth, sig
     assert checked >= 20
 
 
-def test_an_oversized_payment_changes_nothing(client, sandbox, customer_auth):
-    customer = sandbox["customer"]
+def test_an_oversized_payment_changes_nothing(client, customer_auth, account, beneficiary):
     before = Snapshot()
-    padded = {"amount": "1.00", "beneficiaryId": customer["beneficiaryId"], "reference": "x" * LIMIT}
+    padded = {"amount": "1.00", "beneficiaryId": str(beneficiary.id), "reference": "x" * LIMIT}
 
     response = client.post(
-        payments_url(customer["customerId"], customer["accountId"]),
+        payments_url(account.customer_id, account.id),
         json.dumps(padded),
         content_type="application/json",
         **customer_auth,
@@ -107,16 +107,15 @@ def test_an_oversized_chunked_body_is_413(client):
     assert_envelope(response, 413, "PAYLOAD_TOO_LARGE")
 
 
-def test_a_small_chunked_body_is_read_not_taken_as_empty(client, sandbox):
-    customer = sandbox["customer"]
-    body = json.dumps({"email": customer["email"], "password": customer["password"]}).encode()
+def test_a_small_chunked_body_is_read_not_taken_as_empty(client, payer):
+    body = json.dumps({"email": payer.email, "password": PASSWORD}).encode()
 
     response = chunked(
         client,
         "/v1/auth/login",
         body,
         decoded_by_server=True,
-        HTTP_X_PROGRAM_ID=sandbox["consumerProgramId"],
+        HTTP_X_PROGRAM_ID=str(payer.program_id),
     )
 
     assert response.status_code == 200, response.content
@@ -143,13 +142,12 @@ def test_a_chunked_body_the_server_did_not_decode_is_refused_not_read_as_empty(c
     ],
     ids=["top-level", "nested", "two-levels-down"],
 )
-def test_duplicate_keys_at_any_depth_are_refused(client, sandbox, customer_auth, raw):
-    customer = sandbox["customer"]
+def test_duplicate_keys_at_any_depth_are_refused(client, customer_auth, account, beneficiary, raw):
     before = Snapshot()
 
     response = client.post(
-        payments_url(customer["customerId"], customer["accountId"]),
-        raw % {"b": customer["beneficiaryId"]},
+        payments_url(account.customer_id, account.id),
+        raw % {"b": beneficiary.id},
         content_type="application/json",
         **customer_auth,
     )
@@ -159,13 +157,12 @@ def test_duplicate_keys_at_any_depth_are_refused(client, sandbox, customer_auth,
     assert before.unchanged()
 
 
-def test_a_duplicate_key_on_a_public_route_is_refused(client, sandbox):
-    customer = sandbox["customer"]
-    email, password = customer["email"], customer["password"]
+def test_a_duplicate_key_on_a_public_route_is_refused(client, payer):
+    email, password = payer.email, PASSWORD
     raw = f'{{"email": "{email}", "password": "wrong", "password": "{password}"}}'
 
     response = client.post(
-        "/v1/auth/login", raw, content_type="application/json", HTTP_X_PROGRAM_ID=sandbox["consumerProgramId"]
+        "/v1/auth/login", raw, content_type="application/json", HTTP_X_PROGRAM_ID=str(payer.program_id)
     )
 
     body = assert_envelope(response, 400, "VALIDATION_ERROR")
@@ -190,22 +187,21 @@ def test_a_duplicate_key_on_a_public_route_is_refused(client, sandbox):
     ],
     ids=["top-level", "two-levels-down", "one-level-down"],
 )
-def test_an_unknown_field_at_any_depth_is_refused_by_name(api, sandbox, customer_auth, extra, field):
-    customer = sandbox["customer"]
+def test_an_unknown_field_at_any_depth_is_refused_by_name(
+    api, customer_auth, account, beneficiary, extra, field
+):
     before = Snapshot()
     body = {"amount": "1.00", "reference": "Rent", **extra}
     if "payee" not in extra:
-        body["beneficiaryId"] = customer["beneficiaryId"]
+        body["beneficiaryId"] = str(beneficiary.id)
 
-    response = api.post(
-        payments_url(customer["customerId"], customer["accountId"]), body, format="json", **customer_auth
-    )
+    response = api.post(payments_url(account.customer_id, account.id), body, format="json", **customer_auth)
 
     answer = assert_envelope(response, 400, "VALIDATION_ERROR")
     assert {"field": field, "message": "Unknown field."} in answer["errors"]
     assert field in answer["message"]
     assert before.unchanged()
-    assert Account.objects.get(id=customer["accountId"]).balance == Decimal("100000.00")
+    assert Account.objects.get(id=account.id).balance == Decimal("100000.00")
     assert not PaymentRequest.objects.filter(reference="Rent").exists()
 
 
@@ -226,14 +222,12 @@ def test_an_unknown_field_in_a_list_of_objects_is_named_with_its_index():
     assert serializer.errors == {"lines": {1: {"nmae": ["Unknown field."]}}}
 
 
-def test_an_unknown_field_on_a_public_route_is_refused(api, sandbox):
-    customer = sandbox["customer"]
-
+def test_an_unknown_field_on_a_public_route_is_refused(api, payer):
     response = api.post(
         "/v1/auth/login",
-        {"email": customer["email"], "password": customer["password"], "remember": True},
+        {"email": payer.email, "password": PASSWORD, "remember": True},
         format="json",
-        HTTP_X_PROGRAM_ID=sandbox["consumerProgramId"],
+        HTTP_X_PROGRAM_ID=str(payer.program_id),
     )
 
     answer = assert_envelope(response, 400, "VALIDATION_ERROR")

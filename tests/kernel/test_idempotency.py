@@ -17,10 +17,11 @@ from bankapi.idempotency import (
     idempotent_replay,
     stored_response_http,
 )
-from bankapi.models import Account, Customer, IdempotencyRecord, Program
+from bankapi.models import IdempotencyRecord, Program
 from bankapi.scope import Role, Scope
 from payments.models import PaymentRequest
 from tests.payments.conftest import payments_url
+from tests.support.factories import ProgramFactory
 
 
 class Counter:
@@ -66,14 +67,8 @@ def _never(_) -> StoredResponse:
     raise AssertionError("a duplicate's work ran")
 
 
-@pytest.fixture
-def program(sandbox) -> Program:
-    return Program.objects.get(id=sandbox["consumerProgramId"])
-
-
-def test_a_replay_sends_the_first_answer_byte_for_byte(api, sandbox, customer_auth):
-    account = Account.objects.get(id=sandbox["customer"]["accountId"])
-    body = {"amount": "10.00", "reference": "Bytes", "beneficiaryId": sandbox["customer"]["beneficiaryId"]}
+def test_a_replay_sends_the_first_answer_byte_for_byte(api, customer_auth, account, beneficiary):
+    body = {"amount": "10.00", "reference": "Bytes", "beneficiaryId": str(beneficiary.id)}
     key = str(uuid.uuid4())
 
     def send():
@@ -94,10 +89,11 @@ def test_a_replay_sends_the_first_answer_byte_for_byte(api, sandbox, customer_au
     assert bytes(IdempotencyRecord.objects.get(key=key).response_body) == first.content
 
 
-def test_a_payment_key_reused_on_an_international_transfer_is_a_separate_key(api, sandbox, customer_auth):
-    account = Account.objects.get(id=sandbox["customer"]["accountId"])
+def test_a_payment_key_reused_on_an_international_transfer_is_a_separate_key(
+    api, customer_auth, account, beneficiary, fx_rates
+):
     key = str(uuid.uuid4())
-    beneficiary = sandbox["customer"]["beneficiaryId"]
+    beneficiary = str(beneficiary.id)
     quote = api.get(
         f"/v1/accounts/{account.id}/fx/quote",
         {"currencyOne": "GBP", "currencyTwo": "EUR", "amountCurrency": "GBP", "amount": "100.00"},
@@ -129,8 +125,8 @@ def test_a_payment_key_reused_on_an_international_transfer_is_a_separate_key(api
     }
 
 
-def test_each_owner_and_each_program_has_its_own_keys(sandbox, program):
-    other_program = Program.objects.get(id=sandbox["businessProgramId"])
+def test_each_owner_and_each_program_has_its_own_keys(program):
+    other_program = ProgramFactory(account_type=Program.AccountType.BUSINESS)
     owner, key = uuid.uuid4(), uuid.uuid4()
     work = Counter({"batchId": "b-1"})
 
@@ -148,7 +144,7 @@ def test_each_owner_and_each_program_has_its_own_keys(sandbox, program):
     assert IdempotencyRecord.objects.filter(key=key).count() == 4
 
 
-def test_a_claim_inside_a_callers_transaction_fails_loudly(sandbox, program):
+def test_a_claim_inside_a_callers_transaction_fails_loudly(program):
     work = Counter({})
 
     with pytest.raises(RuntimeError, match="durable"):
@@ -159,7 +155,7 @@ def test_a_claim_inside_a_callers_transaction_fails_loudly(sandbox, program):
     assert IdempotencyRecord.objects.count() == 0
 
 
-def test_a_completed_key_can_be_replayed_before_any_other_check(sandbox, program):
+def test_a_completed_key_can_be_replayed_before_any_other_check(program):
     owner, key = uuid.uuid4(), uuid.uuid4()
     lookup = {
         "program": program,
@@ -180,8 +176,7 @@ def test_a_completed_key_can_be_replayed_before_any_other_check(sandbox, program
     assert idempotent_replay(**lookup, key=None) is None
 
 
-def test_the_owner_of_a_callers_key_follows_its_role(sandbox):
-    customer = Customer.objects.get(id=sandbox["customer"]["customerId"])
+def test_the_owner_of_a_callers_key_follows_its_role(customer):
     base = {"program_id": customer.program_id, "sandbox": True, "user_id": uuid.uuid4()}
     custodian_id = uuid.uuid4()
 
@@ -194,7 +189,7 @@ def test_the_owner_of_a_callers_key_follows_its_role(sandbox):
     assert idempotency_owner_of(as_management) == (OwnerKind.MANAGEMENT, base["user_id"])
 
 
-def test_the_checks_run_with_the_key_held_and_the_work_gets_what_they_found(sandbox, program):
+def test_the_checks_run_with_the_key_held_and_the_work_gets_what_they_found(program):
     owner, key = uuid.uuid4(), uuid.uuid4()
     seen = []
 
@@ -215,7 +210,7 @@ def test_the_checks_run_with_the_key_held_and_the_work_gets_what_they_found(sand
     assert IdempotencyRecord.objects.get(key=key).state == IdempotencyRecord.State.COMPLETED
 
 
-def test_a_duplicate_of_a_request_in_flight_is_a_409_before_its_checks_run(sandbox, program):
+def test_a_duplicate_of_a_request_in_flight_is_a_409_before_its_checks_run(program):
     owner, key = uuid.uuid4(), uuid.uuid4()
     duplicate_checks, answers = [], []
 
@@ -239,7 +234,7 @@ def test_a_duplicate_of_a_request_in_flight_is_a_409_before_its_checks_run(sandb
     assert replay.replayed and b'"batchId":"b-1"' in replay.content
 
 
-def test_a_refusal_in_the_checks_releases_the_key_and_does_no_work(sandbox, program):
+def test_a_refusal_in_the_checks_releases_the_key_and_does_no_work(program):
     owner, key = uuid.uuid4(), uuid.uuid4()
     work = Counter({})
 

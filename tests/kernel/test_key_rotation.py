@@ -15,7 +15,6 @@ from django.test import override_settings
 from authn.models import User
 from bankapi import key_rotation
 from bankapi.key_rotation import encrypted_models, stale_values_count
-from bankapi.models import Account
 from cards.models import Card
 from cards.services import card_issue
 from events.models import WebhookEndpoint
@@ -26,16 +25,15 @@ PREVIOUS = "whsec_cHJldnByZXZwcmV2cHJldnByZXZwcmV2"
 
 
 @pytest.fixture
-def secrets(sandbox) -> dict:
+def secrets(program, account, payer, business) -> dict:
     """Real encrypted data of every kind: cards, TOTP seeds, webhook secrets."""
-    account = Account.objects.get(id=sandbox["customer"]["accountId"])
     cards = [card_issue(account=account, name_on_card=f"ROTATE {n}") for n in range(5)]
-    users = list(User.objects.filter(email__in=[sandbox["customer"]["email"], sandbox["business"]["email"]]))
+    users = [payer.user, business.user]
     for user in users:
         user.totp_secret = TOTP_SEED
         user.save(update_fields=["totp_secret"])
     endpoint = WebhookEndpoint.objects.create(
-        program_id=sandbox["consumerProgramId"],
+        program=program,
         url="https://hooks.example.com/rotate",
         event_types=["payment_request.settled"],
         secret=SECRET,

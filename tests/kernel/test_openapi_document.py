@@ -425,7 +425,7 @@ def test_every_idempotency_key_header_states_it_must_be_a_uuid():
 
 @pytest.mark.parametrize("today", ["2027-01-24", "2027-12-20", "2028-02-01"])
 def test_the_monthly_and_clock_examples_sent_as_they_are_pay_three_runs_whatever_today_is(
-    api, sandbox, today
+    api, payer, account, today
 ):
     """Swagger UI's two dated examples count from today: the payment makes a schedule
     (a later day), and the clock's day has its first three runs paid."""
@@ -434,19 +434,18 @@ def test_the_monthly_and_clock_examples_sent_as_they_are_pay_three_runs_whatever
     import time_machine
 
     from payments.models import ScheduledPayment, ScheduleRun
-    from tests.support.auth import access_header
+    from tests.support.factories import SignedIn
 
-    customer = sandbox["customer"]
-    account = f"/v1/customers/{customer['customerId']}/accounts/{customer['accountId']}"
+    account_url = f"/v1/customers/{account.customer_id}/accounts/{account.id}"
     with time_machine.travel(datetime.fromisoformat(today).replace(hour=12, tzinfo=UTC), tick=False):
         paths = api.get("/v1/openapi.json").json()["paths"]  # what Swagger UI reads, made now
         monthly = paths[PAYMENTS]["post"]["requestBody"]["content"]["application/json"]["examples"]["monthly"]
         clock_media = paths["/v1/sandbox/scheduled-payments/run"]["post"]["requestBody"]["content"]
         clock = clock_media["application/json"]["examples"]["date"]["value"]
-        auth = access_header(customer["email"], sandbox["consumerProgramId"])
+        auth = SignedIn(payer.user).access  # signed in on the day travelled to
 
         made = api.post(
-            f"{account}/payments",
+            f"{account_url}/payments",
             monthly["value"],
             format="json",
             HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()),

@@ -17,20 +17,15 @@ from payments.ledger import ledger_fund_account
 from tests.support.factories import funded_account
 
 
-def an_event(sandbox_customer: Customer) -> Event:
+def an_event(customer: Customer) -> Event:
     return Event(
-        program_id=sandbox_customer.program_id,
+        program_id=customer.program_id,
         sandbox=True,
         type="payment_request.accepted",
         resource_type="payment_request",
         resource_id="r-1",
         data={},
     )
-
-
-@pytest.fixture
-def customer(sandbox) -> Customer:
-    return Customer.objects.filter(sandbox=True).order_by("created_at").first()
 
 
 @pytest.mark.parametrize("signal", [signals.pre_save, signals.post_save], ids=["pre_save", "post_save"])

@@ -5,14 +5,15 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from authn.models import User
-from bankapi.models import Custodian, Customer, Program
+from bankapi.models import Customer, Program
 from bankapi.roles import Role
 from bankapi.scope import Scope, customers_of
+from tests.support.factories import custodian_with_clients
 
 
-def scope(sandbox: dict, role: str, **party) -> Scope:
+def scope(program: Program, role: str, **party) -> Scope:
     return Scope(
-        program_id=uuid.UUID(sandbox["consumerProgramId"]),
+        program_id=program.id,
         sandbox=True,
         role=role,
         user_id=uuid.uuid4(),
@@ -21,35 +22,38 @@ def scope(sandbox: dict, role: str, **party) -> Scope:
     )
 
 
-def test_a_custodian_acts_for_its_own_customers_only(sandbox):
-    custodian = Custodian.objects.get(
-        id=Customer.objects.get(id=sandbox["custodian"]["customerIds"][0]).custodian_id
-    )
-    ids = {str(c.id) for c in customers_of(scope(sandbox, Role.CUSTODIAN, custodian_id=custodian.id))}
-    assert ids == set(sandbox["custodian"]["customerIds"])
+def test_a_custodian_acts_for_its_own_customers_only(program, customer):
+    custodian = custodian_with_clients(program).custodian
+    custodian_with_clients(program, name="Another Custodian")
+
+    ids = {c.id for c in customers_of(scope(program, Role.CUSTODIAN, custodian_id=custodian.id))}
+
+    assert ids == set(Customer.objects.filter(custodian=custodian).values_list("id", flat=True))
+    assert len(ids) == 2
 
 
 @pytest.mark.parametrize("role", [Role.CUSTOMER, Role.CUSTODIAN])
-def test_a_scope_missing_its_party_acts_for_nobody(sandbox, role):
+def test_a_scope_missing_its_party_acts_for_nobody(program, customer, role):
+    custodian_with_clients(program)
     # Not "every customer without a custodian", which a null filter would match.
-    assert Customer.objects.filter(program_id=sandbox["consumerProgramId"], custodian=None).exists()
-    assert list(customers_of(scope(sandbox, role))) == []
+    assert Customer.objects.filter(program=program, custodian=None).exists()
+    assert list(customers_of(scope(program, role))) == []
 
 
 @pytest.mark.parametrize("role", [Role.CUSTOMER, Role.CUSTODIAN])
-def test_the_database_refuses_a_user_without_the_party_its_role_acts_for(sandbox, role):
+def test_the_database_refuses_a_user_without_the_party_its_role_acts_for(program, role):
     with pytest.raises(IntegrityError), transaction.atomic():
         User.objects.create_user(
-            f"orphan.{role}@sandbox.example",
+            f"orphan.{role}@example.test",
             "Orphan-Password-42",
-            program_id=sandbox["consumerProgramId"],
+            program_id=program.id,
             role=role,
         )
 
 
-def test_admin_validation_explains_an_inconsistent_user(sandbox):
-    consumer = Program.objects.get(id=sandbox["consumerProgramId"])
-    elsewhere = Customer.objects.get(id=sandbox["business"]["customerId"])
+def test_admin_validation_explains_an_inconsistent_user(program, business):
+    consumer = program
+    elsewhere = business.customer
     cases = [
         (User(email="a@x.test", program=consumer, role=Role.CUSTOMER), "customer"),
         (User(email="b@x.test", program=consumer, role=Role.CUSTODIAN), "custodian"),

@@ -10,6 +10,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from bankapi.api import AccountScopedView, CursorListView
 from bankapi.models import Account, Customer, Program, TenantOwned
 from bankapi.scope import Role, Scope
+from tests.support.factories import funded_account
 
 # Users are the one exception: staff and management users belong to no program.
 NOT_TENANT_OWNED = {"authn.User"}
@@ -52,8 +53,8 @@ def test_every_model_with_a_program_and_an_environment_derives_from_the_tenant_o
         assert {"program", "sandbox", "created_at", "updated_at"} <= names, model
 
 
-def test_for_scope_returns_the_rows_of_the_callers_program_and_environment_only(sandbox):
-    mine = Customer.objects.get(id=sandbox["customer"]["customerId"])
+def test_for_scope_returns_the_rows_of_the_callers_program_and_environment_only(customer, account, business):
+    mine = customer
     scope = Scope(
         program_id=mine.program_id,
         sandbox=True,
@@ -63,7 +64,8 @@ def test_for_scope_returns_the_rows_of_the_callers_program_and_environment_only(
         custodian_id=None,
     )
     in_production = Customer.objects.create(program=mine.program, sandbox=False, name="Production twin")
-    elsewhere = Customer.objects.exclude(program=mine.program).filter(sandbox=True).first()
+    elsewhere = business.customer
+    funded_account(elsewhere, "10.00")
 
     seen = set(Customer.objects.for_scope(scope).values_list("id", flat=True))
 
@@ -87,9 +89,9 @@ def test_the_account_lists_share_the_cursor_list_base():
         assert issubclass(lists[name], CursorListView), name
 
 
-def test_an_outsiders_account_is_not_found_before_the_body_is_read(api, sandbox, customer_auth):
-    theirs = sandbox["customer2"]
-    url = f"/v1/customers/{theirs['customerId']}/accounts/{theirs['accountId']}/payments"
+def test_an_outsiders_account_is_not_found_before_the_body_is_read(api, customer2_account, customer_auth):
+    theirs = customer2_account
+    url = f"/v1/customers/{theirs.customer_id}/accounts/{theirs.id}/payments"
 
     response = api.post(url, {"amount": "not money", "unknown": True}, format="json", **customer_auth)
 

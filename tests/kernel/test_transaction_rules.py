@@ -11,16 +11,11 @@ from django.db.transaction import TransactionManagementError
 
 from bankapi.errors import ApiError
 from bankapi.idempotency import Fingerprint, OwnerKind, StoredResponse, idempotent_call
-from bankapi.models import Customer, IdempotencyRecord
+from bankapi.models import IdempotencyRecord
 from bankapi.transactions import outside_transaction_require
 from payments.models import PaymentRequest
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from tests.support.factories import funded_account
-
-
-@pytest.fixture
-def customer(sandbox) -> Customer:
-    return Customer.objects.filter(sandbox=True).order_by("created_at").first()
 
 
 def test_outside_transaction_require_passes_outside_and_raises_inside(db):

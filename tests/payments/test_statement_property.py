@@ -1,8 +1,14 @@
 """Whatever happens to an account (payments, settlements, failures, batch
 payments, schedule runs, over several days), every statement of every period
 reconciles: with itself, with the statements around it, and with the raw
-ledger postings (summed afresh, not read from the running balances)."""
+ledger postings (summed afresh, not read from the running balances).
 
+Statements are also read between the steps, in every format, so the days they
+close are stored (`StatementDay`) and later statements read them: each
+statement's bytes are those written from the ledger alone, and the check run
+after every test compares every stored day with the ledger."""
+
+import copy
 import itertools
 import json
 import os
@@ -19,13 +25,13 @@ from authn.models import User
 from bankapi.errors import ApiError
 from bankapi.models import Account, Customer
 from batches.services.processing import batch_process
-from payments.models import LedgerPosting, PaymentRequest
+from payments.models import LedgerPosting, PaymentRequest, StatementDay
 from payments.payees import Payee, UkAccount
 from payments.selectors.ledger import balance_as_of, day_start
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.schedules import schedule_create, scheduled_payments_run
 from payments.services.settlement import payment_fail, payment_settle
-from payments.statement_formats import JSON_LAYOUT, statement_json, statement_read
+from payments.statement_formats import JSON_LAYOUT, LAYOUTS, statement_json, statement_read
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
 from tests.support.factories import custodian_with_clients, funded_account
@@ -94,8 +100,16 @@ def _apply(operation: tuple, account: Account, custodian_user: User, clock) -> N
 
 
 def _check_statement(account: Account, first, last) -> tuple[Decimal, Decimal]:
+    # The account as a request reads it: its latest booking time says which days are closed.
+    account = Account.objects.get(id=account.id)
+    body = statement_json(statement_read(account, first, last, JSON_LAYOUT))
+    # Every line written from the ledger: an account that has booked nothing
+    # has no closed day, so nothing stored is read (nor stored).
+    unstored = copy.copy(account)
+    unstored.last_booked_at = None
+    assert body == statement_json(statement_read(unstored, first, last, JSON_LAYOUT))
     # The JSON body the route answers, parsed.
-    statement = json.loads(statement_json(statement_read(account, first, last, JSON_LAYOUT)))["data"]
+    statement = json.loads(body)["data"]
     start, end = day_start(first), day_start(last + timedelta(days=1))
     opening, closing = Decimal(statement["openingBalance"]), Decimal(statement["closingBalance"])
     lines = statement["entries"]
@@ -149,6 +163,11 @@ def test_every_statement_reconciles_whatever_happened(client_account_maker, oper
         account = make()
         for operation in operations:
             _apply(operation, account, custodian_user, clock)
+            # Now and then a statement of everything so far, in any format: its closed days are stored.
+            layout = data.draw(st.sampled_from([None, *LAYOUTS]), label="read")
+            if layout is not None:
+                today = datetime.now(UTC).date()
+                statement_read(Account.objects.get(id=account.id), START.date(), today, layout)
         today = datetime.now(UTC).date()
         days = [START.date() + timedelta(days=n) for n in range((today - START.date()).days + 1)]
 
@@ -165,3 +184,7 @@ def test_every_statement_reconciles_whatever_happened(client_account_maker, oper
             assert (left[0], left[1], right[1]) == (opening, right[0], closing)
         # The whole history up to today ends at the account's balance.
         assert _check_statement(account, days[0], today)[1] == Account.objects.get(id=account.id).balance
+        # Every closed day of the history is stored now (in JSON at least).
+        closed = Account.objects.get(id=account.id).last_booked_at.date() - timedelta(days=1)
+        json_days = StatementDay.objects.filter(account_id=account.id, layout=JSON_LAYOUT.key)
+        assert sorted(json_days.values_list("day", flat=True)) == [day for day in days if day <= closed]

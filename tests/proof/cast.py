@@ -1,6 +1,7 @@
 """The people of the security matrix: for each role, a victim and its outsiders.
 
-Victims are the bootstrap's sandbox customer, custodian and management user.
+Victims are the customer, custodian and management user of a `World`
+(tests/support/factories_kernel.py).
 Each has outsiders of the same role: another party of the same program and
 environment, one of another program, and one of the other environment
 (production), plus tokens that must never work: expired, revoked by a global
@@ -18,7 +19,7 @@ from authn.models import User
 from authn.tokens import ACCESS, ID, tokens_issue, tokens_revoke_all
 from bankapi.models import Account, Custodian, Customer, Program
 from bankapi.roles import Role
-from tests.support.auth import user_by_email
+from tests.support.factories_kernel import World
 
 # Columns of the matrix, in print order. "own" is the control: the victim's own
 # right token, which must get past authentication and tenancy.
@@ -117,62 +118,61 @@ def _account_secrets(account_ids) -> set[str]:
     return values
 
 
-def customer_principal(sandbox: dict, objects: dict[str, str]) -> Principal:
-    """The sandbox customer; `objects` names its other resources by path parameter."""
-    consumer = Program.objects.get(id=sandbox["consumerProgramId"])
-    me = sandbox["customer"]
-    victim = user_by_email(me["email"], sandbox["consumerProgramId"])
+def customer_principal(world: World, objects: dict[str, str]) -> Principal:
+    """The world's customer; `objects` names its other resources by path parameter."""
+    consumer = world.consumer
+    me = world.customer_ids
+    victim = world.customer.user
     live = _customer_with_account(consumer, False, "Live Customer")
     outsiders = {
-        "other-customer": user_by_email(sandbox["customer2"]["email"], sandbox["consumerProgramId"]),
-        "other-program": user_by_email(sandbox["business"]["email"], sandbox["businessProgramId"]),
+        "other-customer": world.customer2.user,
+        "other-program": world.business.user,
         "other-environment": _party_user(
             "live-customer@example.com", Role.CUSTOMER, consumer, False, customer=live
         ),
     }
-    ids = {value for key, value in me.items() if key.endswith("Id")}
-    accounts = [me[key] for key in ("accountId", "shortRefAccountId", "lowBalanceAccountId", "eurAccountId")]
+    accounts = [account.id for account in world.customer_accounts]
     return Principal(
         role=Role.CUSTOMER,
         program_id=str(consumer.id),
         path_values={"customerId": me["customerId"], "accountId": me["accountId"], **objects},
-        secrets=ids | set(objects.values()) | {me["email"]} | _account_secrets(accounts),
+        secrets=set(me.values()) | set(objects.values()) | {victim.email} | _account_secrets(accounts),
         headers=_victim_headers(victim, outsiders, str(consumer.id)),
     )
 
 
-def custodian_principal(sandbox: dict, objects: dict[str, str]) -> Principal:
-    consumer = Program.objects.get(id=sandbox["consumerProgramId"])
-    business = Program.objects.get(id=sandbox["businessProgramId"])
-    me = sandbox["custodian"]
-    victim = user_by_email(me["email"], sandbox["consumerProgramId"])
+def custodian_principal(world: World, objects: dict[str, str]) -> Principal:
+    consumer, business = world.consumer, world.business_program
+    victim = world.custodian.user
     outsiders = {
         "other-customer": _custodian_user("other-custodian@example.com", consumer, True),
         "other-program": _custodian_user("business-custodian@example.com", business, True),
         "other-environment": _custodian_user("live-custodian@example.com", consumer, False),
     }
-    accounts = [entry["accountId"] for entry in me["accounts"]]
+    accounts = [str(account.id) for account in world.custodian.accounts]
+    customer_ids = [str(account.customer_id) for account in world.custodian.accounts]
     return Principal(
         role=Role.CUSTODIAN,
         program_id=str(consumer.id),
-        path_values={"customerId": me["customerIds"][0], "accountId": accounts[0], **objects},
-        secrets=set(me["customerIds"]) | set(accounts) | {me["email"]} | _account_secrets(accounts),
+        path_values={"customerId": customer_ids[0], "accountId": accounts[0], **objects},
+        secrets=set(customer_ids) | set(accounts) | {victim.email} | _account_secrets(accounts),
         headers=_victim_headers(victim, outsiders, str(consumer.id)),
     )
 
 
-def management_principal(sandbox: dict, objects: dict[str, str], secrets: set[str]) -> Principal:
-    """The sandbox management user naming the consumer program. It has no program
+def management_principal(world: World, objects: dict[str, str], secrets: set[str]) -> Principal:
+    """The world's management user naming the consumer program. It has no program
     of its own, so its only outsider is a production management user."""
-    victim = user_by_email(sandbox["management"]["email"], None)
+    victim = world.management.user
+    program_id = str(world.consumer.id)
     outsiders = {
         "other-environment": _party_user("live-management@example.com", Role.MANAGEMENT, None, False)
     }
     return Principal(
         role=Role.MANAGEMENT,
-        program_id=sandbox["consumerProgramId"],
+        program_id=program_id,
         path_values=dict(objects),
         secrets=secrets | set(objects.values()),
-        headers=_victim_headers(victim, outsiders, sandbox["consumerProgramId"]),
-        query={"programId": sandbox["consumerProgramId"]},
+        headers=_victim_headers(victim, outsiders, program_id),
+        query={"programId": program_id},
     )

@@ -6,6 +6,8 @@ summary prints them whether or not `-s` was given, so CI logs keep them.
 
 import pytest
 
+from tests.support.factories_kernel import World, world_make
+
 _SECTIONS: list[tuple[str, str]] = []
 
 
@@ -18,3 +20,9 @@ def pytest_terminal_summary(terminalreporter):
     for title, text in _SECTIONS:
         terminalreporter.write_sep("=", title)
         terminalreporter.write_line(text)
+
+
+@pytest.fixture
+def world(db, fx_rates) -> World:
+    """Every role's users and objects, with the starting FX rates."""
+    return world_make()

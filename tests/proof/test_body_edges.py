@@ -27,6 +27,7 @@ import io
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -36,10 +37,11 @@ from django.test import Client
 from bankapi.models import Account
 from batches.models import Draft
 from onboarding.links import sandbox_flow_token
-from onboarding.models import Ubo
+from onboarding.models import Application, Ubo
 from onboarding.services.documents import local_document_url
 from tests.proof.routes import all_routes
-from tests.support.auth import access_header
+from tests.support.factories import CustodianSetup, SignedIn, custodian_with_clients
+from tests.support.factories_backoffice import company_application
 from tests.support.pain001 import V09, Instruction, Tx, pain001, scan
 
 BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
@@ -147,7 +149,23 @@ def test_a_chunked_body_the_server_did_not_decode_is_411(client, method, route):
 PDF = b"%PDF-1.7\n" + bytes(range(256)) * (DOCUMENT_LIMIT // 256)
 
 
-def _document_upload(client: Client, sandbox: dict, storage: Path, route) -> None:
+@dataclass
+class Senders:
+    """Who sends the bodies: the payer and its GBP account, a custodian of the same
+    program with two funded clients, a company application with its owners."""
+
+    payer: SignedIn
+    account: Account
+    custodian: CustodianSetup
+    company: Application
+
+
+@pytest.fixture
+def senders(program, payer, account, business) -> Senders:
+    return Senders(payer, account, custodian_with_clients(program), company_application(business.customer))
+
+
+def _document_upload(client: Client, senders: Senders, storage: Path, route) -> None:
     for size in (DOCUMENT_LIMIT, 4465, 5):
         key = f"kyc/{uuid.uuid4()}/PASSPORT/{uuid.uuid4()}"
         url = local_document_url(
@@ -165,8 +183,8 @@ def _document_upload(client: Client, sandbox: dict, storage: Path, route) -> Non
         assert (storage / key).read_bytes() == body
 
 
-def _sandbox_outcome(client: Client, sandbox: dict, storage: Path, route) -> None:
-    ubo = Ubo.objects.filter(application_id=sandbox["business"]["applicationId"]).first()
+def _sandbox_outcome(client: Client, senders: Senders, storage: Path, route) -> None:
+    ubo = Ubo.objects.filter(application=senders.company).first()
     token = sandbox_flow_token(ubo, success_url="", reject_url="", expires_at=int(time.time()) + 60)
 
     response = send(
@@ -178,23 +196,19 @@ def _sandbox_outcome(client: Client, sandbox: dict, storage: Path, route) -> Non
     assert ubo.status == Ubo.Status.VERIFIED
 
 
-def _payment_file(client: Client, sandbox: dict, storage: Path, route) -> None:
+def _payment_file(client: Client, senders: Senders, storage: Path, route) -> None:
     """A pain.001 of several transactions: the draft holds every one of them."""
     if "customerId" in route.parameters:
-        caller, program = sandbox["customer"], sandbox["consumerProgramId"]
-        account = Account.objects.get(id=caller["accountId"])
-        payer = scan(account.sort_code, account.account_number)
-        path = route.path({"customerId": caller["customerId"]})
+        caller, account = senders.payer, senders.account
+        path = route.path({"customerId": str(account.customer_id)})
     else:
-        caller, program = sandbox["custodian"], sandbox["custodian"]["programId"]
-        payer = scan(caller["accounts"][0]["sortCode"], caller["accounts"][0]["accountNumber"])
+        caller, account = senders.custodian.person, senders.custodian.accounts[0]
         path = route.path({})
+    payer = scan(account.sort_code, account.account_number)
     transactions = [Tx(f"E2E-{n}", f"{n}.00", scan("200000", "55779911")) for n in range(1, 41)]
     body = pain001([Instruction(payer, transactions)], msg_id=f"CHUNKED-{uuid.uuid4().hex[:20]}", version=V09)
 
-    response = send(
-        client, "POST", path, body, "application/xml", headers=access_header(caller["email"], program)
-    )
+    response = send(client, "POST", path, body, "application/xml", headers=caller.access)
 
     assert response.status_code == 200, response.content
     draft = Draft.objects.get(id=response.json()["requestId"])
@@ -243,7 +257,7 @@ def storage(settings, tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("case", list(WHOLE_BODY_CASES), ids=[" ".join(key) for key in WHOLE_BODY_CASES])
-def test_a_chunked_body_reaches_the_route_whole(client, sandbox, storage, case):
+def test_a_chunked_body_reaches_the_route_whole(client, senders, storage, case):
     route = _non_json_body_routes()[case]
 
-    WHOLE_BODY_CASES[case](client, sandbox, storage, route)
+    WHOLE_BODY_CASES[case](client, senders, storage, route)

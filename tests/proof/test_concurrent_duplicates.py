@@ -28,11 +28,12 @@ from authn.models import LoginThrottle, User
 from bankapi.models import Account, IdempotencyRecord, Program
 from batches.models import Batch
 from onboarding.models import Application
-from payments.models import PaymentRequest
+from payments.models import Beneficiary, PaymentRequest
 from tests.conftest import requires_postgres
 from tests.proof.conftest import report_figures
 from tests.proof.routes import Route, all_routes, idempotent_routes
 from tests.support.auth import access_header, id_header
+from tests.support.factories import CustodianSetup, SignedIn, custodian_with_clients
 from tests.support.openapi import openapi_document
 from tests.support.race import run_at_once
 
@@ -54,20 +55,31 @@ class Race:
     debit: Decimal = Decimal("0")  # what leaves it, exactly once
 
 
-def _user(sandbox: dict, who: str) -> User:
-    return User.objects.get(email=sandbox[who]["email"], program_id=sandbox["consumerProgramId"])
+@dataclass
+class Callers:
+    """Who sends the requests: the payer with its GBP account (100,000.00) and saved
+    beneficiary, and a custodian of the same program with two funded clients."""
+
+    payer: SignedIn
+    account: Account
+    beneficiary: Beneficiary
+    custodian: CustodianSetup
+
+
+@pytest.fixture
+def callers(program, payer, account, beneficiary, fx_rates) -> Callers:
+    return Callers(payer, account, beneficiary, custodian_with_clients(program))
 
 
 def _debit(account: Account, amount: str) -> Decimal:
     return Decimal(amount) + Program.objects.get(id=account.program_id).fee_per_payment
 
 
-def _payment(sandbox: dict, key: str) -> Race:
-    account = Account.objects.get(id=sandbox["customer"]["accountId"])
-    auth = access_header(sandbox["customer"]["email"], str(account.program_id))
+def _payment(callers: Callers, key: str) -> Race:
+    account, auth = callers.account, callers.payer.access
     return Race(
         path=f"/v1/customers/{account.customer_id}/accounts/{account.id}/payments",
-        body={"amount": "10.00", "reference": "Once", "beneficiaryId": sandbox["customer"]["beneficiaryId"]},
+        body={"amount": "10.00", "reference": "Once", "beneficiaryId": str(callers.beneficiary.id)},
         headers={"HTTP_IDEMPOTENCY_KEY": key, **auth},
         made=lambda: PaymentRequest.objects.filter(account=account),
         made_id=lambda data: data["bankTransfer"]["requestId"],
@@ -76,9 +88,8 @@ def _payment(sandbox: dict, key: str) -> Race:
     )
 
 
-def _international_transfer(sandbox: dict, key: str) -> Race:
-    account = Account.objects.get(id=sandbox["customer"]["accountId"])
-    auth = access_header(sandbox["customer"]["email"], str(account.program_id))
+def _international_transfer(callers: Callers, key: str) -> Race:
+    account, auth = callers.account, callers.payer.access
     quote = APIClient().get(
         f"/v1/accounts/{account.id}/fx/quote",
         {"currencyOne": "GBP", "currencyTwo": "EUR", "amountCurrency": "GBP", "amount": "100.00"},
@@ -89,7 +100,7 @@ def _international_transfer(sandbox: dict, key: str) -> Race:
         path=f"/v1/customers/{account.customer_id}/accounts/{account.id}/international-transfers",
         body={
             "quoteId": quote.json()["data"]["quoteId"],
-            "beneficiaryId": sandbox["customer"]["beneficiaryId"],
+            "beneficiaryId": str(callers.beneficiary.id),
             "reference": "Tuition",
         },
         headers={"HTTP_IDEMPOTENCY_KEY": key, **auth},
@@ -132,19 +143,18 @@ def _batch(path: str, user: User, account: Account, key: str) -> Race:
     )
 
 
-def _custodian_batch(sandbox: dict, key: str) -> Race:
-    account = Account.objects.get(id=sandbox["custodian"]["accounts"][0]["accountId"])
-    return _batch("/v1/batch-payments", _user(sandbox, "custodian"), account, key)
+def _custodian_batch(callers: Callers, key: str) -> Race:
+    return _batch("/v1/batch-payments", callers.custodian.user, callers.custodian.accounts[0], key)
 
 
-def _customer_batch(sandbox: dict, key: str) -> Race:
-    account = Account.objects.get(id=sandbox["customer"]["accountId"])
+def _customer_batch(callers: Callers, key: str) -> Race:
+    account = callers.account
     path = f"/v1/customers/{account.customer_id}/batch-payments"
-    return _batch(path, _user(sandbox, "customer"), account, key)
+    return _batch(path, callers.payer.user, account, key)
 
 
-def _application(sandbox: dict, key: str) -> Race:
-    user = _user(sandbox, "customer")
+def _application(callers: Callers, key: str) -> Race:
+    user = callers.payer.user
     return Race(
         path="/v1/applications",
         body={"isCompany": False},
@@ -155,7 +165,7 @@ def _application(sandbox: dict, key: str) -> Race:
 
 
 # Route (as in the OpenAPI document) -> the scenario of one successful request.
-SCENARIOS: dict[str, Callable[[dict, str], Race]] = {
+SCENARIOS: dict[str, Callable[[Callers, str], Race]] = {
     "/v1/customers/{customerId}/accounts/{accountId}/payments": _payment,
     "/v1/customers/{customerId}/accounts/{accountId}/international-transfers": _international_transfer,
     "/v1/batch-payments": _custodian_batch,
@@ -236,12 +246,12 @@ def _second_factor_failures() -> int:
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("route", _family(), ids=lambda route: route.display)
-def test_duplicates_at_once_answer_the_first_answer_or_409_and_act_once(sandbox, route):
+def test_duplicates_at_once_answer_the_first_answer_or_409_and_act_once(callers, route):
     # Given one successful request of the route, with a key
     if route.display not in SCENARIOS:
         pytest.fail(f"{route.display} is idempotent but has no scenario in SCENARIOS")
     key = str(uuid.uuid4())
-    race = SCENARIOS[route.display](sandbox, key)
+    race = SCENARIOS[route.display](callers, key)
     before = race.payer.balance if race.payer else None
     made_before = set(race.made().values_list("id", flat=True))
 

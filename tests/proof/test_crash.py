@@ -35,6 +35,7 @@ from payments.services.settlement import payments_settle_pending
 from tests.conftest import requires_redis
 from tests.proof.conftest import report_figures
 from tests.proof.processes import CeleryWorker, Gunicorn, kill, request, server_environment
+from tests.support.factories import custodian_with_clients
 
 CHAOS_SECONDS = float(os.environ.get("CRASH_SECONDS", "30"))
 CLIENTS = 8
@@ -43,10 +44,9 @@ STALE_CLAIM_SECONDS = 3
 PAYEE = {"name": "Crash Payee", "account": {"type": "uk", "sortCode": "040004", "accountNumber": "12345678"}}
 
 
-def _production_customer(sandbox: dict) -> tuple[Account, str]:
+def _production_customer(program: Program) -> tuple[Account, str]:
     """A production customer (the settlement task settles production payments) with
     a large balance, and its access token."""
-    program = Program.objects.get(id=sandbox["consumerProgramId"])
     customer = Customer.objects.create(program=program, sandbox=False, name="Crash Customer")
     account = Account.objects.create(
         program=program, sandbox=False, customer=customer, name="Crash GBP", currency="GBP"
@@ -152,11 +152,11 @@ def _settler(queue: str, until: float) -> None:
 
 
 @requires_redis
-def test_payments_survive_sigkilled_web_and_celery_workers(transactional_db, sandbox, tmp_path):
+def test_payments_survive_sigkilled_web_and_celery_workers(transactional_db, program, tmp_path):
     from bankapi.celery import app
 
     app.conf.task_always_eager = False  # the autouse fixture restores it
-    account, token = _production_customer(sandbox)
+    account, token = _production_customer(program)
     opening = Account.objects.get(id=account.id).balance
     env = server_environment(IDEMPOTENCY_STALE_CLAIM_SECONDS=str(STALE_CLAIM_SECONDS))
     web = Gunicorn(env, WEB_WORKERS, tmp_path / "gunicorn.log")
@@ -290,21 +290,23 @@ def _retrying(port: int, method: str, path: str, body: dict | None, headers: dic
 
 
 @requires_redis
-def test_a_batch_survives_sigkilled_web_and_celery_workers(transactional_db, sandbox, tmp_path):
+def test_a_batch_survives_sigkilled_web_and_celery_workers(transactional_db, program, tmp_path):
     """A custodian's batch submitted through gunicorn and paid by the Celery worker,
     while both are SIGKILLed; the beat sweep's task re-drives the stalled batch.
     Every valid item is paid exactly once, each payer pays exactly its items' total."""
     import pyotp
 
-    from authn.models import User
     from bankapi.celery import app
     from batches.models import Batch, BatchItem
 
     app.conf.task_always_eager = False  # the autouse fixture restores it
-    custodian = sandbox["custodian"]
-    user = User.objects.get(email=custodian["email"], program_id=sandbox["consumerProgramId"])
+    custodian = custodian_with_clients(program)
+    user = custodian.user
     headers = {"Authorization": f"Bearer {tokens_issue(user).access_token}"}
-    accounts = custodian["accounts"]
+    accounts = [
+        {"accountId": str(a.id), "sortCode": a.sort_code, "accountNumber": a.account_number}
+        for a in custodian.accounts
+    ]
     opening = {entry["accountId"]: Account.objects.get(id=entry["accountId"]).balance for entry in accounts}
     payments = _batch_payments(accounts)
     env = server_environment()
@@ -321,7 +323,7 @@ def test_a_batch_survives_sigkilled_web_and_celery_workers(transactional_db, san
             "action": "submit",
             "payments": payments,
             "scaChallenge": answer["data"]["scaChallenge"],
-            "confirmation": {"method": "totp", "code": pyotp.TOTP(custodian["totpSecret"]).now()},
+            "confirmation": {"method": "totp", "code": pyotp.TOTP(user.totp_secret).now()},
             "idempotencyKey": str(uuid.uuid4()),
         }
         status, answer = _retrying(web.port, "POST", BATCH_URL, body, headers, until)

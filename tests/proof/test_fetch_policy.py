@@ -195,11 +195,6 @@ def test_the_guarded_module_resolves_and_connects_in_one_place_each():
     assert urllib3_shortcuts == []
 
 
-@pytest.fixture
-def account(sandbox) -> Account:
-    return Account.objects.get(id=sandbox["customer"]["accountId"])
-
-
 def _webhook_delivery(account: Account, url: str, capture) -> str:
     endpoint = WebhookEndpoint.objects.create(
         program_id=account.program_id,

@@ -1,9 +1,10 @@
 """Schemathesis against GET /v1/openapi.json, in process through the WSGI app.
 
 Every operation of the document is called with data generated from it, both
-valid (positive) and deliberately invalid (negative), with the sandbox users'
-real tokens and their real ids in the path, so requests get past
-authentication and tenancy into each route's own handling. Every answer must:
+valid (positive) and deliberately invalid (negative), with real tokens of every
+role and the customer's real ids in the path (a World of
+tests/support/factories_kernel.py), so requests get past authentication and
+tenancy into each route's own handling. Every answer must:
 not be a server error; have a status, content type, headers and body the
 document declares for the operation; reject negative data with a 4xx; and not
 refuse schema-valid data (a 400 there is an input rule the document does not
@@ -36,7 +37,6 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from tests.conftest import ON_POSTGRES
 from tests.proof.conftest import report_figures
-from tests.support.auth import tokens_for
 
 MAX_EXAMPLES = int(os.environ.get("FUZZ_MAX_EXAMPLES", "25"))
 
@@ -233,11 +233,6 @@ def _role_and_use(path: str) -> tuple[str, str] | None:
     return role, view().required_token_use({"role": role})
 
 
-def _ids(sandbox: dict) -> dict[str, str]:
-    me = sandbox["customer"]
-    return {key: value for key, value in me.items() if key.endswith("Id")}
-
-
 @pytest.fixture
 def _test_transaction_kept(db):
     """Schemathesis calls the WSGI handler itself, whose request signals close the
@@ -251,11 +246,11 @@ def _test_transaction_kept(db):
 
 
 @pytest.fixture
-def callers(_test_transaction_kept, sandbox):
+def callers(_test_transaction_kept, world):
     """Headers per (role, token use) and the real ids path parameters take."""
-    customer = tokens_for(sandbox["customer"]["email"], sandbox["consumerProgramId"])
-    custodian = tokens_for(sandbox["custodian"]["email"], sandbox["consumerProgramId"])
-    management = tokens_for(sandbox["management"]["email"], None)
+    customer = world.customer.tokens
+    custodian = world.custodian.person.tokens
+    management = world.management.tokens
     return {
         ("customer", "access"): customer.access_token,
         ("customer", "id"): customer.id_token,
@@ -263,7 +258,7 @@ def callers(_test_transaction_kept, sandbox):
         ("custodian", "id"): custodian.id_token,
         ("management", "id"): management.id_token,
         ("management", "access"): management.access_token,
-    }, _ids(sandbox)
+    }, world.customer_ids
 
 
 @pytest.mark.skipif(
@@ -279,7 +274,7 @@ def callers(_test_transaction_kept, sandbox):
         HealthCheck.filter_too_much,
     ],
 )
-def test_every_operation_answers_as_documented(case, callers, sandbox):
+def test_every_operation_answers_as_documented(case, callers, world):
     tokens, ids = callers
     for name in list(case.path_parameters or {}):
         if name in ids:
@@ -289,9 +284,9 @@ def test_every_operation_answers_as_documented(case, callers, sandbox):
     if caller is not None:
         headers["Authorization"] = f"Bearer {tokens[caller]}"
         if caller[0] == "management" and case.query is not None and "programId" not in case.query:
-            case.query["programId"] = sandbox["consumerProgramId"]
+            case.query["programId"] = str(world.consumer.id)
     if case.operation.path.startswith("/v1/auth/") and case.headers is not None:
-        case.headers.setdefault("x-program-id", sandbox["consumerProgramId"])
+        case.headers.setdefault("x-program-id", str(world.consumer.id))
     response = case.call(headers=headers)
     _OUTCOMES[f"{case.method} {case.operation.path}"][response.status_code] += 1
     if _header_outside_its_pattern(case):

@@ -51,7 +51,6 @@ from tests.proof.cast import (
 )
 from tests.proof.conftest import report_figures
 from tests.proof.routes import all_routes, has_admin
-from tests.support.auth import access_header, user_by_email
 
 # Routes anyone may call: no bearer is read, so every variant answers alike.
 PUBLIC = {
@@ -84,11 +83,7 @@ NOT_FOUND_CODES = {"RESOURCE_NOT_FOUND", "CARD_NOT_FOUND"}
 ROLE_ORDER = (Role.CUSTOMER, Role.CUSTODIAN, Role.MANAGEMENT)
 
 
-def custodian_id_of(custodian: dict) -> str:
-    return str(User.objects.get(email=custodian["email"], program__isnull=False).custodian_id)
-
-
-def _objects(api, sandbox, principal_auth: dict, customer_id: str, account_id: str) -> dict[str, str]:
+def _objects(api, principal_auth: dict, customer_id: str, account_id: str) -> dict[str, str]:
     """The victim's resources that path parameters name, made through the API."""
     url = payments_url(customer_id, account_id)
     payee = {
@@ -111,7 +106,7 @@ def _objects(api, sandbox, principal_auth: dict, customer_id: str, account_id: s
     }
 
 
-def _event_and_endpoint(sandbox, customer_id: str, custodian_id: str | None) -> dict[str, str]:
+def _event_and_endpoint(customer_id: str, custodian_id: str | None) -> dict[str, str]:
     """An event the victim may see and a webhook endpoint of its program."""
     customer = Customer.objects.get(id=customer_id)
     event = event_record(
@@ -133,49 +128,38 @@ def _event_and_endpoint(sandbox, customer_id: str, custodian_id: str | None) -> 
     return {"eventId": str(event.event_id), "endpointId": str(endpoint.id)}
 
 
-def _batch(email: str, program_id: str, account_id: str) -> str:
+def _batch(user: User, account: Account) -> str:
     """A submitted batch of the victim (made by the service: a submit needs a step-up)."""
-    account = Account.objects.get(id=account_id)
-    return str(batch_submitted(user_by_email(email, program_id), [payment(account, "1.00")]).id)
+    return str(batch_submitted(user, [payment(account, "1.00")]).id)
 
 
 @pytest.fixture
-def principals(api, sandbox):
-    me = sandbox["customer"]
-    customer_objects = _objects(
-        api,
-        sandbox,
-        access_header(me["email"], sandbox["consumerProgramId"]),
-        me["customerId"],
-        me["accountId"],
-    ) | {key: value for key, value in me.items() if key.endswith("Id") and key != "customerId"}
+def principals(api, world):
+    me = world.customer_ids
+    customer_objects = _objects(api, world.customer.access, me["customerId"], me["accountId"]) | {
+        key: value for key, value in me.items() if key != "customerId"
+    }
     # A signed link names no object of the victim's: a made-up token (refused, 403, for everyone).
     customer_objects["token"] = "not-a-signed-token"
-    customer_objects |= _event_and_endpoint(sandbox, me["customerId"], None)
+    customer_objects |= _event_and_endpoint(me["customerId"], None)
     customer_objects["documentId"] = str(
         LegalDocument.objects.get(
-            document_set__program_id=sandbox["consumerProgramId"], document_set__is_current=True, key="terms"
+            document_set__program=world.consumer, document_set__is_current=True, key="terms"
         ).id
     )
-    customer_objects["batchId"] = _batch(me["email"], sandbox["consumerProgramId"], me["accountId"])
-    custodian = sandbox["custodian"]
-    custodian_account = Account.objects.get(id=custodian["accounts"][0]["accountId"])
+    customer_objects["batchId"] = _batch(world.customer.user, world.account)
+    custodian = world.custodian
+    custodian_account = custodian.accounts[0]
     custodian_objects = _objects(
-        api,
-        sandbox,
-        access_header(custodian["email"], sandbox["consumerProgramId"]),
-        custodian["accounts"][0]["customerId"],
-        custodian["accounts"][0]["accountId"],
-    ) | _event_and_endpoint(sandbox, custodian["accounts"][0]["customerId"], custodian_id_of(custodian))
+        api, custodian.person.access, str(custodian_account.customer_id), str(custodian_account.id)
+    ) | _event_and_endpoint(str(custodian_account.customer_id), str(custodian.custodian.id))
     custodian_objects["cardId"] = str(card_issue(account=custodian_account, name_on_card="Matrix Card").id)
-    custodian_objects["batchId"] = _batch(
-        custodian["email"], sandbox["consumerProgramId"], custodian["accounts"][0]["accountId"]
-    )
-    customer = customer_principal(sandbox, customer_objects)
+    custodian_objects["batchId"] = _batch(custodian.user, custodian_account)
+    customer = customer_principal(world, customer_objects)
     return {
         Role.CUSTOMER: customer,
-        Role.CUSTODIAN: custodian_principal(sandbox, custodian_objects),
-        Role.MANAGEMENT: management_principal(sandbox, customer_objects, customer.secrets),
+        Role.CUSTODIAN: custodian_principal(world, custodian_objects),
+        Role.MANAGEMENT: management_principal(world, customer_objects, customer.secrets),
     }
 
 

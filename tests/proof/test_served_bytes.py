@@ -22,13 +22,12 @@ import pytest
 from django.http import HttpResponseBase
 from rest_framework.test import APIClient
 
-from bankapi.models import Account
 from onboarding.links import sandbox_flow_token
 from onboarding.models import DocumentUpload, LegalDocument, Ubo
 from onboarding.services.documents import local_document_url
 from tests.batches.conftest import payment
 from tests.proof.routes import all_routes
-from tests.support.auth import access_header, id_header
+from tests.support.factories_kernel import World
 from tests.support.openapi import openapi_document
 
 SCRIPT = b"<!doctype html><script>fetch('/admin/').then(r => r.text()).then(alert)</script>"
@@ -39,20 +38,20 @@ SERVED_BYTES_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; sandbox",
 }
 
-Case = Callable[[APIClient, dict, Path], HttpResponseBase]
+Case = Callable[[APIClient, World, Path], HttpResponseBase]
 
 
-def _document_download(api: APIClient, sandbox: dict, storage: Path) -> HttpResponseBase:
+def _document_download(api: APIClient, world: World, storage: Path) -> HttpResponseBase:
     """A file kept under a key issued to the customer, recorded as SVG (as before
     types were checked, or put in storage by other means), through its signed URL."""
-    customer = sandbox["customer"]
+    customer = world.customer.customer
     upload = DocumentUpload.objects.create(
-        program_id=sandbox["consumerProgramId"],
+        program_id=customer.program_id,
         sandbox=True,
-        customer_id=customer["customerId"],
+        customer_id=customer.id,
         collection="kyc",
         document_type="PASSPORT",
-        key=f"kyc/{customer['customerId']}/PASSPORT/served-bytes",
+        key=f"kyc/{customer.id}/PASSPORT/served-bytes",
         content_type="image/svg+xml",
     )
     (storage / upload.key).parent.mkdir(parents=True, exist_ok=True)
@@ -63,49 +62,44 @@ def _document_download(api: APIClient, sandbox: dict, storage: Path) -> HttpResp
     return api.get(url.removeprefix("http://testserver"))
 
 
-def _legal_document_content(api: APIClient, sandbox: dict, storage: Path) -> HttpResponseBase:
+def _legal_document_content(api: APIClient, world: World, storage: Path) -> HttpResponseBase:
     """A legal document an operator stored as an HTML page, read by an applicant."""
-    customer = sandbox["customer"]
     document = LegalDocument.objects.get(
-        document_set__program_id=sandbox["consumerProgramId"], document_set__is_current=True, key="terms"
+        document_set__program=world.consumer, document_set__is_current=True, key="terms"
     )
     LegalDocument.objects.filter(id=document.id).update(
         content=SCRIPT, content_type="text/html; charset=utf-8"
     )
     return api.get(
-        f"/v1/applications/{customer['applicationId']}/documents/legal/{document.id}/content",
-        **id_header(customer["email"], sandbox["consumerProgramId"]),
+        f"/v1/applications/{world.application.id}/documents/legal/{document.id}/content",
+        **world.customer.id,
     )
 
 
 def _statement(format_: str) -> Case:
-    def serve(api: APIClient, sandbox: dict, storage: Path) -> HttpResponseBase:
+    def serve(api: APIClient, world: World, storage: Path) -> HttpResponseBase:
         """A statement file: the service's document, holding references customers wrote."""
-        customer = sandbox["customer"]
+        account = world.account
         day = time.strftime("%Y-%m-%d", time.gmtime())
         return api.get(
-            f"/v1/customers/{customer['customerId']}/accounts/{customer['accountId']}/statements",
+            f"/v1/customers/{account.customer_id}/accounts/{account.id}/statements",
             {"from": day, "to": day, "format": format_},
-            **access_header(customer["email"], sandbox["consumerProgramId"]),
+            **world.customer.access,
         )
 
     return serve
 
 
 def _status_report(customer_route: bool) -> Case:
-    def serve(api: APIClient, sandbox: dict, storage: Path) -> HttpResponseBase:
+    def serve(api: APIClient, world: World, storage: Path) -> HttpResponseBase:
         """A pain.002 report of a draft: the service's document, holding the payees' names and
         the refusal reasons of what the caller sent (here a name written as markup)."""
-        caller = sandbox["customer"] if customer_route else sandbox["custodian"]
-        program = sandbox["consumerProgramId"] if customer_route else caller["programId"]
-        auth = access_header(caller["email"], program)
-        url = "/v1/batch-payments"
         if customer_route:
-            url = f"/v1/customers/{caller['customerId']}/batch-payments"
-        if customer_route:
-            payer = Account.objects.get(id=caller["accountId"])
+            auth, payer = world.customer.access, world.account
+            url = f"/v1/customers/{payer.customer_id}/batch-payments"
         else:
-            payer = caller["accounts"][0]
+            auth, payer = world.custodian.person.access, world.custodian.accounts[0]
+            url = "/v1/batch-payments"
         item = payment(payer, payee={"name": SCRIPT.decode(), "account": {"type": "uk", "sortCode": "1"}})
         verified = api.post(url, {"action": "verify", "payments": [item]}, format="json", **auth)
         assert verified.status_code == 200, verified.content
@@ -189,8 +183,8 @@ def storage(settings, tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("served", list(PROVIDED_BYTES), ids=[" ".join(key) for key in PROVIDED_BYTES])
-def test_provided_bytes_are_served_only_as_an_attachment(api, sandbox, storage, served):
-    response = PROVIDED_BYTES[served](api, sandbox, storage)
+def test_provided_bytes_are_served_only_as_an_attachment(api, world, storage, served):
+    response = PROVIDED_BYTES[served](api, world, storage)
 
     assert response.status_code == 200, response.content
     body = b"".join(response.streaming_content) if response.streaming else response.content
@@ -203,8 +197,8 @@ def test_provided_bytes_are_served_only_as_an_attachment(api, sandbox, storage, 
 
 
 @pytest.mark.parametrize("served", list(PROVIDED_TEXT), ids=[" ".join(key) for key in PROVIDED_TEXT])
-def test_documents_carrying_provided_text_are_served_only_as_an_attachment(api, sandbox, storage, served):
-    response = PROVIDED_TEXT[served](api, sandbox, storage)
+def test_documents_carrying_provided_text_are_served_only_as_an_attachment(api, world, storage, served):
+    response = PROVIDED_TEXT[served](api, world, storage)
 
     assert response.status_code == 200, response.content
     assert response["Content-Disposition"].startswith("attachment;")
@@ -213,8 +207,8 @@ def test_documents_carrying_provided_text_are_served_only_as_an_attachment(api, 
     assert "html" not in response["Content-Type"] and "svg" not in response["Content-Type"]
 
 
-def test_the_sandbox_page_escapes_provided_names_and_allows_no_script(api, sandbox):
-    ubo = Ubo.objects.filter(application_id=sandbox["business"]["applicationId"]).first()
+def test_the_sandbox_page_escapes_provided_names_and_allows_no_script(api, world):
+    ubo = Ubo.objects.filter(application=world.company_application).first()
     Ubo.objects.filter(id=ubo.id).update(first_name="<script>alert(1)</script>", last_name='"><svg onload=x>')
     ubo.refresh_from_db()
     token = sandbox_flow_token(ubo, success_url="", reject_url="", expires_at=int(time.time()) + 60)

@@ -28,4 +28,6 @@ class Command(BaseCommand):
             self.stderr.write(
                 f"Account {account_id}: posting {posting_id} does not continue the running balance"
             )
+        for account_id, layout, day in report.stale_statement_days:
+            self.stderr.write(f"Account {account_id}: the stored {layout} statement lines of {day} are stale")
         raise CommandError("Ledger invariant broken")
