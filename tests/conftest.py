@@ -8,7 +8,6 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from bankapi.models import SandboxManifest
-from tests.support.auth import access_header, id_header
 from tests.support.network import LoopbackNetwork, install_loopback_network
 from tests.support.openapi import ResponseChecker
 
@@ -138,14 +137,3 @@ def _ledger_balances(request):
 
     report = ledger_check()
     assert report.ok, f"Ledger invariant broken: {report}"
-
-
-@pytest.fixture
-def customer_auth(sandbox) -> dict[str, str]:
-    """Access-token header of the sandbox customer (consumer program)."""
-    return access_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])
-
-
-@pytest.fixture
-def customer_id_auth(sandbox) -> dict[str, str]:
-    return id_header(sandbox["customer"]["email"], sandbox["consumerProgramId"])

@@ -40,16 +40,6 @@ def staff_client(client, db):
 
 
 @pytest.fixture
-def customer_auth(payer) -> dict[str, str]:
-    return payer.access
-
-
-@pytest.fixture
-def customer_id_auth(payer) -> dict[str, str]:
-    return payer.id
-
-
-@pytest.fixture
 def operator(db) -> User:
     """A staff user in the administrator group, not a superuser."""
     return operator_user()

@@ -74,7 +74,8 @@ def owners_make() -> Owners:
         funded_account,
         uk_account,
     )
-    from tests.support.factories_backoffice import company_application, operator_user
+    from tests.support.factories_backoffice import operator_user
+    from tests.support.factories_onboarding import company_application
 
     program = ProgramFactory()
     person = customer_user(program)

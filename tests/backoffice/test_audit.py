@@ -17,7 +17,7 @@ from tests.backoffice.conftest import staff_user
 from tests.backoffice.test_settings_actions import _program_form
 from tests.payments.test_query_budget import _pay
 from tests.support.factories import BeneficiaryFactory, funded_account
-from tests.support.factories_backoffice import application_of
+from tests.support.factories_onboarding import application_of
 
 SECRET = "whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0"
 

@@ -8,7 +8,7 @@ from django.contrib.admin.models import LogEntry
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from onboarding.models import Application, LegalDocument, LegalDocumentSet, VerificationStep
-from tests.support.factories_backoffice import application_of, company_application
+from tests.support.factories_onboarding import application_of, company_application
 
 APPLICATIONS = "/admin/onboarding/application/"
 SETS = "/admin/onboarding/legaldocumentset/"

@@ -15,7 +15,7 @@ from cards.numbers import luhn_check_digit
 from cards.services import card_issue, card_numbers_resolve
 from tests.authn.helpers import totp_now
 from tests.cards.conftest import assert_error
-from tests.support.factories_authn import operator
+from tests.support.factories_backoffice import operator_user
 
 PAN_BODY = "400000987654321"
 PAN = PAN_BODY + luhn_check_digit(PAN_BODY)
@@ -112,7 +112,7 @@ def test_other_answers_show_neither(api, business):
 
 
 def test_admin_shows_the_last_four_only(client, consumer, card):
-    client.force_login(operator())
+    client.force_login(operator_user())
 
     pages = [
         client.get("/admin/cards/card/"),

@@ -16,7 +16,7 @@ from events.models import Event
 from events.recording import event_payload
 from tests.authn.test_sandbox_rerun import rerun_bootstrap
 from tests.support.factories import funded_account
-from tests.support.factories_authn import operator
+from tests.support.factories_backoffice import operator_user
 from tests.support.openapi import _closed, openapi_document
 
 
@@ -106,7 +106,7 @@ def test_a_bootstrap_rerun_prints_the_same_cards_and_makes_none(sandbox):
 
 
 def test_operators_issue_a_sandbox_card_in_admin(client, consumer2):
-    client.force_login(operator())
+    client.force_login(operator_user())
     account_id = consumer2.account_id
 
     response = client.post("/admin/cards/card/add/", {"account": account_id, "name_on_card": "Second Card"})
@@ -117,7 +117,7 @@ def test_operators_issue_a_sandbox_card_in_admin(client, consumer2):
 
 
 def test_admin_refuses_bad_processor_numbers_without_echoing_them(client, consumer2):
-    client.force_login(operator())
+    client.force_login(operator_user())
     account_id = consumer2.account_id
 
     response = client.post(

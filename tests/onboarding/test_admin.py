@@ -6,7 +6,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from onboarding.models import Application, LegalDocument, LegalDocumentSet, VerificationStep
-from tests.support.factories_onboarding import operator_user
+from tests.support.factories_backoffice import operator_user
 
 
 @pytest.fixture

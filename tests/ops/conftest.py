@@ -47,10 +47,3 @@ def console():
         logging.getLogger(name).setLevel(level)
     handler.stream = previous_stream
     handler.setFormatter(previous_formatter)
-
-
-@pytest.fixture
-def customer_auth(payer) -> dict[str, str]:
-    """The payer's access-token header: the ops tests pay from the suite's `account`
-    to its `beneficiary`."""
-    return payer.access

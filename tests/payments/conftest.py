@@ -27,16 +27,6 @@ def eur_account(customer) -> Account:
     return funded_account(customer, "100000.00", currency="EUR")
 
 
-@pytest.fixture
-def customer_auth(payer) -> dict[str, str]:
-    return payer.access
-
-
-@pytest.fixture
-def customer_id_auth(payer) -> dict[str, str]:
-    return payer.id
-
-
 def balance(account: Account) -> Decimal:
     return Account.objects.get(id=account.id).balance
 

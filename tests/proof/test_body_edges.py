@@ -41,7 +41,7 @@ from onboarding.models import Application, Ubo
 from onboarding.services.documents import local_document_url
 from tests.proof.routes import all_routes
 from tests.support.factories import CustodianSetup, SignedIn, custodian_with_clients
-from tests.support.factories_backoffice import company_application
+from tests.support.factories_onboarding import company_application
 from tests.support.pain001 import V09, Instruction, Tx, pain001, scan
 
 BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")

@@ -14,7 +14,6 @@ import secrets
 from dataclasses import dataclass
 
 import pyotp
-from django.contrib.auth.models import Group, Permission
 
 from authn.models import User
 from authn.services.stepup import step_up_pin_set
@@ -91,13 +90,3 @@ def person_without_second_factor(program: Program) -> Person:
 def management_person() -> Person:
     """A management user (no program) with a confirmed TOTP secret."""
     return person(None, role=Role.MANAGEMENT)
-
-
-def operator() -> User:
-    """A staff user of the admin site with every permission through the
-    administrator group, as operators are set up."""
-    user = person(None, totp=False, role=Role.MANAGEMENT, is_staff=True).user
-    group, _ = Group.objects.get_or_create(name="administrator")
-    group.permissions.set(Permission.objects.all())
-    user.groups.add(group)
-    return user

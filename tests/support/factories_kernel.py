@@ -28,7 +28,7 @@ from tests.support.factories import (
     funded_account,
     management_user,
 )
-from tests.support.factories_backoffice import application_of, company_application, legal_documents
+from tests.support.factories_onboarding import application_of, company_application, legal_document_set
 
 FULL = "100000.00"
 
@@ -85,8 +85,8 @@ def world_make() -> World:
     business_program = ProgramFactory(
         account_type=Program.AccountType.BUSINESS, cardholders_enabled=True, pin_confirmation_enabled=True
     )
-    legal_documents(consumer)
-    legal_documents(business_program)
+    legal_document_set(consumer)
+    legal_document_set(business_program)
     customer = customer_user(consumer)
     account = funded_account(customer.customer, FULL, **uk_account())
     customer2 = customer_user(consumer)

@@ -1,5 +1,5 @@
-"""Onboarding test data: a customer's application (with UBOs for a company), a
-program's current legal document set, and a back-office operator. Built on
+"""Onboarding test data: a customer's application (with UBOs for a company) and a
+program's current legal document set. Built on
 tests/support/factories.py; every call makes new rows.
 
     person = customer_user(program)
@@ -12,15 +12,12 @@ from dataclasses import dataclass
 from datetime import date
 
 import factory
-from django.contrib.auth.models import Permission
 from factory.django import DjangoModelFactory
 
-from authn.models import User
-from bankapi.models import Program
-from bankapi.roles import Role
+from bankapi.models import Customer, Program
 from onboarding.models import Application, LegalDocument, LegalDocumentSet, Ubo
 from onboarding.providers import DEFAULT_PROVIDER
-from tests.support.factories import SignedIn, UserFactory
+from tests.support.factories import SignedIn
 
 
 class ApplicationFactory(DjangoModelFactory):
@@ -87,6 +84,24 @@ class Applicant:
         return list(Ubo.objects.filter(application=self.application))
 
 
+def application_of(customer: Customer, *, is_company: bool = False, **fields) -> Application:
+    """An application of the customer (stage NEW unless `workflow_stage` says
+    otherwise), made out to its own e-mail unless `applicant_email` is given."""
+    return ApplicationFactory(customer=customer, is_company=is_company, **fields)
+
+
+# A company application's beneficial owners, each PENDING.
+OWNERS = [("Alice", "Owner", "alice.owner@example.com"), ("Bob", "Partner", "bob.partner@example.com")]
+
+
+def company_application(customer: Customer) -> Application:
+    """A company application of the customer with two PENDING beneficial owners (`OWNERS`)."""
+    application = application_of(customer, is_company=True)
+    for first, last, email in OWNERS:
+        UboFactory(application=application, first_name=first, last_name=last, email=email)
+    return application
+
+
 def applicant_of(person: SignedIn, *, is_company: bool = False, ubos: int = 0) -> Applicant:
     """An application of the person's customer, made out to its e-mail; a company
     one gets `ubos` PENDING UBOs."""
@@ -125,10 +140,3 @@ def legal_document_set(program: Program, version: str = "2026-01") -> LegalDocum
             content=f"{name}, version 1.0, of {program.name}.\n".encode(),
         )
     return document_set
-
-
-def operator_user() -> User:
-    """A back-office operator: a staff management user holding every permission."""
-    user = UserFactory(program_id=None, role=Role.MANAGEMENT, is_staff=True)
-    user.user_permissions.set(Permission.objects.all())
-    return user

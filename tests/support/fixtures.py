@@ -2,8 +2,7 @@
 (loaded for the whole suite by tests/conftest.py; a test folder may define its
 own under the same name): a program, the payer (a customer of it) with its
 accounts and beneficiary, another customer of the program, the starting FX rate
-table. A folder whose tests act as the payer overrides `customer_auth` (the
-suite-wide one is the sandbox customer's) with `payer.access`."""
+table, and the payer's token headers (`customer_auth`, `customer_id_auth`)."""
 
 import pytest
 
@@ -60,6 +59,18 @@ def fx_rates(db) -> None:
 def payer(program) -> SignedIn:
     """The customer the tests pay for, and its TOTP-confirmed user."""
     return customer_user(program)
+
+
+@pytest.fixture
+def customer_auth(payer) -> dict[str, str]:
+    """The payer's access-token header."""
+    return payer.access
+
+
+@pytest.fixture
+def customer_id_auth(payer) -> dict[str, str]:
+    """The payer's ID-token header (what onboarding routes take)."""
+    return payer.id
 
 
 @pytest.fixture
