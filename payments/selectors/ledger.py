@@ -12,6 +12,7 @@ the posting table on that index, and the closed ones among them stored.
 import hashlib
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -20,7 +21,7 @@ from operator import itemgetter
 from typing import NamedTuple, cast
 
 import psycopg
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import QuerySet, Subquery
 
 from bankapi.models import ZERO, Account
@@ -280,6 +281,22 @@ def _store(days: list[StatementDay]) -> None:
         cursor.executemany(sql, [(d.account_id, d.layout, d.day, d.lines, d.entries) for d in days])
 
 
+@contextmanager
+def _one_snapshot() -> Iterator[None]:
+    """The statement's reads in one snapshot of the database: a posting
+    committed while they run is in all of them (its line, the closing balance)
+    or in none, so the statement reconciles. On PostgreSQL a REPEATABLE READ
+    transaction, when the reads open the transaction themselves (inside a
+    caller's transaction they share its snapshot rules); on SQLite any
+    transaction reads one snapshot."""
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
+
+
 def account_statement(account: Account, first_day: date, last_day: date, layout: LineLayout) -> Statement:
     """The account's statement for the UTC days `first_day` to `last_day`, its
     lines written in `layout`.
@@ -292,26 +309,32 @@ def account_statement(account: Account, first_day: date, last_day: date, layout:
     period and before its end (one index lookup each).
     """
     start, end = day_start(first_day), day_start(last_day + timedelta(days=1))
-    opening, closing = _balances(account, start, end)
     closed = last_closed_day(account)
     closed_through = min(last_day, closed) if closed is not None else None
-    stored: dict[date, tuple[bytes, int]] = {}
-    if closed_through is not None and closed_through >= first_day:
-        stored = _stored_days(account, layout, first_day, closed_through)
     written: dict[date, tuple[bytes, int]] = {}
     fresh: list[StatementDay] = []
-    for first, last in _missing_ranges(first_day, last_day, stored):
-        for day, lines in _day_lines(account, day_start(first), day_start(last + timedelta(days=1)), layout):
-            written[day] = (layout.piece(lines), len(lines))
-        if closed_through is None or first > closed_through:
-            continue
-        day = first
-        while day <= min(last, closed_through):
-            piece, count = written.get(day, (b"", 0))
-            fresh.append(
-                StatementDay(account_id=account.id, layout=layout.key, day=day, lines=piece, entries=count)
-            )
-            day += timedelta(days=1)
+    with _one_snapshot():
+        opening, closing = _balances(account, start, end)
+        stored: dict[date, tuple[bytes, int]] = {}
+        if closed_through is not None and closed_through >= first_day:
+            stored = _stored_days(account, layout, first_day, closed_through)
+        for first, last in _missing_ranges(first_day, last_day, stored):
+            lines_of = _day_lines(account, day_start(first), day_start(last + timedelta(days=1)), layout)
+            for day, lines in lines_of:
+                written[day] = (layout.piece(lines), len(lines))
+            if closed_through is None or first > closed_through:
+                continue
+            day = first
+            while day <= min(last, closed_through):
+                piece, count = written.get(day, (b"", 0))
+                fresh.append(
+                    StatementDay(
+                        account_id=account.id, layout=layout.key, day=day, lines=piece, entries=count
+                    )
+                )
+                day += timedelta(days=1)
+    # Stored after the reads' transaction: under REPEATABLE READ, an INSERT that
+    # meets a day another reader stored since the snapshot would fail to serialize.
     if fresh:
         _store(fresh)
     pieces: list[bytes] = []
