@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 from bankapi.idempotency import (
     Checked,
     Fingerprint,
+    HeldClaim,
     StoredResponse,
     idempotent_checked_call,
     stored_response_http,
@@ -322,6 +323,8 @@ def respond_once(
     checks: Callable[[], Checked],
     work: Callable[[Checked], Any],
     serializer: type[Serializer] | Callable[[Any], Any],
+    work_at_once: Callable[[Any, HeldClaim | None, Callable[[Any], StoredResponse]], StoredResponse | None]
+    | None = None,
     **options: Any,
 ) -> HttpResponse:
     """Run a create at most once per idempotency key and answer 200
@@ -333,15 +336,25 @@ def respond_once(
     or a plain function giving the same data (for the hottest routes, where
     building a serializer costs more than the rest of the answer). The answer is
     rendered inside the create's transaction, stored with the key and replayed
-    byte for byte on a retry. `options` go to `idempotent_checked_call` (e.g.
+    byte for byte on a retry. `work_at_once(checked, claim, rendered)` is
+    `idempotent_checked_call`'s: work that writes and completes the claim in
+    one statement, given how its result is answered (`rendered(result)`), or
+    None to let `work` run. `options` go to `idempotent_checked_call` (e.g.
     `mismatch_message`).
     """
 
     def present(result: Any) -> Any:
         return serializer(result).data if isinstance(serializer, type) else serializer(result)
 
+    def rendered(result: Any) -> StoredResponse:
+        return StoredResponse.rendered(200, {"success": True, "data": present(result)})
+
     def answer(checked: Checked) -> StoredResponse:
-        return StoredResponse.rendered(200, {"success": True, "data": present(work(checked))})
+        return rendered(work(checked))
+
+    if work_at_once is not None:
+        at_once = work_at_once
+        options["work_at_once"] = lambda checked, claim: at_once(checked, claim, rendered)
 
     stored = idempotent_checked_call(
         program=program,

@@ -11,8 +11,10 @@ class BankapiConfig(AppConfig):
 
     def ready(self) -> None:
         from bankapi.backoffice import groups_sync_after_migrate
+        from bankapi.connection_health import connection_health_install
 
         post_migrate.connect(groups_sync_after_migrate, dispatch_uid="bankapi.backoffice.groups")
+        connection_health_install()
         if tracing_configured():
             tracing_start()
 

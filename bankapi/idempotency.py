@@ -327,6 +327,47 @@ def _complete(record: IdempotencyRecord, response: StoredResponse) -> None:
         raise ApiError(ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS, IN_PROGRESS_MESSAGE)
 
 
+@dataclass(frozen=True)
+class HeldClaim:
+    """The claim a request holds while its work runs, for work that completes
+    it in the same single statement as its own writes (`idempotent_checked_call`'s
+    `work_at_once`): that statement locks the claim (`lock_sql`), writes only if
+    the claim is still this request's, and stores the answer with it
+    (`complete_sql`), so the work and the completion still commit together."""
+
+    record: IdempotencyRecord
+
+    def lock_sql(self, connection: Any) -> tuple[str, list[Any]]:
+        """`SELECT id ... FOR UPDATE` of the claim if it is still ours (its id,
+        fencing token and CLAIMED state): no row when it was taken over."""
+        meta = IdempotencyRecord._meta
+        name = connection.ops.quote_name
+        where = " AND ".join(f"{name(str(meta.get_field(f).column))} = %s" for f in _COMPLETE_WHERE)  # type: ignore[union-attr]
+        fields = [meta.get_field(f) for f in _COMPLETE_WHERE]
+        values = (self.record.id, self.record.claim_token, IdempotencyRecord.State.CLAIMED)
+        params = [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)]  # type: ignore[union-attr]
+        sql = f"SELECT {name(str(meta.pk.column))} FROM {name(meta.db_table)} WHERE {where} FOR UPDATE"  # noqa: S608
+        return sql, params
+
+    def complete_sql(
+        self, connection: Any, response: StoredResponse, *, locked: str, condition: str
+    ) -> tuple[str, list[Any]]:
+        """The completion (`_complete`'s UPDATE) of the claim `locked` names (the
+        step that ran `lock_sql`), only where `condition` holds (the work was done)."""
+        meta = IdempotencyRecord._meta
+        name = connection.ops.quote_name
+        sets = ", ".join(f"{name(str(meta.get_field(f).column))} = %s" for f in _COMPLETE_SETS)  # type: ignore[union-attr]
+        fields = [meta.get_field(f) for f in _COMPLETE_SETS]
+        values = (IdempotencyRecord.State.COMPLETED, response.status, response.content, timezone.now())
+        params = [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)]  # type: ignore[union-attr]
+        pk = name(str(meta.pk.column))
+        sql = (
+            f"UPDATE {name(meta.db_table)} SET {sets} "  # noqa: S608
+            f"WHERE {pk} IN (SELECT {pk} FROM {locked}) AND {condition}"
+        )
+        return sql, params
+
+
 def _release(record: IdempotencyRecord) -> None:
     IdempotencyRecord.objects.filter(
         id=record.id, claim_token=record.claim_token, state=IdempotencyRecord.State.CLAIMED
@@ -345,9 +386,17 @@ def idempotent_checked_call(
     checks: Callable[[], Checked],
     work: Callable[[Checked], StoredResponse],
     mismatch_message: str = MISMATCH_MESSAGE,
+    work_at_once: Callable[[Checked, HeldClaim | None], StoredResponse | None] | None = None,
 ) -> StoredResponse:
     """Claim the key, run `checks`, then `work(<what checks returned>)`, at most
     once per (owner, operation, key), and answer what the first success answered.
+
+    `work_at_once`, if given, is tried first, outside any transaction: work that
+    writes, and completes the claim (`HeldClaim`, None without a key), in one
+    statement, atomic on its own. It answers None when it wrote nothing and
+    `work` should run as usual (a case it does not take, or a refusal `work`
+    explains), and raises IDEMPOTENCY_KEY_IN_PROGRESS when the claim was taken
+    over, as the completion would.
 
     `checks` runs once the key is held and outside any transaction; `work` runs
     in the transaction that completes the key. Without a key, the same two steps
@@ -359,6 +408,9 @@ def idempotent_checked_call(
     outside_transaction_require("idempotent_checked_call")
     if key is None:
         checked = checks()
+        done = work_at_once(checked, None) if work_at_once else None
+        if done is not None:
+            return done
         with transaction.atomic():
             return work(checked)
     slot = _Slot(program, sandbox, owner_kind, owner_id, operation, key)
@@ -367,6 +419,9 @@ def idempotent_checked_call(
         return claimed
     try:
         checked = checks()
+        done = work_at_once(checked, HeldClaim(claimed)) if work_at_once else None
+        if done is not None:
+            return done
         with transaction.atomic(durable=True):
             response = work(checked)
             _complete(claimed, response)

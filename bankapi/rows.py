@@ -172,3 +172,117 @@ def insert_rows(rows: Sequence[models.Model]) -> None:
             setattr(row, generated.attname, keys[index][0])
         row._state.adding = False
         row._state.db = connection.alias
+
+
+def _cast_type(field: models.Field, connection: Any) -> str:
+    """The column's type without its modifiers (`numeric`, `varchar`): a value
+    cast to it is then stored as a plain INSERT would store it (rounded, or
+    refused when too long), never truncated by the cast."""
+    db_type = field.db_type(connection)
+    if db_type is None:
+        raise TypeError(f"{field.name} has no column type")
+    return db_type.split("(", 1)[0].strip()
+
+
+_INSERT_SELECTS: dict[tuple[Any, ...], tuple[str, list[list[models.Field]]]] = {}
+
+
+def insert_select_sql(
+    rows: Sequence[models.Model],
+    source: str,
+    connection: Any,
+    computed: Sequence[dict[str, str]] | None = None,
+) -> tuple[str, list[Any]]:
+    """`INSERT INTO <table> (...) SELECT <each row's values> FROM <source>`, and its
+    parameters: unsaved rows of one model written by a data-modifying step of a
+    larger statement, one row per row of `source` (none when `source` is empty),
+    PostgreSQL only. `computed` gives, per row, SQL expressions over `source`
+    for some fields (by attname) in place of the row's values. Every other
+    value is a parameter cast to its column's type: the row's value as
+    `rows_pre_save` left it, prepared for the database as `insert_rows`
+    prepares it. A database-generated key is returned (`RETURNING`) and not
+    inserted. Same refusals as `insert_rows`. The text is written once per
+    model, vendor, source and computed fields."""
+    if not rows:
+        raise ValueError("insert_select_sql takes at least one row")
+    model = type(rows[0])
+    _refuse_unless_plain(model, rows)
+    own = list(computed) if computed else [{} for _ in rows]
+    slot = (model, connection.vendor, source, tuple(tuple(sorted(c.items())) for c in own))
+    cached = _INSERT_SELECTS.get(slot)
+    if cached is None:
+        meta = model._meta
+        pk = meta.pk
+        generated = pk if isinstance(pk, AutoFieldMixin) else None
+        fields = [f for f in meta.concrete_fields if f is not generated]
+        name = connection.ops.quote_name
+        selects = []
+        per_row = []
+        for expressions in own:
+            values = [
+                expressions.get(f.attname) or f"CAST(%s AS {_cast_type(f, connection)})" for f in fields
+            ]
+            per_row.append([f for f in fields if f.attname not in expressions])
+            selects.append(f"SELECT {', '.join(values)} FROM {source}")  # noqa: S608
+        sql = (
+            f"INSERT INTO {name(meta.db_table)} ({', '.join(name(str(f.column)) for f in fields)}) "  # noqa: S608
+            + " UNION ALL ".join(selects)
+        )
+        if generated is not None:
+            sql += f" RETURNING {name(str(generated.column))}"
+        cached = _INSERT_SELECTS[slot] = (sql, per_row)
+    sql, per_row = cached
+    params = [
+        f.get_db_prep_save(getattr(row, f.attname), connection)
+        for row, fields in zip(rows, per_row, strict=True)
+        for f in fields
+    ]
+    return sql, params
+
+
+def rows_pre_save(rows: Sequence[models.Model]) -> None:
+    """Each field's `pre_save` on unsaved rows, as an insert runs it (it fills
+    `auto_now_add` times): for rows whose values are read before
+    `insert_select_sql` writes them."""
+    for row in rows:
+        for f in type(row)._meta.concrete_fields:
+            f.pre_save(row, add=True)
+
+
+def rows_stored(rows: Sequence[models.Model], connection: Any) -> None:
+    """Mark rows written by `insert_select_sql` as saved, as `insert_rows` does."""
+    for row in rows:
+        row._state.adding = False
+        row._state.db = connection.alias
+
+
+_SPLIT: dict[str, list[str]] = {}
+_SPLIT_KEPT = 64
+
+
+def sql_bound(connection: Any, sql: str, params: Sequence[Any]) -> str:
+    """`sql` with its `%s` parameters bound client-side, each value quoted by
+    psycopg's own literal adapter: exactly what psycopg's client-side binding
+    (Django's default on psycopg) sends, but with the text split at its
+    placeholders once per text instead of on every call (psycopg parses again
+    every statement longer than 4 kB or with more than 50 parameters).
+    PostgreSQL only; `sql` holds no other `%`. Execute the result without
+    parameters."""
+    from psycopg.adapt import Transformer
+
+    parts = _SPLIT.get(sql)
+    if parts is None:
+        parts = sql.split("%s")
+        if any("%" in part for part in parts):
+            raise ValueError("sql_bound takes %s placeholders only")
+        if len(_SPLIT) < _SPLIT_KEPT:
+            _SPLIT[sql] = parts
+    if len(parts) != len(params) + 1:
+        raise ValueError(f"{len(parts) - 1} placeholders for {len(params)} parameters")
+    literal = Transformer.from_context(connection.connection).as_literal
+    encoding = connection.connection.info.encoding
+    bound = [parts[0]]
+    for value, part in zip(params, parts[1:], strict=True):
+        bound.append(literal(value).decode(encoding))
+        bound.append(part)
+    return "".join(bound)

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db import transaction
 
-from bankapi.rows import insert_rows
+from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored
 from bankapi.tasks import tasks_run_in_process
 from events.models import Event, EventType
 
@@ -81,6 +81,24 @@ def events_record(events: list[Event]) -> list[Event]:
     if ids and tasks_run_in_process():
         transaction.on_commit(lambda: _fan_out_in_process(ids))
     return made
+
+
+def event_insert_sql(event: Event, source: str, connection: Any) -> tuple[str, list[Any]]:
+    """The INSERT of an unsaved event as a step of a larger statement
+    (`bankapi.rows.insert_select_sql`: written if `source` has a row), `RETURNING`
+    its id; `events_written` once that statement wrote it."""
+    rows_pre_save([event])
+    return insert_select_sql([event], source, connection)
+
+
+def events_written(events: list[Event], ids: list[int], connection: Any) -> None:
+    """Events a larger statement wrote (`event_insert_sql`), with the ids it
+    returned: saved, and fanned out after commit as `events_record` does."""
+    for event, event_id in zip(events, ids, strict=True):
+        event.id = event_id
+    rows_stored(events, connection)
+    if ids and tasks_run_in_process():
+        transaction.on_commit(lambda: _fan_out_in_process(ids))
 
 
 def event_payload(event: Event) -> dict[str, Any]:

@@ -22,6 +22,12 @@ def payment_request_event(request: PaymentRequest, type: EventType) -> None:
     events_record([_payment_request_event(request, type)])
 
 
+def payment_request_event_new(request: PaymentRequest, type: EventType) -> Event:
+    """The unsaved event of `payment_request_event`, for a writer that writes it
+    in a statement of its own (`events.recording.event_insert_sql`)."""
+    return _payment_request_event(request, type)
+
+
 def payment_requests_accepted(requests: list[PaymentRequest]) -> None:
     """accepted, or held at the review threshold, for payments made in bulk (a batch)."""
     # One list serializer: its fields are built once, not once per request.

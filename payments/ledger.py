@@ -39,7 +39,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from bankapi.models import ZERO, Account, Program
-from bankapi.rows import insert_rows
+from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored
 from payments.decision import DailyCount
 from payments.models import LedgerPosting, LedgerTransaction, StatementEntry, SystemAccount
 from payments.selectors.ledger import statement_days_check
@@ -170,6 +170,44 @@ def ledger_post(
     Raises InsufficientBalance, changing nothing, when a customer account would go
     below zero (or its outbound count past the limit).
     """
+    changes = _movement_changes(legs, outbound)
+
+    # A savepoint only where a caller may go on after a failure (a keyed movement
+    # already made); any other failure here ends the caller's transaction.
+    now = timezone.now()
+    with transaction.atomic(savepoint=key is not None):
+        applied, short = _apply_balance_changes(changes, now, outbound)
+        if short is None:
+            entry = LedgerTransaction(
+                program_id=program_id, sandbox=sandbox, kind=kind, key=key, memo=memo[:200]
+            )
+            insert_rows([entry])
+            # Each account's balance before the movement is its new one less its change.
+            running = {account_id: row.balance - changes[account_id] for account_id, row in applied.items()}
+            booked = {account_id: row.booked_at for account_id, row in applied.items()}
+            insert_rows([_posting(entry, leg, running, booked, now, request) for leg in legs])
+            # Callers keep using the Account objects they passed in: show them the new balances.
+            for leg in legs:
+                if leg.account:
+                    _applied_show(leg.account, applied[leg.account.id])
+            return entry
+        if applied:
+            # Other accounts were already changed: only a rollback undoes them.
+            raise InsufficientBalance(f"Account {short} would go below zero")
+    # Nothing was changed: the block is left first, so the caller's transaction
+    # stays usable and it can tell its caller why.
+    raise InsufficientBalance(f"Account {short} would go below zero")
+
+
+def _applied_show(account: Account, applied: "_Applied") -> None:
+    account.balance = applied.balance
+    account.last_booked_at = applied.booked_at
+    account.ledger_values_stored()
+
+
+def _movement_changes(legs: list[Leg], outbound: Outbound | None) -> dict[uuid.UUID, Decimal]:
+    """Each customer account's net change, once the legs are checked against the
+    module's rules (LedgerError otherwise)."""
     totals: dict[str, Decimal] = defaultdict(lambda: ZERO)
     for leg in legs:
         if (leg.account is None) == (leg.system_account is None):
@@ -190,34 +228,7 @@ def ledger_post(
     if outbound is not None:
         if changes.get(outbound.account_id, ZERO) >= 0:
             raise LedgerError("An outbound count goes with a debit of its account")
-
-    # A savepoint only where a caller may go on after a failure (a keyed movement
-    # already made); any other failure here ends the caller's transaction.
-    now = timezone.now()
-    with transaction.atomic(savepoint=key is not None):
-        applied, short = _apply_balance_changes(changes, now, outbound)
-        if short is None:
-            entry = LedgerTransaction(
-                program_id=program_id, sandbox=sandbox, kind=kind, key=key, memo=memo[:200]
-            )
-            insert_rows([entry])
-            # Each account's balance before the movement is its new one less its change.
-            running = {account_id: row.balance - changes[account_id] for account_id, row in applied.items()}
-            booked = {account_id: row.booked_at for account_id, row in applied.items()}
-            insert_rows([_posting(entry, leg, running, booked, now, request) for leg in legs])
-            # Callers keep using the Account objects they passed in: show them the new balances.
-            for leg in legs:
-                if leg.account:
-                    leg.account.balance = applied[leg.account.id].balance
-                    leg.account.last_booked_at = applied[leg.account.id].booked_at
-                    leg.account.ledger_values_stored()
-            return entry
-        if applied:
-            # Other accounts were already changed: only a rollback undoes them.
-            raise InsufficientBalance(f"Account {short} would go below zero")
-    # Nothing was changed: the block is left first, so the caller's transaction
-    # stays usable and it can tell its caller why.
-    raise InsufficientBalance(f"Account {short} would go below zero")
+    return changes
 
 
 _BALANCE_SQL: dict[str, tuple[str, str]] = {}
@@ -265,6 +276,121 @@ def _balance_sql(connection: Any) -> tuple[str, str]:
     return cached
 
 
+def _balance_statement(
+    connection: Any,
+    account_id: uuid.UUID,
+    change: Decimal,
+    now: datetime,
+    outbound: Outbound | None,
+    condition: str = "",
+) -> tuple[str, list[Any]]:
+    """The conditional UPDATE of one account's change (`_balance_sql`: counted
+    when `outbound` is this account's) and its parameters; `condition`, if any,
+    is one more SQL condition of its WHERE."""
+    plain, counted = _balance_sql(connection)
+    money, id_field = Account._meta.get_field("balance"), Account._meta.pk
+    moment = Account._meta.get_field("last_booked_at").get_db_prep_value(now, connection)
+    # The balance must hold at least what the change takes away.
+    params = [
+        money.get_db_prep_value(change, connection),
+        moment,
+        moment,
+        id_field.get_db_prep_value(account_id, connection),
+        money.get_db_prep_value(max(-change, ZERO), connection),
+    ]
+    if outbound is not None and account_id == outbound.account_id:
+        (day, add), (_, used_at_most) = outbound.count.sql_params()
+        day = Account._meta.get_field("outbound_day").get_db_prep_value(day, connection)
+        add, used_at_most = (money.get_db_prep_value(v, connection) for v in (add, used_at_most))
+        sql, params = counted, [*params[:3], day, add, day, *params[3:], day, used_at_most]
+    else:
+        sql = plain
+    if condition:
+        sql = sql.replace(" RETURNING ", f" AND {condition} RETURNING ", 1)
+    return sql, params
+
+
+@dataclass
+class PostingSteps:
+    """A movement as steps of one larger statement (PostgreSQL), for a writer that
+    sends its other writes with it (`ledger_post_steps`): `debit`, the account's
+    conditional UPDATE (`RETURNING` its balance and booking time), then
+    `writes`, the movement and its postings, each an INSERT that writes only if
+    the debit returned its row. Call `stored` with what the debit returned."""
+
+    debit: tuple[str, list[Any]]
+    writes: list[tuple[str, list[Any]]]
+    entry: LedgerTransaction
+    postings: list[LedgerPosting]
+    account: Account
+
+    def stored(self, balance: Any, booked_at: Any, connection: Any) -> None:
+        """The statement debited the account: show its new balance on the
+        caller's Account object, and its rows as saved."""
+        applied = _Applied(
+            balance=Decimal(str(balance)).quantize(CENT), booked_at=_moment(booked_at, connection)
+        )
+        _applied_show(self.account, applied)
+        for posting in self.postings:
+            if posting.account_id is not None:
+                posting.balance_after, posting.created_at = applied.balance, applied.booked_at
+        rows_stored([self.entry, *self.postings], connection)
+
+
+def ledger_post_steps(
+    *,
+    program_id: uuid.UUID,
+    sandbox: bool,
+    kind: str,
+    legs: list[Leg],
+    memo: str,
+    outbound: Outbound,
+    request: RequestRef,
+    debit: str,
+    condition: str,
+    connection: Any,
+) -> PostingSteps | None:
+    """`ledger_post` of a payment's movement as steps of one statement named
+    `debit` for its UPDATE (see `PostingSteps`), written under the same rules:
+    the same conditional UPDATE (with `condition` added to its WHERE), and each
+    customer posting's balance and booking time taken from what it returned.
+    None when the movement has another shape than a payment's (exactly one leg
+    on a customer account, the one `outbound` counts): `ledger_post` writes those."""
+    changes = _movement_changes(legs, outbound)
+    customer_legs = [leg for leg in legs if leg.account is not None]
+    if len(customer_legs) != 1 or list(changes) != [outbound.account_id]:
+        return None
+    account = customer_legs[0].account
+    assert account is not None
+    now = timezone.now()
+    name = connection.ops.quote_name
+    entry = LedgerTransaction(program_id=program_id, sandbox=sandbox, kind=kind, memo=memo[:200])
+    # The customer posting's balance and booking time are the debit's: written
+    # from its returned row (placeholders until then).
+    placeholder = {account.id: ZERO}
+    postings = [_posting(entry, leg, dict(placeholder), {account.id: now}, now, request) for leg in legs]
+    rows_pre_save([entry, *postings])
+    from_debit = {
+        "balance_after": f"{name(debit)}.{name('balance')}",
+        "created_at": f"{name(debit)}.{name('last_booked_at')}",
+    }
+    return PostingSteps(
+        debit=_balance_statement(connection, account.id, changes[account.id], now, outbound, condition),
+        writes=[
+            insert_select_sql([entry], name(debit), connection),
+            insert_select_sql(
+                postings,
+                name(debit),
+                connection,
+                computed=[from_debit if posting.account_id is not None else {} for posting in postings],
+            ),
+        ],
+        entry=entry,
+        postings=postings,
+        account=account,
+    )
+
+
 @dataclass(frozen=True)
 class _Applied:
     """An account's balance and booking time after a movement's change."""
@@ -290,29 +416,10 @@ def _apply_balance_changes(
     below zero (or past its outbound limit): (new balances and booking times by
     id of the accounts changed, that account's id or None)."""
     connection = transaction.get_connection()
-    plain, counted = _balance_sql(connection)
-    money, id_field = Account._meta.get_field("balance"), Account._meta.pk
-    day_field = Account._meta.get_field("outbound_day")
-    moment = Account._meta.get_field("last_booked_at").get_db_prep_value(now, connection)
     applied: dict[uuid.UUID, _Applied] = {}
     with connection.cursor() as cursor:
         for account_id in sorted(changes):
-            change = changes[account_id]
-            # The balance must hold at least what the change takes away.
-            params = [
-                money.get_db_prep_value(change, connection),
-                moment,
-                moment,
-                id_field.get_db_prep_value(account_id, connection),
-                money.get_db_prep_value(max(-change, ZERO), connection),
-            ]
-            if outbound is not None and account_id == outbound.account_id:
-                (day, add), (_, used_at_most) = outbound.count.sql_params()
-                day = day_field.get_db_prep_value(day, connection)
-                add, used_at_most = (money.get_db_prep_value(v, connection) for v in (add, used_at_most))
-                cursor.execute(counted, [*params[:3], day, add, day, *params[3:], day, used_at_most])
-            else:
-                cursor.execute(plain, params)
+            cursor.execute(*_balance_statement(connection, account_id, changes[account_id], now, outbound))
             row = cursor.fetchone()
             if row is None:
                 return applied, account_id

@@ -9,7 +9,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 
 from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
 from bankapi.errors import ApiError
-from bankapi.idempotency import HEADER, Fingerprint, OwnerKind, idempotency_key_resolve
+from bankapi.idempotency import HEADER, Fingerprint, OwnerKind, StoredResponse, idempotency_key_resolve
 from bankapi.metrics import PAYMENTS
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
@@ -44,6 +44,7 @@ from payments.services.create import (
     payment_fingerprint,
     payment_instruction_build,
     payment_submit,
+    payment_submit_at_once,
 )
 from payments.services.schedules import schedule_cancel
 from payments.services.settlement import payment_fail, payment_settle
@@ -98,7 +99,7 @@ class AccountCreateView(AccountScopedView):
         )
 
     def respond_once(
-        self, *, key: uuid.UUID | None, fingerprint: Fingerprint, checks, work, serializer
+        self, *, key: uuid.UUID | None, fingerprint: Fingerprint, checks, work, serializer, work_at_once=None
     ) -> HttpResponse:
         return respond_once(
             program=self.account.program,
@@ -111,6 +112,7 @@ class AccountCreateView(AccountScopedView):
             checks=checks,
             work=work,
             serializer=serializer,
+            work_at_once=work_at_once,
             mismatch_message=create.MISMATCH_MESSAGE,
         )
 
@@ -123,6 +125,15 @@ def _counted(submission: PaymentSubmission) -> PaymentSubmission:
         outcome = "held" if made.status == PaymentRequest.Status.PENDING_TM else "accepted"
         transaction.on_commit(lambda: PAYMENTS.labels(outcome=outcome).inc())
     return submission
+
+
+def _at_once_counted(done: tuple[PaymentSubmission, StoredResponse] | None) -> StoredResponse | None:
+    """The answer of a payment made in one statement, counted as `_counted` counts."""
+    if done is None:
+        return None
+    submission, response = done
+    _counted(submission)
+    return response
 
 
 class PaymentCreateView(AccountCreateView):
@@ -210,6 +221,16 @@ class PaymentCreateView(AccountCreateView):
                 )
             ),
             serializer=payment_created_data,
+            work_at_once=lambda instruction, claim, rendered: _at_once_counted(
+                payment_submit_at_once(
+                    account=self.account,
+                    instruction=instruction,
+                    scheduled_date=body.get("scheduledDate"),
+                    frequency=body.get("frequency", "NEVER"),
+                    claim=claim,
+                    rendered=rendered,
+                )
+            ),
         )
 
 

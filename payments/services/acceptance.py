@@ -5,21 +5,23 @@ ledger movement, the request, its event) and raises the decision's refusals.
 """
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from django.db import transaction
+from django.db import connections, router, transaction
 from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode, validation_error
+from bankapi.idempotency import IN_PROGRESS_MESSAGE, HeldClaim, StoredResponse
 from bankapi.models import Account, Program
-from bankapi.rows import insert_rows
+from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored, sql_bound
 from events.models import EventType
+from events.recording import event_insert_sql, events_written
 from payments.decision import ACCOUNT, DecidedLeg, Instruction, Refused, Rules, Snapshot, plan
 from payments.decision import usage_day as decision_day
-from payments.events import payment_request_event
+from payments.events import payment_request_event, payment_request_event_new
 from payments.fx import fx_quote_amounts, fx_quote_consume
 from payments.ledger import (
     InsufficientBalance,
@@ -27,6 +29,7 @@ from payments.ledger import (
     Outbound,
     RequestRef,
     ledger_post,
+    ledger_post_steps,
     lock_accounts,
     system_account_for,
 )
@@ -250,3 +253,132 @@ def payment_accept(
             else EventType.PAYMENT_REQUEST_ACCEPTED,
         )
         return request
+
+
+def payment_accept_at_once(
+    *,
+    account: Account,
+    instruction: PaymentInstruction,
+    claim: HeldClaim | None,
+    respond: Callable[[PaymentRequest], StoredResponse],
+) -> tuple[PaymentRequest, StoredResponse] | None:
+    """`payment_accept` of a payment the account accepts, in one statement
+    (PostgreSQL, outside any transaction): the same decision (`plan`, and the
+    row's requirements in the debit's conditional UPDATE) and the same rows (the
+    ledger movement and postings, the request, its event), written by
+    data-modifying steps that each write only if the debit did, with the
+    completion of the idempotency `claim` and its answer (`respond(request)`),
+    all committed together by the statement. The claim is locked first and
+    nothing is written unless it is still this request's (else
+    IDEMPOTENCY_KEY_IN_PROGRESS, as the completion would answer).
+
+    None when nothing was written and `payment_accept` must decide: another
+    database, an FX quote, a plan that is refused or not admitted at once, or an
+    account row the debit's conditions refused (`payment_accept` says which rule).
+    """
+    connection = connections[router.db_for_write(PaymentRequest)]
+    if connection.vendor != "postgresql" or instruction.quote_id is not None or instruction.amount is None:
+        return None
+    now = timezone.now()
+    program = _program_of(account)
+    planned = plan(
+        Rules.of(program),
+        Instruction(
+            debit=instruction.amount,
+            amount=instruction.amount,
+            currency=instruction.currency,
+            fee_waived=instruction.fee_waived,
+        ),
+        account_currency=account.currency,
+        now=now,
+    )
+    if isinstance(planned, Refused) or planned.deferred is not None or not planned.count.admits_any():
+        return None
+    name = connection.ops.quote_name
+    debit, locked = name("debit"), name("claim")
+    request_id = uuid.uuid4()
+    steps = ledger_post_steps(
+        program_id=account.program_id,
+        sandbox=account.sandbox,
+        kind=LedgerTransaction.Kind.PAYMENT,
+        legs=ledger_legs(account, planned.legs, SystemAccounts()),
+        memo=instruction.reference,
+        outbound=Outbound(account_id=account.id, count=planned.count),
+        request=RequestRef(id=request_id, reference=instruction.reference),
+        debit="debit",
+        condition=f"EXISTS (SELECT 1 FROM {locked})" if claim else "",  # noqa: S608
+        connection=connection,
+    )
+    if steps is None:
+        return None
+    request = PaymentRequest(
+        id=request_id,
+        program_id=account.program_id,
+        sandbox=account.sandbox,
+        customer_id=account.customer_id,
+        account=account,
+        status=planned.status,
+        amount=planned.amount,
+        currency=planned.currency,
+        debit_amount=planned.debit,
+        fee=planned.fee,
+        fee_waived=instruction.fee_waived,
+        reference=instruction.reference,
+        purpose=instruction.purpose,
+        charge_bearer=instruction.charge_bearer,
+        beneficiary=instruction.beneficiary,
+        payee=instruction.payee,
+        virtual_iban=instruction.virtual_iban,
+        fx_quote=None,
+        acceptance=steps.entry,
+    )
+    rows_pre_save([request])
+    # As `requests_keep_day`: accepted across midnight, it stays on the decision's day.
+    if usage_day(request) != decision_day(now):
+        request.created_at = now
+    event = payment_request_event_new(
+        request,
+        EventType.PAYMENT_REQUEST_HELD
+        if planned.status == PaymentRequest.Status.PENDING_TM
+        else EventType.PAYMENT_REQUEST_ACCEPTED,
+    )
+    response = respond(request)
+    parts: list[tuple[str, tuple[str, list]]] = []
+    if claim:
+        parts.append(("claim", claim.lock_sql(connection)))
+    parts.append(("debit", steps.debit))
+    parts += [(f"ledger_{index}", write) for index, write in enumerate(steps.writes)]
+    parts.append(("request", insert_select_sql([request], debit, connection)))
+    parts.append(("event", event_insert_sql(event, debit, connection)))
+    if claim:
+        parts.append(
+            (
+                "done",
+                claim.complete_sql(
+                    connection,
+                    response,
+                    locked=locked,
+                    condition=f"EXISTS (SELECT 1 FROM {debit})",  # noqa: S608
+                ),
+            )
+        )
+    # Only quoted names and the steps' own text go into it; every value is a parameter.
+    claimed = f"(SELECT count(*) FROM {locked})" if claim else "1"  # noqa: S608
+    steps_sql = ", ".join(f"{name(step)} AS ({text})" for step, (text, _) in parts)
+    event_id = f"(SELECT {name('id')} FROM {name('event')})"  # noqa: S608
+    answer = f"{claimed}, {debit}.{name('balance')}, {debit}.{name('last_booked_at')}, {event_id}"
+    sql = f"WITH {steps_sql} SELECT {answer} FROM (SELECT 1) {name('one')} LEFT JOIN {debit} ON TRUE"  # noqa: S608
+    params = [param for _, (_, step_params) in parts for param in step_params]
+    with connection.cursor() as cursor:
+        cursor.execute(sql_bound(connection, sql, params))
+        row = cursor.fetchone()
+    found, balance, booked_at, event_id = row
+    if not found:
+        # Our claim went stale and another request took the key over: it does the work.
+        raise ApiError(ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS, IN_PROGRESS_MESSAGE)
+    if balance is None:
+        return None
+    steps.stored(balance, booked_at, connection)
+    rows_stored([request], connection)
+    events_written([event], [event_id], connection)
+    return request, response

@@ -9,12 +9,13 @@ A refusal in either step releases the key; a duplicate sent meanwhile answers
 """
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
 from bankapi.errors import validation_error
-from bankapi.idempotency import Fingerprint
+from bankapi.idempotency import Fingerprint, HeldClaim, StoredResponse
 from bankapi.models import Account
 from bankapi.scope import parse_uuid
 from bankapi.tenancy import OWNED_BY_CUSTOMER
@@ -22,7 +23,7 @@ from payments.models import Beneficiary, PaymentRequest, ScheduledPayment
 from payments.payees import Payee, payee_of
 from payments.rules import virtual_iban_error
 from payments.selectors import beneficiary_of
-from payments.services.acceptance import PaymentInstruction, payment_accept
+from payments.services.acceptance import PaymentInstruction, payment_accept, payment_accept_at_once
 from payments.services.schedules import schedule_create, utc_today
 
 OPERATION = "payments.create"
@@ -156,3 +157,31 @@ def payment_submit(
         account=account, instruction=instruction, anchor=today, frequency=frequency, first_payment=request
     )
     return PaymentSubmission(payment_request=request, schedule=schedule)
+
+
+def payment_submit_at_once(
+    *,
+    account: Account,
+    instruction: PaymentInstruction,
+    scheduled_date: date | None,
+    frequency: str,
+    claim: HeldClaim | None,
+    rendered: Callable[[PaymentSubmission], StoredResponse],
+) -> tuple[PaymentSubmission, StoredResponse] | None:
+    """`payment_submit` of a payment made now and not repeated, accepted in one
+    statement with the completion of its idempotency claim
+    (`payment_accept_at_once`): the submission and its answer (`rendered`). None
+    when nothing was written and `payment_submit` decides (a schedule, a
+    repeating payment, or any case `payment_accept_at_once` leaves to it)."""
+    if frequency != ScheduledPayment.Frequency.NEVER or (scheduled_date and scheduled_date > utc_today()):
+        return None
+    done = payment_accept_at_once(
+        account=account,
+        instruction=instruction,
+        claim=claim,
+        respond=lambda request: rendered(PaymentSubmission(payment_request=request)),
+    )
+    if done is None:
+        return None
+    request, response = done
+    return PaymentSubmission(payment_request=request), response
