@@ -30,7 +30,8 @@ def _is_usable(wrapper: Any) -> bool:
         try:
             readable, _, _ = select.select([raw.fileno()], [], [], 0)
         except (OSError, ValueError):
-            return False
+            # A descriptor select() cannot watch (above FD_SETSIZE): Django decides.
+            readable = [raw.fileno()]
         if not readable:
             return True
     return bool(type(wrapper).is_usable(wrapper))

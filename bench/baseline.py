@@ -19,6 +19,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 # The bench drives thousands of payments a second from one address and, in the
 # hot mode, one token: the per-token and per-address request budgets (a guard
@@ -171,10 +172,41 @@ def bench_run(label: str, python: str, script: Path, args: list[str], cwd: Path,
     return "".join(lines)
 
 
+def database_recreate(url: str) -> None:
+    """Drop and create the bench database (named by `url`, on its server), so
+    each side starts from an empty one: the other side's schema may be newer
+    than the migrations of this side (a baseline's seeding copies rows of
+    tables whose later columns it does not know)."""
+    import psycopg
+    from psycopg import sql
+
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    if not name or name in {"postgres", "template0", "template1"}:
+        raise BaselineError(f"not a database the bench may drop: {name!r}")
+    maintenance = urlunsplit(parts._replace(path="/postgres"))
+    with psycopg.connect(maintenance, autocommit=True) as admin:
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def bench_database_url() -> str:
+    url = os.environ.get("BENCH_DATABASE_URL") or os.environ.get("DATABASE_URL") or ""
+    if not url.startswith("postgres"):
+        raise BaselineError(
+            "set BENCH_DATABASE_URL (or DATABASE_URL) to a PostgreSQL database the bench may wipe"
+        )
+    return url
+
+
 def baseline_compare(commit: str, shared_args: list[str], current_args: list[str]) -> int:
-    """The whole `--baseline` run: the baseline's bench, then this checkout's."""
+    """The whole `--baseline` run: the baseline's bench, then this checkout's,
+    each on a database made anew."""
+    commit_resolve(commit)  # an unknown commit is refused before anything is dropped
+    database = bench_database_url()
     logs = Path(tempfile.mkdtemp(prefix="bench-baseline-logs-"))
     print(f"full output of both runs in {logs}")
+    database_recreate(database)
     with baseline_checkout(commit) as (checkout, venv):
         print(f"baseline {git('rev-parse', '--short', 'HEAD', cwd=checkout)} in {checkout}, venv: {venv}")
         base_out = bench_run(
@@ -185,6 +217,7 @@ def baseline_compare(commit: str, shared_args: list[str], current_args: list[str
             checkout,
             logs / "baseline.log",
         )
+    database_recreate(database)
     current_out = bench_run(
         "current",
         sys.executable,

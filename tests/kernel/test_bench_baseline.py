@@ -5,9 +5,12 @@ the figures back and their ratio)."""
 import importlib.util
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import requires_postgres
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
@@ -204,3 +207,35 @@ def test_a_failed_run_is_reported_with_where_its_output_is(tmp_path):
 
     with pytest.raises(baseline.BaselineError, match="exit 3"):
         baseline.bench_run("baseline", sys.executable, script, [], tmp_path, tmp_path / "run.log")
+
+
+@requires_postgres
+def test_each_side_starts_from_a_database_made_anew():
+    """The bench database is dropped and made again before each side runs: the
+    baseline's migrations cannot meet the later columns of the current schema."""
+    import psycopg
+    from django.conf import settings
+
+    server = settings.DATABASES["default"]
+    url = f"postgres://{server['USER']}@{server['HOST'] or '127.0.0.1'}:{server['PORT'] or 5432}"
+    name = f"bench_recreate_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(f"{url}/postgres", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        with psycopg.connect(f"{url}/{name}", autocommit=True) as bench:
+            bench.execute("CREATE TABLE left_by_the_other_side (x int)")
+
+        baseline.database_recreate(f"{url}/{name}")
+
+        with psycopg.connect(f"{url}/{name}") as bench:
+            found = bench.execute("SELECT to_regclass('left_by_the_other_side')").fetchone()
+        assert found == (None,)
+    finally:
+        with psycopg.connect(f"{url}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.mark.parametrize("url", ["postgres://postgres@127.0.0.1:5432/postgres", "postgres://127.0.0.1/"])
+def test_the_server_s_own_databases_are_never_dropped(url):
+    with pytest.raises(baseline.BaselineError, match="not a database the bench may drop"):
+        baseline.database_recreate(url)
