@@ -189,7 +189,7 @@ def seed_day_of_payments(target: Target, count: int) -> None:
             currency=account.currency,
             reference="Bench",
             beneficiary=beneficiary,
-            payee=beneficiary.payee_details(),
+            payee=beneficiary.payee(),
         ),
     )
     copies = count - 1

@@ -88,6 +88,11 @@ def payee_of(stored: StoredPayee | None) -> Payee | None:
     return None if stored is None else Payee.from_stored(stored)
 
 
+def payee_stored(payee: Payee | None) -> StoredPayee | None:
+    """`payee_of`'s inverse: the stored form a payment request keeps."""
+    return None if payee is None else payee.to_stored()
+
+
 @dataclass(frozen=True)
 class ScheduleDetails:
     """What a schedule pays besides its amount, currency, reference and saved

@@ -313,5 +313,5 @@ def _reserved_payment(item: BatchItem) -> ReservedPayment:
         reserved=item.reserved_amount,
         amount=item.amount,
         reference=item.reference,
-        payee=item.item_payee().as_paid().to_stored(),
+        payee=item.item_payee().as_paid(),
     )

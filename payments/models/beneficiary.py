@@ -8,7 +8,7 @@ from django.db import models
 from bankapi.banking import ACCOUNT_NUMBER, SORT_CODE
 from bankapi.codes import bic_problem, iban_problem, normalise_bic, normalise_iban
 from bankapi.models import Customer, TenantOwned
-from payments.payees import IbanAccount, Payee, PayeeAccount, StoredPayee, UkAccount
+from payments.payees import IbanAccount, Payee, PayeeAccount, UkAccount
 
 
 class Beneficiary(TenantOwned):
@@ -89,7 +89,3 @@ class Beneficiary(TenantOwned):
             else IbanAccount(iban=self.iban, bic=self.bic)
         )
         return Payee(name=self.name, account=account, payee_type=self.payee_type)
-
-    def payee_details(self) -> StoredPayee:
-        """`payee()` in its stored form, as a payment request keeps it."""
-        return self.payee().to_stored()

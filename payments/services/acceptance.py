@@ -41,6 +41,7 @@ from payments.models import (
     ScheduledPayment,
     SystemAccount,
 )
+from payments.payees import Payee, payee_stored
 from payments.services.limits import usage_day
 
 
@@ -48,8 +49,8 @@ from payments.services.limits import usage_day
 class PaymentInstruction:
     """What to pay, already validated against the account (see payments.serializers).
 
-    `payee` is the payee as paid (`{name, account, accountType?}`): the beneficiary's
-    details when `beneficiary` is set, the inline payee otherwise, None for a
+    `payee` is the payee as paid: the beneficiary's details (as they are today)
+    when `beneficiary` is set, the inline payee otherwise, None for a
     crypto-funded payment (the quote's provider delivers to the customer's wallet).
 
     With `quote_id` the payment is converted through that FX quote: the account
@@ -64,7 +65,7 @@ class PaymentInstruction:
     purpose: str = ""
     charge_bearer: str = ""
     beneficiary: Beneficiary | None = None
-    payee: dict | None = None
+    payee: Payee | None = None
     virtual_iban: str = ""
     fee_waived: bool = False
     quote_id: uuid.UUID | None = None
@@ -238,7 +239,7 @@ def payment_accept(
             purpose=instruction.purpose,
             charge_bearer=instruction.charge_bearer,
             beneficiary=instruction.beneficiary,
-            payee=instruction.payee,
+            payee=payee_stored(instruction.payee),
             virtual_iban=instruction.virtual_iban,
             schedule=schedule,
             fx_quote=conversion.quote if conversion else None,
@@ -327,7 +328,7 @@ def payment_accept_at_once(
         purpose=instruction.purpose,
         charge_bearer=instruction.charge_bearer,
         beneficiary=instruction.beneficiary,
-        payee=instruction.payee,
+        payee=payee_stored(instruction.payee),
         virtual_iban=instruction.virtual_iban,
         fx_quote=None,
         acceptance=steps.entry,

@@ -20,7 +20,7 @@ from bankapi.models import Account
 from bankapi.scope import parse_uuid
 from bankapi.tenancy import OWNED_BY_CUSTOMER
 from payments.models import Beneficiary, PaymentRequest, ScheduledPayment
-from payments.payees import Payee, payee_of
+from payments.payees import Payee
 from payments.rules import virtual_iban_error
 from payments.selectors import beneficiary_of
 from payments.services.acceptance import PaymentInstruction, payment_accept, payment_accept_at_once
@@ -45,9 +45,9 @@ def payee_resolve(
     *,
     account: Account,
     beneficiary_id: str | None,
-    payee: dict | None,
+    payee: Payee | None,
     beneficiary_read: Beneficiary | None = None,
-) -> tuple[Beneficiary | None, dict | None]:
+) -> tuple[Beneficiary | None, Payee | None]:
     """The beneficiary (the account's customer's own, else 404) and the payee as paid.
 
     `beneficiary_read` is a beneficiary already read for this request (with the
@@ -64,7 +64,7 @@ def payee_resolve(
         beneficiary = beneficiary_read
     else:
         beneficiary = beneficiary_of(account.customer, beneficiary_id)
-    return beneficiary, beneficiary.payee_details()
+    return beneficiary, beneficiary.payee()
 
 
 def payment_instruction_build(
@@ -91,10 +91,10 @@ def payment_instruction_build(
     beneficiary, payee_as_paid = payee_resolve(
         account=account,
         beneficiary_id=beneficiary_id,
-        payee=None if payee is None else payee.to_stored(),
+        payee=payee,
         beneficiary_read=beneficiary_read,
     )
-    error = virtual_iban_error(virtual_iban=virtual_iban, currency=currency, payee=payee_of(payee_as_paid))
+    error = virtual_iban_error(virtual_iban=virtual_iban, currency=currency, payee=payee_as_paid)
     if error:
         raise validation_error("virtualIban", error)
     return PaymentInstruction(

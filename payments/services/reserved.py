@@ -26,6 +26,7 @@ from payments.decision import Accepted, Instruction, Refused, Rules, Snapshot, d
 from payments.events import payment_requests_accepted
 from payments.ledger import Leg, Movement, RequestRef, ledger_post_many, lock_accounts
 from payments.models import LedgerTransaction, PaymentRequest, SystemAccount
+from payments.payees import Payee
 from payments.services.acceptance import SystemAccounts, ledger_legs, payment_fee, requests_keep_day
 from payments.services.limits import daily_outbound_store
 
@@ -52,7 +53,7 @@ class ReservedPayment:
     reserved: Decimal
     amount: Decimal
     reference: str
-    payee: dict
+    payee: Payee
 
 
 def fee_per_payment(program: Program) -> Decimal:
@@ -178,7 +179,7 @@ def payments_accept_reserved(
                 debit_amount=decided.debit,
                 fee=decided.fee,
                 reference=payment.reference,
-                payee=payment.payee,
+                payee=payment.payee.to_stored(),
                 acceptance=entry,
             )
             for (payment, decided), entry in zip(accepted, entries[1:], strict=True)

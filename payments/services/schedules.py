@@ -33,7 +33,7 @@ from bankapi.models import Account, Customer
 from events.models import EventType
 from payments.events import scheduled_payment_event
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
-from payments.payees import ScheduleDetails, payee_of
+from payments.payees import ScheduleDetails
 from payments.rules import account_reference_error, virtual_iban_error
 from payments.services.acceptance import PaymentInstruction, payment_accept, payment_fee
 
@@ -119,7 +119,7 @@ def schedule_create(
         details=ScheduleDetails(
             purpose=instruction.purpose,
             charge_bearer=instruction.charge_bearer,
-            payee=None if instruction.beneficiary else payee_of(instruction.payee),
+            payee=None if instruction.beneficiary else instruction.payee,
             virtual_iban=instruction.virtual_iban,
             fee_waived=instruction.fee_waived,
         ).to_stored(),
@@ -164,7 +164,7 @@ def instruction_of(schedule: ScheduledPayment) -> PaymentInstruction:
         purpose=details.purpose,
         charge_bearer=details.charge_bearer,
         beneficiary=beneficiary,
-        payee=None if payee is None else payee.to_stored(),
+        payee=payee,
         virtual_iban=details.virtual_iban,
         fee_waived=details.fee_waived,
     )
@@ -215,7 +215,7 @@ def schedule_run_check(schedule: ScheduledPayment, instruction: PaymentInstructi
     iban_error = virtual_iban_error(
         virtual_iban=instruction.virtual_iban,
         currency=instruction.currency,
-        payee=payee_of(instruction.payee),
+        payee=instruction.payee,
     )
     if iban_error:
         raise validation_error("virtualIban", f"virtualIban: {iban_error}")

@@ -28,9 +28,7 @@ def international_transfer_instruction_build(
 ) -> PaymentInstruction:
     """A transfer paid in the quote's buy currency to a saved beneficiary or an
     inline payee; its amounts come from the quote."""
-    beneficiary, payee_as_paid = payee_resolve(
-        account=account, beneficiary_id=beneficiary_id, payee=None if payee is None else payee.to_stored()
-    )
+    beneficiary, payee_as_paid = payee_resolve(account=account, beneficiary_id=beneficiary_id, payee=payee)
     return PaymentInstruction(
         amount=None,
         currency="",

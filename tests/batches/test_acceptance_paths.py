@@ -128,9 +128,7 @@ def by_schedule(account: Account, case: Case) -> str:
         amount=Decimal(case.amount),
         currency=account.currency,
         reference="Table",
-        payee=Payee(
-            name="Jane Payee", account=UkAccount(sort_code="200000", account_number="55779911")
-        ).to_stored(),
+        payee=Payee(name="Jane Payee", account=UkAccount(sort_code="200000", account_number="55779911")),
     )
     today = case.now.astimezone(UTC).date()
     schedule = schedule_create(account=account, instruction=instruction, anchor=today, frequency="NEVER")

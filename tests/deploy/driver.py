@@ -35,9 +35,7 @@ from tests.batches.helpers import batch_submitted  # noqa: E402
 
 OPENING = Decimal("1000000.00")
 PAYEE = {"name": "Jane Payee", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
-STORED_PAYEE = Payee(
-    name="Jane Payee", account=UkAccount(sort_code="200000", account_number="55779911")
-).to_stored()
+PAYEE_AS_PAID = Payee(name="Jane Payee", account=UkAccount(sort_code="200000", account_number="55779911"))
 PAYERS = 10
 SCHEDULES = 200
 
@@ -88,7 +86,7 @@ def setup() -> dict:
             schedule_create(
                 account=payers[n % PAYERS],
                 instruction=PaymentInstruction(
-                    amount=Decimal("1.00"), currency="GBP", reference="Standing order", payee=STORED_PAYEE
+                    amount=Decimal("1.00"), currency="GBP", reference="Standing order", payee=PAYEE_AS_PAID
                 ),
                 anchor=utc_today(),
                 frequency="WEEKLY",

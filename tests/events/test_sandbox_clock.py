@@ -17,7 +17,7 @@ from payments.services.schedules import schedule_create, scheduled_payments_run,
 from tests.support.factories import funded_account
 
 URL = "/v1/sandbox/scheduled-payments/run"
-PAYEE = Payee(name="Landlord", account=UkAccount(sort_code="200000", account_number="55779911")).to_stored()
+PAYEE = Payee(name="Landlord", account=UkAccount(sort_code="200000", account_number="55779911"))
 
 
 def monthly(account: Account, anchor: date, amount: str = "7.00") -> ScheduledPayment:

@@ -29,7 +29,7 @@ def _instruction(beneficiary, amount: str) -> PaymentInstruction:
         currency="GBP",
         reference="Invoice 42",
         beneficiary=beneficiary,
-        payee=beneficiary.payee_details(),
+        payee=beneficiary.payee(),
     )
 
 

@@ -16,7 +16,7 @@ from tests.payments.conftest import balance
 from tests.support.factories import IbanBeneficiaryFactory, funded_account
 
 DAY = date(2026, 3, 10)
-UK_PAYEE = Payee(name="Jane", account=UkAccount(sort_code="200000", account_number="55779911")).to_stored()
+UK_PAYEE = Payee(name="Jane", account=UkAccount(sort_code="200000", account_number="55779911"))
 
 
 def make_schedule(account, *, reference="Rent March", frequency="DAILY", **fields) -> ScheduledPayment:
@@ -72,7 +72,7 @@ def test_a_beneficiary_now_in_the_uk_needs_a_gb_virtual_iban_on_the_day(customer
     schedule = make_schedule(
         account,
         beneficiary=beneficiary,
-        payee=beneficiary.payee_details(),
+        payee=beneficiary.payee(),
         virtual_iban="DE89370400440532013000",
     )
     # The beneficiary's details are edited after the schedule was made.

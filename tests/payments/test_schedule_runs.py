@@ -33,9 +33,7 @@ def make_schedule(account, anchor=DAY, frequency="NEVER", amount="3.00") -> Sche
         amount=Decimal(amount),
         currency=account.currency,
         reference="Standing order",
-        payee=Payee(
-            name="Jane", account=UkAccount(sort_code="200000", account_number="55779911")
-        ).to_stored(),
+        payee=Payee(name="Jane", account=UkAccount(sort_code="200000", account_number="55779911")),
     )
     return schedule_create(account=account, instruction=instruction, anchor=anchor, frequency=frequency)
 

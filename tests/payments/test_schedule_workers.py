@@ -19,7 +19,7 @@ from tests.support.race import run_at_once
 from tests.support.worker import celery_workers
 
 DAY = date(2026, 3, 10)
-PAYEE = Payee(name="Jane", account=UkAccount(sort_code="200000", account_number="55779911")).to_stored()
+PAYEE = Payee(name="Jane", account=UkAccount(sort_code="200000", account_number="55779911"))
 
 
 def make_schedule(account, anchor=DAY) -> ScheduledPayment:

@@ -24,6 +24,7 @@ from rest_framework.renderers import JSONRenderer
 from bankapi.models import Account
 from payments.ledger import ledger_check, ledger_fund_account
 from payments.models import LedgerPosting, PaymentRequest
+from payments.payees import Payee, UkAccount
 from payments.selectors import ledger as ledger_selectors
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.settlement import payment_fail, payment_settle
@@ -37,7 +38,7 @@ from tests.support.factories import funded_account
 # and a spreadsheet formula.
 AWKWARD = 'He said "hi", \\o/\r\nthen\tleft \x01 ünïcödé € \u2028\u2029 & <b>done</b>'
 FORMULA = "=SUM(A1:A9)"
-PAYEE = {"name": "Jane", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"}}
+PAYEE = Payee(name="Jane", account=UkAccount(sort_code="200000", account_number="55779911"))
 # Booking moments: a whole second (no fraction), a fraction with trailing
 # zeros, and one with all six digits.
 MOMENTS = [

@@ -37,7 +37,7 @@ from tests.batches.helpers import batch_submitted
 from tests.support.factories import custodian_with_clients, funded_account
 
 START = datetime(2026, 6, 1, 21, 30, tzinfo=UTC)
-PAYEE = Payee(name="Jane", account=UkAccount(sort_code="200000", account_number="55779911")).to_stored()
+PAYEE = Payee(name="Jane", account=UkAccount(sort_code="200000", account_number="55779911"))
 MICROSECOND = timedelta(microseconds=1)
 _numbers = itertools.count(1)
 

@@ -76,7 +76,7 @@ def _paid_and_scheduled(customer) -> tuple[PaymentRequest, ScheduledPayment]:
     request = payment_accept(
         account=account,
         instruction=PaymentInstruction(
-            amount=Decimal("5.00"), currency="GBP", reference="Invoice 9", payee=IBAN_PAYEE.to_stored()
+            amount=Decimal("5.00"), currency="GBP", reference="Invoice 9", payee=IBAN_PAYEE
         ),
     )
     schedule = schedule_create(
@@ -87,7 +87,7 @@ def _paid_and_scheduled(customer) -> tuple[PaymentRequest, ScheduledPayment]:
             reference="Rent",
             purpose="RENT",
             charge_bearer="SHA",
-            payee=UK_PAYEE.to_stored(),
+            payee=UK_PAYEE,
             virtual_iban="GB33BUKB20201555555555",
         ),
         anchor=utc_today(),

@@ -44,9 +44,7 @@ CURRENCIES = ("GBP", "EUR")
 FEE = Decimal("0.10")
 REVIEW_THRESHOLD = Decimal("90.00")
 CENT = Decimal("0.01")
-PAYEE = Payee(
-    name="Conservation Payee", account=UkAccount(sort_code="040004", account_number="12345678")
-).to_stored()
+PAYEE = Payee(name="Conservation Payee", account=UkAccount(sort_code="040004", account_number="12345678"))
 
 Status = PaymentRequest.Status
 
