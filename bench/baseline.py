@@ -190,6 +190,27 @@ def database_recreate(url: str) -> None:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
 
 
+def database_ensure(url: str) -> None:
+    """Create the database `url` names, on its server, unless it exists (the
+    pgbench database beside the bench's, on a new machine)."""
+    import psycopg
+    from psycopg import sql
+
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    maintenance = urlunsplit(parts._replace(path="/postgres"))
+    with psycopg.connect(maintenance, autocommit=True) as admin:
+        if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None:
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def pgbench_database_url(database_url: str) -> str:
+    """The database pgbench runs in: BENCH_PGBENCH_DB, else `<the bench database>_pgbench`."""
+    parts = urlsplit(database_url)
+    name = os.environ.get("BENCH_PGBENCH_DB") or f"{parts.path.lstrip('/')}_pgbench"
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
 def bench_database_url() -> str:
     url = os.environ.get("BENCH_DATABASE_URL") or os.environ.get("DATABASE_URL") or ""
     if not url.startswith("postgres"):
@@ -207,6 +228,8 @@ def baseline_compare(commit: str, shared_args: list[str], current_args: list[str
     logs = Path(tempfile.mkdtemp(prefix="bench-baseline-logs-"))
     print(f"full output of both runs in {logs}")
     database_recreate(database)
+    # A baseline's bench may not make its pgbench database itself.
+    database_ensure(pgbench_database_url(database))
     with baseline_checkout(commit) as (checkout, venv):
         print(f"baseline {git('rev-parse', '--short', 'HEAD', cwd=checkout)} in {checkout}, venv: {venv}")
         base_out = bench_run(

@@ -42,7 +42,7 @@ from decimal import Decimal
 from pathlib import Path
 from urllib.parse import urlparse
 
-from baseline import UNLIMITED_BUDGETS
+from baseline import UNLIMITED_BUDGETS, database_ensure, pgbench_database_url
 
 ROOT = Path(__file__).resolve().parent.parent
 LUA = ROOT / "bench" / "payments.lua"
@@ -379,14 +379,9 @@ def run_wrk(base: str, targets: list[Target], work_dir: Path, *, clients: int, s
     )
 
 
-def pgbench_database_url(database_url: str) -> str:
-    parsed = urlparse(database_url)
-    name = os.environ.get("BENCH_PGBENCH_DB") or f"{parsed.path.lstrip('/')}_pgbench"
-    return parsed._replace(path=f"/{name}").geturl()
-
-
 def run_pgbench(database_url: str, *, clients: int, seconds: int) -> float:
     url = pgbench_database_url(database_url)
+    database_ensure(url)
     scale = max(clients, 1)
     check = subprocess.run(
         ["psql", url, "-Atc", "SELECT count(*) FROM pgbench_branches"], capture_output=True, text=True

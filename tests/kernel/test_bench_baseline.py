@@ -239,3 +239,26 @@ def test_each_side_starts_from_a_database_made_anew():
 def test_the_server_s_own_databases_are_never_dropped(url):
     with pytest.raises(baseline.BaselineError, match="not a database the bench may drop"):
         baseline.database_recreate(url)
+
+
+@requires_postgres
+def test_the_pgbench_database_is_made_when_missing_and_kept_when_there():
+    import psycopg
+    from django.conf import settings
+
+    server = settings.DATABASES["default"]
+    url = f"postgres://{server['USER']}@{server['HOST'] or '127.0.0.1'}:{server['PORT'] or 5432}"
+    name = f"bench_ensure_{uuid.uuid4().hex[:8]}"
+    assert baseline.pgbench_database_url(f"{url}/{name}") == f"{url}/{name}_pgbench"
+    try:
+        baseline.database_ensure(f"{url}/{name}")
+        with psycopg.connect(f"{url}/{name}", autocommit=True) as made:
+            made.execute("CREATE TABLE kept (x int)")
+
+        baseline.database_ensure(f"{url}/{name}")
+
+        with psycopg.connect(f"{url}/{name}") as again:
+            assert again.execute("SELECT to_regclass('kept')::text").fetchone() == ("kept",)
+    finally:
+        with psycopg.connect(f"{url}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -1,15 +1,15 @@
-"""Saved beneficiaries: validated in admin, made by bootstrap_sandbox (issue 3.2)."""
+"""Saved beneficiaries: validated in admin, made by bootstrap_sandbox."""
 
 import pytest
 from django.core.exceptions import ValidationError
 
-from authn.models import User
 from payments.models import Beneficiary
+from tests.support.factories_backoffice import operator_user
 
 
 @pytest.fixture
-def operator_client(client, sandbox):
-    client.force_login(User.objects.get(email=sandbox["operator"]["email"], program=None))
+def operator_client(client, db):
+    client.force_login(operator_user())
     return client
 
 

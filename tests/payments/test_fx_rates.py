@@ -8,17 +8,17 @@ from django.core.management import call_command
 from django.db import DataError, IntegrityError, transaction
 from django.test import Client
 
-from authn.models import User
 from payments.fx import fx_quote_create
 from payments.models import FxQuote, FxRate
+from tests.support.factories_backoffice import operator_user
 
 SANDBOX_PAIRS = {("GBP", "EUR"), ("GBP", "USD"), ("EUR", "USD")}
 
 
 @pytest.fixture
-def operator(sandbox) -> Client:
+def operator(db) -> Client:
     client = Client()
-    client.force_login(User.objects.get(email=sandbox["operator"]["email"], program=None))
+    client.force_login(operator_user())
     return client
 
 
