@@ -1,6 +1,8 @@
 """A reused PostgreSQL connection is checked without a round trip, and one the
 server closed is still found unusable before a request reuses it."""
 
+import time
+
 import pytest
 from django.db import connection, connections
 
@@ -8,6 +10,14 @@ pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="the check reads a PostgreSQL socket"),
     pytest.mark.django_db(transaction=True),
 ]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_connection_after():
+    """A test that fails with the connection terminated leaves no broken
+    connection to the database teardown and the tests after it."""
+    yield
+    connection.close()
 
 
 def test_an_idle_healthy_connection_is_usable_without_a_statement(tmp_path):
@@ -40,13 +50,15 @@ def test_a_connection_the_server_closed_is_unusable_and_replaced_before_reuse():
     other = connections.create_connection("default")
     try:
         with other.cursor() as cursor:
-            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+            # With a timeout, the call returns once the backend has exited (not
+            # when the signal is sent), so its last message has been written.
+            cursor.execute("SELECT pg_terminate_backend(%s, 10000)", [pid])
     finally:
         other.close()
     # The server's FATAL message and the end of the stream reach the socket.
-    for _ in range(50):
-        if not connection.is_usable():
-            break
+    deadline = time.monotonic() + 10
+    while connection.is_usable() and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert connection.is_usable() is False
 
     # As on a request's start: the health check drops it, the next query reconnects.
