@@ -84,9 +84,7 @@ def seed(postings: int):
             amount=Decimal("1.00"),
             currency="GBP",
             reference="Bench payment",
-            payee=Payee(
-                name="Payee", account=UkAccount(sort_code="200000", account_number="55779911")
-            ).to_stored(),
+            payee=Payee(name="Payee", account=UkAccount(sort_code="200000", account_number="55779911")),
         ),
     )
     start = datetime.now(UTC) - timedelta(days=365)

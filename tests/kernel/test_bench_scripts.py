@@ -1,0 +1,104 @@
+"""The bench scripts run as their README says, at a tiny size: a script that no
+test runs breaks without anyone noticing (bench/statements.py did, when the
+payment instruction's payee became a `Payee`). Their figures are not checked
+here (they are for bench/README.md); that each runs to the end and prints them is.
+"""
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from tests.conftest import requires_postgres, requires_redis
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(script: str, *args: str, env: dict[str, str]) -> str:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    return done.stdout
+
+
+def without_databases() -> dict[str, str]:
+    """This environment without the suite's database and broker: the embedded default."""
+    return {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
+    }
+
+
+def server_url() -> str:
+    server = settings.DATABASES["default"]
+    return f"postgres://{server['USER']}@{server['HOST'] or '127.0.0.1'}:{server['PORT'] or 5432}"
+
+
+@pytest.fixture
+def scratch_database():
+    """A PostgreSQL database of its own on the suite's server, dropped afterwards."""
+    import psycopg
+
+    name = f"bench_smoke_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(f"{server_url()}/postgres", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"{server_url()}/{name}"
+    finally:
+        with psycopg.connect(f"{server_url()}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            admin.execute(f'DROP DATABASE IF EXISTS "test_{name}" WITH (FORCE)')
+
+
+@requires_postgres
+def test_the_statements_bench_runs(scratch_database):
+    out = run(
+        "statements.py",
+        "--postings",
+        "300",
+        "--runs",
+        "1",
+        env=without_databases() | {"BENCH_DATABASE_URL": scratch_database},
+    )
+
+    assert "seeded 300 postings" in out
+    for call in ("statement, a year (json) warm", "statement, a year (camt053) cold", "balance as of"):
+        assert call in out, out
+
+
+def test_the_scheduled_payments_bench_runs():
+    out = run("scheduled_payments.py", "--schedules", "20", "--accounts", "5", env=without_databases())
+
+    assert "Ran 20 schedules" in out, out
+
+
+def test_the_iso20022_bench_runs():
+    out = run("iso20022.py", "--transactions", "50", env=without_databases())
+
+    assert "50 transactions" in out and "xmlschema" in out, out
+
+
+@requires_redis
+def test_the_batches_bench_runs(scratch_database):
+    redis = os.environ["REDIS_URL"]
+    out = run(
+        "batches.py",
+        "--items",
+        "20",
+        "--payers",
+        "2",
+        env=without_databases() | {"DATABASE_URL": scratch_database, "REDIS_URL": redis},
+    )
+
+    assert "processing of 20 items" in out and "ledger check: ok" in out, out
