@@ -102,3 +102,38 @@ def test_the_batches_bench_runs(scratch_database):
     )
 
     assert "processing of 20 items" in out and "ledger check: ok" in out, out
+
+
+@requires_redis
+def test_the_payment_cpu_bench_runs(scratch_database):
+    out = run(
+        "payment_cpu.py",
+        "--payments",
+        "10",
+        "--warmup",
+        "2",
+        env=without_databases() | {"BENCH_DATABASE_URL": scratch_database, "BENCH_REDIS_URL": redis_url()},
+    )
+
+    assert "per payment" in out, out
+
+
+@requires_redis
+def test_the_event_latency_bench_runs(scratch_database):
+    out = run(
+        "event_latency.py",
+        "--payments",
+        "10",
+        "--rate",
+        "20",
+        env=without_databases() | {"BENCH_DATABASE_URL": scratch_database, "BENCH_REDIS_URL": redis_url()},
+    )
+
+    assert "p99" in out, out
+
+
+def redis_url() -> str:
+    """A Redis database of the suite's server that no other test uses (the event
+    bench empties its database before and after)."""
+    base = os.environ["REDIS_URL"].rsplit("/", 1)[0]
+    return f"{base}/15"
