@@ -122,6 +122,14 @@ def _refuse_unless_plain(model: type[models.Model], rows: Sequence[models.Model]
         )
 
 
+def _written_fields(model: type[models.Model]) -> tuple[models.Field | None, list[models.Field]]:
+    """The model's key when the database generates it (else None), and the
+    fields an INSERT writes: every concrete field but that key."""
+    pk = model._meta.pk
+    generated = pk if isinstance(pk, AutoFieldMixin) else None
+    return generated, [f for f in model._meta.concrete_fields if f is not generated]
+
+
 _INSERTS: dict[tuple[type[models.Model], str, int], tuple[str, list[models.Field], models.Field | None]] = {}
 
 
@@ -132,9 +140,7 @@ def _insert_sql(
     cached = _INSERTS.get(slot)
     if cached is None:
         meta = model._meta
-        pk = meta.pk
-        generated = pk if isinstance(pk, AutoFieldMixin) else None
-        fields = [f for f in meta.concrete_fields if f is not generated]
+        generated, fields = _written_fields(model)
         name = connection.ops.quote_name
         one = f"({', '.join(['%s'] * len(fields))})"
         sql = (
@@ -212,9 +218,7 @@ def insert_select_sql(
     cached = _INSERT_SELECTS.get(slot)
     if cached is None:
         meta = model._meta
-        pk = meta.pk
-        generated = pk if isinstance(pk, AutoFieldMixin) else None
-        fields = [f for f in meta.concrete_fields if f is not generated]
+        generated, fields = _written_fields(model)
         name = connection.ops.quote_name
         selects = []
         per_row = []

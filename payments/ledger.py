@@ -208,19 +208,7 @@ def _applied_show(account: Account, applied: "_Applied") -> None:
 def _movement_changes(legs: list[Leg], outbound: Outbound | None) -> dict[uuid.UUID, Decimal]:
     """Each customer account's net change, once the legs are checked against the
     module's rules (LedgerError otherwise)."""
-    totals: dict[str, Decimal] = defaultdict(lambda: ZERO)
-    for leg in legs:
-        if (leg.account is None) == (leg.system_account is None):
-            raise LedgerError("A leg names exactly one account")
-        if leg.amount == 0:
-            raise LedgerError("A leg moves a non-zero amount")
-        holder = leg.account or leg.system_account
-        if holder is None or holder.currency != leg.currency:
-            raise LedgerError("A leg's currency must be its account's currency")
-        totals[leg.currency] += leg.amount
-    if any(total != 0 for total in totals.values()):
-        raise LedgerError(f"Postings do not balance: {dict(totals)}")
-
+    _check_balanced(legs)
     changes: dict = defaultdict(lambda: ZERO)
     for leg in legs:
         if leg.account:
@@ -659,6 +647,8 @@ def statement_line_facts(
 
 
 def _check_balanced(legs: list[Leg]) -> None:
+    """The legs' rules: each names one account, moves a non-zero amount in its
+    account's currency, and each currency's legs sum to zero (LedgerError otherwise)."""
     totals: dict[str, Decimal] = defaultdict(lambda: ZERO)
     for leg in legs:
         if (leg.account is None) == (leg.system_account is None):

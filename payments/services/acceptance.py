@@ -19,7 +19,7 @@ from bankapi.models import Account, Program
 from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored, sql_bound
 from events.models import EventType
 from events.recording import event_insert_sql, events_written
-from payments.decision import ACCOUNT, DecidedLeg, Instruction, Refused, Rules, Snapshot, plan
+from payments.decision import ACCOUNT, DecidedLeg, Instruction, Plan, Refused, Rules, Snapshot, plan
 from payments.decision import usage_day as decision_day
 from payments.events import payment_request_event, payment_request_event_new
 from payments.fx import fx_quote_amounts, fx_quote_consume
@@ -148,6 +148,42 @@ def requests_keep_day(requests: list[PaymentRequest], now: datetime) -> None:
             request.created_at = now
 
 
+def _payment_request(
+    request_id: uuid.UUID,
+    account: Account,
+    instruction: PaymentInstruction,
+    planned: Plan,
+    acceptance: LedgerTransaction,
+    *,
+    schedule: ScheduledPayment | None = None,
+    quote: FxQuote | None = None,
+) -> PaymentRequest:
+    """The payment request an accepted payment makes (not yet saved), whichever
+    path writes it: the instruction as the plan decided it, and its movement."""
+    return PaymentRequest(
+        id=request_id,
+        program_id=account.program_id,
+        sandbox=account.sandbox,
+        customer_id=account.customer_id,
+        account=account,
+        status=planned.status,
+        amount=planned.amount,
+        currency=planned.currency,
+        debit_amount=planned.debit,
+        fee=planned.fee,
+        fee_waived=instruction.fee_waived,
+        reference=instruction.reference,
+        purpose=instruction.purpose,
+        charge_bearer=instruction.charge_bearer,
+        beneficiary=instruction.beneficiary,
+        payee=payee_stored(instruction.payee),
+        virtual_iban=instruction.virtual_iban,
+        schedule=schedule,
+        fx_quote=quote,
+        acceptance=acceptance,
+    )
+
+
 def payment_accept(
     *, account: Account, instruction: PaymentInstruction, schedule: ScheduledPayment | None = None
 ) -> PaymentRequest:
@@ -223,27 +259,14 @@ def payment_accept(
                 raise decided.error()
             # It fits now (money arrived meanwhile); under our lock the debit holds.
             entry = debit_account()
-        request = PaymentRequest(
-            id=request_id,
-            program_id=account.program_id,
-            sandbox=account.sandbox,
-            customer_id=account.customer_id,
-            account=account,
-            status=planned.status,
-            amount=planned.amount,
-            currency=planned.currency,
-            debit_amount=planned.debit,
-            fee=planned.fee,
-            fee_waived=instruction.fee_waived,
-            reference=instruction.reference,
-            purpose=instruction.purpose,
-            charge_bearer=instruction.charge_bearer,
-            beneficiary=instruction.beneficiary,
-            payee=payee_stored(instruction.payee),
-            virtual_iban=instruction.virtual_iban,
+        request = _payment_request(
+            request_id,
+            account,
+            instruction,
+            planned,
+            entry,
             schedule=schedule,
-            fx_quote=conversion.quote if conversion else None,
-            acceptance=entry,
+            quote=conversion.quote if conversion else None,
         )
         insert_rows([request])
         requests_keep_day([request], now)
@@ -312,27 +335,7 @@ def payment_accept_at_once(
     )
     if steps is None:
         return None
-    request = PaymentRequest(
-        id=request_id,
-        program_id=account.program_id,
-        sandbox=account.sandbox,
-        customer_id=account.customer_id,
-        account=account,
-        status=planned.status,
-        amount=planned.amount,
-        currency=planned.currency,
-        debit_amount=planned.debit,
-        fee=planned.fee,
-        fee_waived=instruction.fee_waived,
-        reference=instruction.reference,
-        purpose=instruction.purpose,
-        charge_bearer=instruction.charge_bearer,
-        beneficiary=instruction.beneficiary,
-        payee=payee_stored(instruction.payee),
-        virtual_iban=instruction.virtual_iban,
-        fx_quote=None,
-        acceptance=steps.entry,
-    )
+    request = _payment_request(request_id, account, instruction, planned, steps.entry)
     rows_pre_save([request])
     # As `requests_keep_day`: accepted across midnight, it stays on the decision's day.
     if usage_day(request) != decision_day(now):
