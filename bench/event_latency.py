@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from payments_bench import fail, flush_redis, production_environment, seed  # noqa: E402
+from payments_bench import django_start, fail, flush_redis, production_environment, seed  # noqa: E402
 
 
 def receiver_start(arrivals: dict[str, float]) -> tuple[ThreadingHTTPServer, str]:
@@ -92,21 +92,13 @@ def main() -> None:
     if args.poll is not None:
         env["EVENTS_RELAY_POLL_SECONDS"] = str(args.poll)
     flush_redis(redis_url)
-    os.environ.update(env)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "bankapi.settings"
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    django_start(env)
     from django.db import connection
     from django.test import Client
 
     from events.endpoints import endpoint_create
     from events.models import EventType
 
-    call_command("migrate", verbosity=0, interactive=False)
-    call_command("flush", verbosity=0, interactive=False)
     _, special = seed(1)
     target = special["hot"]
     arrivals: dict[str, float] = {}

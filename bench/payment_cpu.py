@@ -20,14 +20,12 @@ import io
 import os
 import pstats
 import statistics
-import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import payments_bench
-from payments_bench import AMOUNT, ROOT, StatementTrace, fail, production_environment, seed
+from payments_bench import StatementTrace, fail, production_environment, seed
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -51,30 +49,12 @@ def main(argv: list[str] | None = None) -> None:
         payments_bench.flush_redis(redis_url)
     else:
         os.environ.pop("REDIS_URL", None)
-    os.environ.update(env)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "bankapi.settings"
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    payments_bench.django_start(env)
     from django.db import connection
-    from django.test import Client
 
-    call_command("migrate", verbosity=0, interactive=False)
-    call_command("flush", verbosity=0, interactive=False)
     _, special = seed(1)
     connection.close()
-    target = special["inprocess"]
-    client = Client(HTTP_AUTHORIZATION=f"Bearer {target.token}")
-    body = {"amount": str(AMOUNT), "reference": "Bench", "beneficiaryId": target.beneficiary_id}
-
-    def pay() -> None:
-        answer = client.post(
-            target.path, body, content_type="application/json", HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4())
-        )
-        if answer.status_code != 200:
-            fail(f"payment answered {answer.status_code}: {answer.content[:300]!r}")
+    pay = payments_bench.in_process_payer(special["inprocess"])
 
     for _ in range(args.warmup):
         pay()

@@ -37,6 +37,7 @@ import tempfile
 import time
 import urllib.request
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -444,9 +445,25 @@ class StatementTrace:
 TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
 
 
-def in_process(target: Target, payments: int) -> tuple[float, list[str]]:
-    """Median time of one payment through Django's test client in this thread,
-    and the statements of one payment."""
+def django_start(env: dict[str, str]) -> None:
+    """Django set up in this process with the bench's environment (`env`, on
+    production settings), its database migrated and emptied."""
+    os.environ.update(env)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "bankapi.settings"
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0, interactive=False)
+    call_command("flush", verbosity=0, interactive=False)
+
+
+def in_process_payer(target: Target) -> Callable[[], None]:
+    """One payment of AMOUNT from the target's account through Django's test
+    client in this thread, a new Idempotency-Key each; any answer but 200 fails
+    the bench."""
     from django.test import Client
 
     client = Client(HTTP_AUTHORIZATION=f"Bearer {target.token}")
@@ -459,6 +476,13 @@ def in_process(target: Target, payments: int) -> tuple[float, list[str]]:
         if answer.status_code != 200:
             fail(f"in-process payment answered {answer.status_code}: {answer.content[:300]!r}")
 
+    return pay
+
+
+def in_process(target: Target, payments: int) -> tuple[float, list[str]]:
+    """Median time of one payment through Django's test client in this thread,
+    and the statements of one payment."""
+    pay = in_process_payer(target)
     for _ in range(20):
         pay()
     with StatementTrace() as trace:
@@ -588,14 +612,8 @@ def main(argv: list[str] | None = None) -> None:
         flush_redis(redis_url)
     else:
         os.environ.pop("REDIS_URL", None)
-    os.environ.update(env)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "bankapi.settings"
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
+    django_start(env)
     from django.conf import settings
-    from django.core.management import call_command
     from django.db import connection
 
     from payments.ledger import ledger_check
@@ -609,8 +627,6 @@ def main(argv: list[str] | None = None) -> None:
         else "run in-process (no BENCH_REDIS_URL): each payment's event fan-out runs after its commit"
     )
     print(f"tasks: {tasks}")
-    call_command("migrate", verbosity=0, interactive=False)
-    call_command("flush", verbosity=0, interactive=False)
     spread, special = seed(args.customers)
     seed_day_of_payments(special["fullday"], args.day_payments)
     connection.close()

@@ -46,7 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from payments_bench import Target, fail, free_port, production_environment, seed  # noqa: E402
+from payments_bench import Target, django_start, fail, free_port, production_environment, seed  # noqa: E402
 
 
 @dataclass
@@ -194,20 +194,12 @@ def main() -> None:
     # The flood's 401s and 429s would fill the screen (django.request logs each 4xx).
     env.update(TRUSTED_PROXY_COUNT="1", LOG_LEVEL="ERROR")
     os.environ.pop("REDIS_URL", None)  # tasks in-process, budgets in each process's memory
-    os.environ.update(env)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "bankapi.settings"
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
+    django_start(env)
     from django.conf import settings
-    from django.core.management import call_command
     from django.db import connection
 
     from bankapi.models import Program
 
-    call_command("migrate", verbosity=0, interactive=False)
-    call_command("flush", verbosity=0, interactive=False)
     targets, _ = seed(args.payers)
     program_id = str(Program.objects.get().id)
     connection.close()

@@ -137,3 +137,34 @@ def redis_url() -> str:
     bench empties its database before and after)."""
     base = os.environ["REDIS_URL"].rsplit("/", 1)[0]
     return f"{base}/15"
+
+
+@requires_postgres
+def test_the_sign_in_flood_bench_runs(scratch_database):
+    out = run(
+        "sign_in_flood.py",
+        "--duration",
+        "1",
+        "--payers",
+        "1",
+        "--flooders",
+        "2",
+        "--flood-rate",
+        "4",
+        env=without_databases() | {"BENCH_DATABASE_URL": scratch_database},
+    )
+
+    assert "quiet" in out and "flood" in out, out
+
+
+@requires_postgres
+def test_the_payments_bench_runs_its_in_process_steps(scratch_database):
+    out = run(
+        "payments_bench.py",
+        "--in-process-only",
+        "--customers",
+        "1",
+        env=without_databases() | {"BENCH_DATABASE_URL": scratch_database},
+    )
+
+    assert "statements per payment:" in out and "one payment in-process, one thread:" in out, out
