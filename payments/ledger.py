@@ -35,7 +35,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Sum
+from django.db.models import Func, Sum
 from django.utils import timezone
 
 from bankapi.models import ZERO, Account, Program
@@ -234,6 +234,27 @@ def money_in_cents_sql(connection: Any) -> Callable[[str], str]:
     if connection.vendor == "sqlite":
         return lambda expression: f"ROUND({expression}, 2)"
     return lambda expression: expression
+
+
+class InCents(Func):
+    """An ORM expression kept a whole number of cents as `money_in_cents_sql`
+    keeps SQL: `F("amount") + fee` computed in the database, rounded to cents on
+    SQLite and left exact on PostgreSQL. The one spelling of that rule for
+    `update()` calls."""
+
+    arity = 1
+
+    def as_sql(
+        self,
+        compiler: Any,
+        connection: Any,
+        function: str | None = None,
+        template: str | None = None,
+        arg_joiner: str | None = None,
+        **extra_context: Any,
+    ) -> tuple[str, Any]:
+        sql, params = compiler.compile(self.source_expressions[0])
+        return money_in_cents_sql(connection)(sql), params
 
 
 def _balance_sql(connection: Any) -> tuple[str, str]:

@@ -25,7 +25,6 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, F, Q, Sum
-from django.db.models.functions import Round
 from django.utils import timezone
 
 from authn.models import User
@@ -37,6 +36,7 @@ from batches.events import batch_event
 from batches.models import Batch, BatchItem, Draft
 from batches.rules import CheckedItem
 from batches.sent import FileInstruction
+from payments.ledger import InCents
 from payments.services.reserved import (
     Reservation,
     ReservedPayment,
@@ -190,8 +190,7 @@ def batch_fund(batch_id: str) -> None:
             )
             funded = [account_id for account_id, refusal in outcome.items() if refusal is None]
             unfunded.filter(account_id__in=funded).update(
-                # Rounded to cents: SQLite adds decimal columns as floating point.
-                reserved_amount=Round(F("amount") + fee, 2),
+                reserved_amount=InCents(F("amount") + fee),
                 updated_at=timezone.now(),
             )
             for account_id, refusal in outcome.items():

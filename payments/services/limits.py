@@ -14,11 +14,11 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
 from django.db.models import F
-from django.db.models.functions import Round
 
 from bankapi.models import ZERO, Account, Program
 from payments.decision import Snapshot, sent_on
 from payments.decision import usage_day as decision_day
+from payments.ledger import InCents
 from payments.models import PaymentRequest
 
 
@@ -47,8 +47,7 @@ def daily_outbound_give_back(request: PaymentRequest) -> None:
     Must run under the account's lock, in the transaction that marks it FAILED.
     """
     Account.objects.filter(id=request.account_id, outbound_day=usage_day(request)).update(
-        # Rounded to cents: SQLite subtracts decimal columns as floating point.
-        outbound_total=Round(F("outbound_total") - request.debit_amount, 2)
+        outbound_total=InCents(F("outbound_total") - request.debit_amount)
     )
 
 
