@@ -1,6 +1,6 @@
 """The payments bench: `make bench`, or bench/payments [options].
 
-Serves the API as an operator would deploy it (gunicorn, sync workers, production
+Serves the API as an operator would deploy it (gunicorn, threaded workers, production
 settings, DEBUG off, PostgreSQL on loopback, a free port), seeds customers with
 funded accounts through the ORM and the ledger service, and drives
 `POST /v1/customers/{customerId}/accounts/{accountId}/payments` from wrk with a
@@ -27,6 +27,7 @@ is BENCH_DATABASE_URL, else DATABASE_URL; pgbench uses `<that database>_pgbench`
 import argparse
 import json
 import os
+import runpy
 import secrets
 import shutil
 import socket
@@ -279,10 +280,18 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def deployed_threads() -> int:
+    """Requests one web process serves at a time as deployed: the `threads` of
+    deploy/gunicorn.conf.py (with more than one, gunicorn runs its threaded
+    worker, gthread, whatever worker class is asked for)."""
+    return int(runpy.run_path(str(ROOT / "deploy" / "gunicorn.conf.py"))["threads"])
+
+
 def server_command(server: str, port: int, workers: int) -> list[str]:
     """The command serving `bankapi.wsgi` on the port: gunicorn with the deployed
-    configuration and sync workers, or granian's WSGI interface with one blocking
-    thread per worker (a request at a time per process, as a sync worker)."""
+    configuration (threaded workers), or granian's WSGI interface with as many
+    blocking threads per worker as gunicorn's threads, so that both serve the
+    same number of requests at a time per process."""
     if server == "granian":
         return [
             str(ROOT / ".venv" / "bin" / "granian"),
@@ -290,7 +299,7 @@ def server_command(server: str, port: int, workers: int) -> list[str]:
             "--host=127.0.0.1",
             f"--port={port}",
             f"--workers={workers}",
-            "--blocking-threads=1",
+            f"--blocking-threads={deployed_threads()}",
             "--no-ws",
             "--log-level=warning",
             "bankapi.wsgi:application",
@@ -300,7 +309,6 @@ def server_command(server: str, port: int, workers: int) -> list[str]:
         "bankapi.wsgi:application",
         f"--config={ROOT / 'deploy' / 'gunicorn.conf.py'}",
         f"--workers={workers}",
-        "--worker-class=sync",
         f"--bind=127.0.0.1:{port}",
         "--log-level=warning",
         "--timeout=60",
@@ -582,7 +590,8 @@ def main(argv: list[str] | None = None) -> None:
         "--server",
         choices=["gunicorn", "granian"],
         default="gunicorn",
-        help="the HTTP server: gunicorn sync workers (deploy/gunicorn.conf.py) or granian's WSGI (gunicorn)",
+        help="the HTTP server: gunicorn as deploy/gunicorn.conf.py configures it, "
+        "or granian's WSGI with as many threads per worker (gunicorn)",
     )
     parser.add_argument(
         "--baseline",
