@@ -14,11 +14,13 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from bankapi.celery import app
-from bankapi.logs import ContextFilter
+from bankapi.logs import ContextFilter, log_context
 from events import relay
 from events.models import Delivery, Event
 from events.relay import relay_once
-from events.tasks import deliveries_sweep
+from events.tasks import deliveries_drain, deliveries_sweep
+from payments.models import PaymentRequest
+from payments.services.settlement import payment_settle
 from tests.conftest import requires_postgres
 from tests.events.test_relay import broker  # noqa: F401 - fixture
 from tests.events.test_webhooks import fast_retries, pay, receiver, subscribe  # noqa: F401 - fixtures
@@ -47,7 +49,7 @@ class Records(logging.Handler):
         return [record for record in self.records if text in record.getMessage()]
 
     def request_ids(self, text: str) -> set[str | None]:
-        return {record.request_id for record in self.about(text)}  # type: ignore[attr-defined]
+        return {record.request_id for record in self.about(text)}
 
     def fan_out(self, event: Event) -> list[logging.LogRecord]:
         return [record for record in self.about(str(event.event_id)) if "fanned out" in record.getMessage()]
@@ -195,6 +197,82 @@ def test_a_failed_attempt_and_its_retry_by_the_sweep_log_the_requests_id(
     assert {record.request_id for record in attempts} == {"req-trace-3"}
     assert Delivery.objects.get(event=event).state == Delivery.State.DELIVERED
     assert hook.answered == [500, 200]
+
+
+class InlineSenders:
+    """The relay's sender threads, run inline in the relay's own thread."""
+
+    def submit(self, work, *args) -> None:
+        work(*args)
+
+    def shutdown(self, **kwargs) -> None:
+        pass
+
+
+def relay_through_its_senders(monkeypatch) -> list[tuple[tuple, str | None]]:
+    """One relay pass that drains as the relay's senders do; answers the retry
+    tasks they queued, each with the request id its message would carry."""
+    looper = relay.OutboxRelay(poll_seconds=0.2, batch=10)
+    looper.senders.shutdown()
+    looper.senders = InlineSenders()
+    # A sender closes its thread's connection after each queue: here that is the test's.
+    monkeypatch.setattr(relay, "close_old_connections", lambda: None)
+    queued: list[tuple[tuple, str | None]] = []
+    monkeypatch.setattr(
+        deliveries_drain,
+        "apply_async",
+        lambda args, eta: queued.append((tuple(args), log_context().get("request_id"))),
+    )
+    outside_any_request(relay_once, None, looper.send)
+    return queued
+
+
+def test_a_retry_the_relay_queues_carries_the_request_id_of_the_failed_event(
+    account,
+    beneficiary,
+    customer_auth,
+    receiver,  # noqa: F811
+    broker,  # noqa: F811
+    logs,
+    monkeypatch,
+):
+    hook = receiver(script=[503])
+    endpoint = subscribe(account, hook.url)
+    event = pay_over_http(account, beneficiary, customer_auth, "req-trace-5")
+
+    queued = relay_through_its_senders(monkeypatch)
+
+    assert queued == [((str(endpoint.id), event.resource_key), "req-trace-5")]
+    [attempt] = logs.attempts(event)
+    assert "failed (HTTP 503), attempt 1, retry at" in attempt.getMessage()
+    [summary] = logs.about("outbox relay: 0 delivered")
+    assert (attempt.request_id, summary.request_id) == ("req-trace-5", "req-trace-5")
+
+
+def test_a_queue_holding_events_of_two_requests_logs_each_attempt_under_its_own(
+    account,
+    beneficiary,
+    customer_auth,
+    receiver,  # noqa: F811
+    broker,  # noqa: F811
+    logs,
+    monkeypatch,
+):
+    hook = receiver()
+    subscribe(account, hook.url)
+    accepted = pay_over_http(account, beneficiary, customer_auth, "req-trace-6")
+    # Settled later by the bank's side, outside any request: same resource, same queue.
+    outside_any_request(payment_settle, PaymentRequest.objects.get(id=accepted.resource_id))
+    settled = Event.objects.get(resource_id=accepted.resource_id, type="payment_request.settled")
+
+    assert relay_through_its_senders(monkeypatch) == []
+
+    assert [body["type"] for body in delivered_bodies(hook)] == [accepted.type, settled.type]
+    assert [record.request_id for record in logs.attempts(accepted)] == ["req-trace-6"]
+    assert [record.request_id for record in logs.attempts(settled)] == [None]
+    # The relay's line about the whole queue names no one request.
+    [summary] = logs.about("outbox relay: 2 delivered")
+    assert summary.request_id is None
 
 
 def test_the_event_admin_shows_the_request_id_read_only(account, beneficiary, customer_auth):
