@@ -15,7 +15,8 @@ writes it.
 import contextvars
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
@@ -23,6 +24,8 @@ from typing import Any
 from pythonjsonlogger.json import JsonFormatter
 
 CONTEXT_FIELDS = ("request_id", "program_id", "customer_id", "user_id")
+# The longest request id: a caller's own `X-Request-Id` is kept up to this length.
+REQUEST_ID_MAX_LENGTH = 128
 # The Celery message header that carries the context from the caller to the task.
 TASK_HEADER = "bankapi_log_context"
 
@@ -56,6 +59,35 @@ def log_context_start(*, request_id: str) -> None:
     request in this thread starts its own.
     """
     _context.set(MappingProxyType({"request_id": request_id}))
+
+
+def log_request_id() -> str | None:
+    """The id of the request whose work this is (None outside any request): what
+    a record written now keeps, so that later work on it logs the same id."""
+    return _context.get().get("request_id")
+
+
+@contextmanager
+def log_context_of_request(request_id: str | None) -> Iterator[None]:
+    """Work done later for a request (an event's fan-out or delivery, by a worker
+    or after the request's commit) logs that request's id while the block runs;
+    the previous context comes back afterwards, so a thread that works for many
+    requests in turn (the outbox relay) logs each under its own.
+
+    Within the same request the context stays as it is (its tenant ids too);
+    otherwise the block's lines carry that request id alone, or none (None:
+    work that no request caused, such as a beat job's), never the ids of
+    whatever request or task happens to run the block.
+    """
+    current = _context.get()
+    if request_id is not None and current.get("request_id") == request_id:
+        yield
+        return
+    token = _context.set(MappingProxyType({"request_id": request_id} if request_id else {}))
+    try:
+        yield
+    finally:
+        _context.reset(token)
 
 
 class ContextFilter(logging.Filter):

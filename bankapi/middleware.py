@@ -11,9 +11,9 @@ from django.http.response import HttpResponseBase
 
 from bankapi.errors import ErrorCode
 from bankapi.handlers import json_error
-from bankapi.logs import log_context_start
+from bankapi.logs import REQUEST_ID_MAX_LENGTH, log_context_start
 
-_SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_SAFE_REQUEST_ID = re.compile(rf"^[A-Za-z0-9._:-]{{1,{REQUEST_ID_MAX_LENGTH}}}$")
 
 
 class RequestIdMiddleware:

@@ -4,6 +4,7 @@ tasks (in-process without a broker) and the beat sweep.
 """
 
 import json
+import logging
 import random
 import time
 import uuid
@@ -18,6 +19,7 @@ from django.utils import timezone
 
 from bankapi import outbound
 from bankapi.errors import ApiError
+from bankapi.logs import log_context_of_request
 from bankapi.metrics import WEBHOOK_DELIVERIES
 from events import signing
 from events.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
@@ -25,6 +27,8 @@ from events.recording import event_payload
 
 ATTEMPT_TIMEOUT_SECONDS = 10.0
 FAN_OUT_GRACE = timedelta(seconds=30)
+
+logger = logging.getLogger(__name__)
 
 
 def events_fan_out(event_ids: list[int]) -> set[tuple[uuid.UUID, str]]:
@@ -74,7 +78,27 @@ def deliveries_create(events: list[Event]) -> int:
     ]
     Delivery.objects.bulk_create(deliveries, ignore_conflicts=True, batch_size=1000)
     Event.objects.filter(id__in=[event.id for event in events]).update(fanned_out=True, updated_at=now)
+    _fan_out_log(deliveries)
     return len(deliveries)
+
+
+def _fan_out_log(deliveries: list[Delivery]) -> None:
+    """One line per event that got deliveries, under the id of the request that
+    wrote it (the events of one batch may come from many requests)."""
+    endpoints: dict[int, list[str]] = {}
+    by_id: dict[int, Event] = {}
+    for delivery in deliveries:
+        by_id[delivery.event.id] = delivery.event
+        endpoints.setdefault(delivery.event.id, []).append(str(delivery.endpoint_id))
+    for event_id, event in by_id.items():
+        with log_context_of_request(event.request_id):
+            logger.info(
+                "event %s (%s of %s) fanned out to endpoint(s) %s",
+                event.event_id,
+                event.type,
+                event.resource_key,
+                ", ".join(endpoints[event_id]),
+            )
 
 
 def pending_queues(event_ids: list[int]) -> set[tuple[uuid.UUID, str]]:
@@ -222,28 +246,87 @@ def endpoint_health_update(endpoint: WebhookEndpoint, *, delivered: bool, error:
 class DrainResult:
     delivered: int
     retry_at: datetime | None
+    # The request id of each event it tried to send, in order (None: written
+    # outside any request); a retry is for the last one.
+    request_ids: tuple[str | None, ...] = ()
+
+    @property
+    def request_id(self) -> str | None:
+        """The request every event it tried came from; None when they came from
+        several requests (or none)."""
+        found = set(self.request_ids)
+        return found.pop() if len(found) == 1 else None
+
+    @property
+    def retry_request_id(self) -> str | None:
+        """The request id of the event a retry is for."""
+        return self.request_ids[-1] if self.retry_at is not None and self.request_ids else None
 
 
 def deliveries_drain(endpoint_id: uuid.UUID | str, resource_key: str) -> DrainResult:
     """Send the resource's pending events to the endpoint, oldest first, until one
-    fails (it then holds back the later ones until its retry) or none is due."""
+    fails (it then holds back the later ones until its retry) or none is due.
+
+    Each attempt is logged under the id of the request that wrote its event."""
     delivered = 0
+    request_ids: list[str | None] = []
     while True:
         endpoint = WebhookEndpoint.objects.filter(id=endpoint_id, enabled=True).first()
         if endpoint is None:
-            return DrainResult(delivered, None)
+            return DrainResult(delivered, None, tuple(request_ids))
         now = timezone.now()
         delivery = _claim_next(endpoint, resource_key, now)
         if delivery is None:
-            return DrainResult(delivered, None)
-        started = time.monotonic()
-        outcome = _post(endpoint, delivery.event, now)
-        _record(endpoint, delivery, outcome, int((time.monotonic() - started) * 1000))
-        WEBHOOK_DELIVERIES.labels(outcome="delivered" if outcome.delivered else "failed").inc()
+            return DrainResult(delivered, None, tuple(request_ids))
+        request_ids.append(delivery.event.request_id)
+        with log_context_of_request(delivery.event.request_id):
+            outcome = _attempt(endpoint, delivery, now)
         if not outcome.delivered:
             retry_at = delivery.next_attempt_at if delivery.state == Delivery.State.PENDING else None
-            return DrainResult(delivered, retry_at)
+            return DrainResult(delivered, retry_at, tuple(request_ids))
         delivered += 1
+
+
+def _attempt(endpoint: WebhookEndpoint, delivery: Delivery, now: datetime) -> AttemptOutcome:
+    """One POST of a claimed delivery, recorded and logged."""
+    event = delivery.event
+    about = f"webhook delivery {delivery.id} of event {event.event_id} ({event.type} of {event.resource_key})"
+    started = time.monotonic()
+    try:
+        outcome = _post(endpoint, event, now)
+        _record(endpoint, delivery, outcome, int((time.monotonic() - started) * 1000))
+    except Exception as error:
+        # Logged here, under the event's request id; the caller logs the traceback.
+        # The delivery stays pending (leased at worst): the beat sweep sends it again.
+        logger.warning("%s to endpoint %s stopped by an error: %s", about, endpoint.id, type(error).__name__)
+        raise
+    WEBHOOK_DELIVERIES.labels(outcome="delivered" if outcome.delivered else "failed").inc()
+    if outcome.delivered:
+        logger.info(
+            "%s to endpoint %s: delivered (HTTP %s), attempt %d",
+            about,
+            endpoint.id,
+            outcome.status_code,
+            delivery.attempts,
+        )
+    elif delivery.state == Delivery.State.PENDING:
+        logger.warning(
+            "%s to endpoint %s: failed (%s), attempt %d, retry at %s",
+            about,
+            endpoint.id,
+            outcome.error,
+            delivery.attempts,
+            delivery.next_attempt_at.isoformat(),
+        )
+    else:
+        logger.warning(
+            "%s to endpoint %s: failed (%s), attempt %d, given up after the retry window",
+            about,
+            endpoint.id,
+            outcome.error,
+            delivery.attempts,
+        )
+    return outcome
 
 
 def deliveries_sweep(limit: int = 500) -> set[tuple[str, str]]:

@@ -10,6 +10,7 @@ import uuid
 from django.db import models
 
 from bankapi.crypto import EncryptedTextField
+from bankapi.logs import REQUEST_ID_MAX_LENGTH
 from bankapi.models import Custodian, Customer, TenantOwned
 
 
@@ -49,6 +50,11 @@ class Event(TenantOwned):
     # Set once its deliveries exist (one per subscribed endpoint). Writing the
     # event costs the change one INSERT; the fan-out happens after commit.
     fanned_out = models.BooleanField(default=False)
+    # The `X-Request-Id` of the request whose change wrote it (a task that request
+    # queued counts as that request; None when no request did: a beat job, a
+    # command). Its fan-out and deliveries log under this id, so an operator can
+    # follow a request to its webhooks. Internal: not in the API or the payloads.
+    request_id = models.CharField(max_length=REQUEST_ID_MAX_LENGTH, null=True, blank=True, editable=False)
 
     class Meta:
         indexes = [

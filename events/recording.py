@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db import transaction
 
+from bankapi.logs import log_request_id
 from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored
 from bankapi.tasks import tasks_run_in_process
 from events.models import Event, EventType
@@ -55,7 +56,8 @@ def event_new(
     customer_id: uuid.UUID | None = None,
     custodian_id: uuid.UUID | None = None,
 ) -> Event:
-    """An unsaved event, for `events_record`."""
+    """An unsaved event, for `events_record`; it keeps the id of the request
+    running now, which its fan-out and deliveries log."""
     return Event(
         type=type,
         program_id=program_id,
@@ -65,6 +67,7 @@ def event_new(
         resource_type=resource_type,
         resource_id=str(resource_id),
         data=data,
+        request_id=log_request_id(),
     )
 
 

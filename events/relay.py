@@ -35,6 +35,7 @@ from typing import Any
 from django.conf import settings
 from django.db import close_old_connections, connection
 
+from bankapi.logs import log_context_of_request
 from events.delivery import deliveries_drain as deliveries_drain_now
 from events.delivery import drains_enqueue, outbox_fan_out
 
@@ -101,16 +102,21 @@ class OutboxRelay(threading.Thread):
         endpoint_id, resource_key = str(queue[0]), queue[1]
         try:
             result = deliveries_drain_now(endpoint_id, resource_key)
-            # What a drain task would log, for the operator following a delivery.
-            logger.info(
-                "outbox relay: %d delivered to endpoint %s for %s%s",
-                result.delivered,
-                endpoint_id,
-                resource_key,
-                f", retry at {result.retry_at.isoformat()}" if result.retry_at else "",
-            )
+            # What a drain task would log, for the operator following a delivery:
+            # under the id of the request its events came from (each attempt
+            # was logged under its own event's).
+            with log_context_of_request(result.request_id):
+                logger.info(
+                    "outbox relay: %d delivered to endpoint %s for %s%s",
+                    result.delivered,
+                    endpoint_id,
+                    resource_key,
+                    f", retry at {result.retry_at.isoformat()}" if result.retry_at else "",
+                )
             if result.retry_at is not None:
-                deliveries_drain.apply_async((endpoint_id, resource_key), eta=result.retry_at)
+                # The retry task carries the id of the request it is for.
+                with log_context_of_request(result.retry_request_id):
+                    deliveries_drain.apply_async((endpoint_id, resource_key), eta=result.retry_at)
         except Exception:
             # Its delivery stays pending (leased at worst): the beat sweep sends it.
             logger.exception("outbox relay: draining %s failed", resource_key)

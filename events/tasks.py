@@ -2,6 +2,7 @@
 
 from celery import shared_task
 
+from bankapi.logs import log_context_of_request
 from bankapi.tasks import task_in_process
 from events import delivery
 
@@ -22,8 +23,10 @@ def events_fan_out(event_ids: list[int]) -> int:
 def deliveries_drain(self, endpoint_id: str, resource_key: str) -> int:
     result = delivery.deliveries_drain(endpoint_id, resource_key)
     if result.retry_at is not None and not task_in_process(self):
-        # In-process a retry waits for the sweep instead.
-        deliveries_drain.apply_async((endpoint_id, resource_key), eta=result.retry_at)
+        # In-process a retry waits for the sweep instead. The retry task carries
+        # the id of the request whose event it is for, whoever queued this one.
+        with log_context_of_request(result.retry_request_id):
+            deliveries_drain.apply_async((endpoint_id, resource_key), eta=result.retry_at)
     return result.delivered
 
 

@@ -7,6 +7,7 @@ from django.core.handlers.base import BaseHandler
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
+from bankapi.logs import log_context_of_request
 from bankapi.models import SandboxManifest
 from tests.support.network import LoopbackNetwork, install_loopback_network
 from tests.support.openapi import ResponseChecker
@@ -41,6 +42,16 @@ def pytest_configure(config):
     # settings (tests/authn/test_request_budget.py), not spent by every test.
     settings.REQUEST_BUDGET_PER_TOKEN = 10**9
     settings.REQUEST_BUDGET_PER_ADDRESS = 10**9
+
+
+@pytest.fixture(autouse=True)
+def _outside_any_request():
+    """Each test starts outside any request. A request's log context is not undone
+    when it returns (its last log lines are written after the middleware), so
+    without this a test would log, and stamp the events it writes, with the id of
+    a request an earlier test made in this thread."""
+    with log_context_of_request(None):
+        yield
 
 
 @pytest.fixture(autouse=True)

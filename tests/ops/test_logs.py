@@ -13,11 +13,14 @@ from rest_framework.test import APIClient
 
 from bankapi.logs import redact
 from bankapi.models import Account
+from events.models import Event
 from payments.models import Beneficiary
 from tests.batches.conftest import payment as batch_payment
 from tests.conftest import requires_redis
+from tests.events.test_webhooks import subscribe
 from tests.kernel.test_settings import production_variables, run_check
 from tests.payments.conftest import payments_url
+from tests.support.receiver import start_receiver
 from tests.support.worker import celery_workers
 
 
@@ -79,41 +82,69 @@ def test_a_task_run_in_process_logs_the_request_that_queued_it(
 
 
 @requires_redis
-def test_a_worker_logs_the_id_of_the_request_that_queued_its_task(
-    transactional_db, account, customer_auth, tmp_path
+def test_a_worker_logs_the_id_of_the_request_that_queued_its_task_or_wrote_its_event(
+    transactional_db, account, beneficiary, customer_auth, tmp_path
 ):
     # A batch to verify is queued by the request that sent it: the worker's line
-    # for that task carries the request's id and the caller's tenant. (A
-    # payment's events queue nothing from the request: the outbox relay fans
-    # them out.)
+    # for that task carries the request's id and the caller's tenant. A payment
+    # queues nothing from the request (the worker's outbox relay finds its event),
+    # yet the fan-out and the delivery of its webhook log the id of the request
+    # that made the payment: the event keeps it.
+    receiver, server = start_receiver()
+    subscribe(account, receiver.url)
     output = (tmp_path / "worker.log").open("w+")
-    with celery_workers("logs", env={"LOG_FORMAT": "json", "LOG_LEVEL": "INFO"}) as workers:
-        workers.start(output)
-        response = APIClient().post(
-            f"/v1/customers/{account.customer_id}/batch-payments",
-            {"action": "verify", "payments": [batch_payment(account, "1.50", "Logs")]},
-            format="json",
-            HTTP_X_REQUEST_ID="req-worker-1",
-            **customer_auth,
-        )
-        assert response.status_code in (200, 202), response.json()
-        deadline = time.monotonic() + 60
-        done: list[dict] = []
-        while not done and time.monotonic() < deadline:
-            time.sleep(0.3)
-            lines = [
-                json.loads(line)
-                for line in (tmp_path / "worker.log").read_text().splitlines()
-                if line.startswith("{")
-            ]
-            done = [
-                line
-                for line in lines
-                if "batches.tasks.verify_draft" in line["message"] and "succeeded" in line["message"]
-            ]
-    assert done, (tmp_path / "worker.log").read_text()[-3000:]
+
+    def worker_lines() -> list[dict]:
+        return [
+            json.loads(line)
+            for line in (tmp_path / "worker.log").read_text().splitlines()
+            if line.startswith("{")
+        ]
+
+    try:
+        with celery_workers("logs", env={"LOG_FORMAT": "json", "LOG_LEVEL": "INFO"}) as workers:
+            workers.start(output)
+            response = APIClient().post(
+                f"/v1/customers/{account.customer_id}/batch-payments",
+                {"action": "verify", "payments": [batch_payment(account, "1.50", "Logs")]},
+                format="json",
+                HTTP_X_REQUEST_ID="req-worker-1",
+                **customer_auth,
+            )
+            assert response.status_code in (200, 202), response.json()
+            paid = pay(APIClient(), account, beneficiary, customer_auth, HTTP_X_REQUEST_ID="req-worker-2")
+            assert paid.status_code == 200, paid.json()
+            event = Event.objects.get(resource_id=paid.json()["data"]["bankTransfer"]["requestId"])
+            deadline = time.monotonic() + 60
+            done: list[dict] = []
+            delivered: list[dict] = []
+            relayed: list[dict] = []
+            while not (done and delivered and relayed) and time.monotonic() < deadline:
+                time.sleep(0.3)
+                lines = worker_lines()
+                done = [
+                    line
+                    for line in lines
+                    if "batches.tasks.verify_draft" in line["message"] and "succeeded" in line["message"]
+                ]
+                delivered = [
+                    line
+                    for line in lines
+                    if f"of event {event.event_id} " in line["message"] and "delivered" in line["message"]
+                ]
+                relayed = [line for line in lines if "outbox relay: 1 delivered" in line["message"]]
+    finally:
+        server.shutdown()
+    assert done and delivered and relayed, (tmp_path / "worker.log").read_text()[-3000:]
     assert done[0]["request_id"] == "req-worker-1"
     assert done[0]["customer_id"] == str(account.customer_id)
+    about_the_payment = [line for line in worker_lines() if str(event.event_id) in line["message"]]
+    # Its fan-out, its delivery attempt, and nothing else mentions it.
+    assert [line["logger"] for line in about_the_payment] == ["events.delivery", "events.delivery"]
+    assert {line["request_id"] for line in about_the_payment} == {"req-worker-2"}
+    # The relay's own line for the queue it drained carries it too.
+    assert [line["request_id"] for line in relayed] == ["req-worker-2"]
+    assert b"req-worker-2" not in receiver.received[0].body
 
 
 REDACTED = [

@@ -59,6 +59,7 @@ def test_the_route_writes_what_a_payment_writes_and_completes_its_key(
         {"amount": "12.34", "reference": "Invoice 42", "beneficiaryId": str(beneficiary.id)},
         format="json",
         HTTP_IDEMPOTENCY_KEY=key,
+        HTTP_X_REQUEST_ID="req-at-once-1",
         **customer_auth,
     )
 
@@ -83,6 +84,8 @@ def test_the_route_writes_what_a_payment_writes_and_completes_its_key(
     event = Event.objects.get(resource_id=str(request.id))
     assert event.type == EventType.PAYMENT_REQUEST_ACCEPTED
     assert event.data["createdDateTime"] == request.created_at.isoformat()
+    # Written by the same statement, with the id its fan-out and deliveries log under.
+    assert event.request_id == "req-at-once-1"
     record = IdempotencyRecord.objects.get(key=key)
     assert record.state == IdempotencyRecord.State.COMPLETED
     assert bytes(record.response_body) == response.content
