@@ -67,6 +67,11 @@ class BodyLimitMiddleware:
     limit + 1 bytes are read here, counted as they come, and handed on as if the
     body had come with its length; when it has not (the development server), the
     request is refused with 411 LENGTH_REQUIRED rather than run on an empty body.
+
+    A body within the route's limit but over Django's own in-memory limit
+    (`DATA_UPLOAD_MAX_MEMORY_SIZE`, which Django applies when the body is read)
+    is read here and handed on read, so that it is answered, not refused by
+    Django as too large after the route has taken it.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
@@ -95,6 +100,8 @@ class BodyLimitMiddleware:
                 return json_error(request, ErrorCode.VALIDATION_ERROR, "Content-Length must be an integer.")
             if int(length) > limit:
                 return json_error(request, ErrorCode.PAYLOAD_TOO_LARGE, too_large)
+            if _over_djangos_limit(int(length)):
+                _hand_on(request, _read_at_most(request._stream, int(length)))
             return None
         if "chunked" not in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
             return None
@@ -107,10 +114,26 @@ class BodyLimitMiddleware:
         body = _read_at_most(request.META["wsgi.input"], limit + 1)
         if len(body) > limit:
             return json_error(request, ErrorCode.PAYLOAD_TOO_LARGE, too_large)
-        # Hand the decoded body on as if it had come with its length.
-        request.META["CONTENT_LENGTH"] = str(len(body))
-        request._stream = LimitedStream(io.BytesIO(body), len(body))  # type: ignore[assignment]
+        _hand_on(request, body)
         return None
+
+
+def _over_djangos_limit(length: int) -> bool:
+    """Whether Django itself would refuse to read a body of this length
+    (`RequestDataTooBig`, which the API's error handler answers as a 500): a
+    route may take more than Django's in-memory limit (a batch of 10,000
+    payments), and DRF reads a JSON or form body through Django's."""
+    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE is not None and length > settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+
+def _hand_on(request: HttpRequest, body: bytes) -> None:
+    """Hand on a body read here (within the route's limit) as if it had come
+    with its length, and as Django keeps a body it has read itself: every later
+    reader (`request.body`, DRF's parsers, a view reading the stream) gets it
+    whole, and none meets Django's own limit again."""
+    request.META["CONTENT_LENGTH"] = str(len(body))
+    request._body = body
+    request._stream = LimitedStream(io.BytesIO(body), len(body))  # type: ignore[assignment]
 
 
 def _read_at_most(stream: Any, size: int) -> bytes:
