@@ -10,6 +10,8 @@ import random
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.renderers import JSONRenderer
 
 from batches.models import Draft
@@ -233,3 +235,18 @@ def test_the_get_of_a_verified_draft_is_byte_identical_to_the_dataclass_path(
         ("E-2", "EUR"),
         ("E-3", "GBP"),
     }
+
+
+def test_the_get_leaves_the_payments_as_sent_in_the_database(api, custodian_auth, custodian_accounts):
+    draft_id = verify(api, custodian_auth, [payment(custodian_accounts[0], "3.00")])
+
+    with CaptureQueriesContext(connection) as queries:
+        response = api.get(f"{URL}/{draft_id}", **custodian_auth)
+
+    assert response.status_code == 200
+    assert len(response.json()["data"]["draft"]["validPayments"]) == 1
+    draft_reads = [q["sql"] for q in queries.captured_queries if 'FROM "batches_draft"' in q["sql"]]
+    assert len(draft_reads) == 1
+    assert '"batches_draft"."payments"' not in draft_reads[0]
+    assert '"batches_draft"."instructions"' not in draft_reads[0]
+    assert '"batches_draft"."valid_payments"' in draft_reads[0]
