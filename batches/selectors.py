@@ -119,17 +119,21 @@ def item_summaries(batch_ids: list[uuid.UUID]) -> dict[uuid.UUID, ItemsSummary]:
     return {row.pop("batch_id"): ItemsSummary(**row) for row in rows}
 
 
-def batch_or_draft(actor: Actor, batch_id: str) -> Batch | Draft:
+def batch_or_draft(actor: Actor, batch_id: str, *, draft_payments: bool = True) -> Batch | Draft:
     """The caller's batch with this id, else its draft not yet submitted, else 404.
 
     A management caller never sees a draft; another owner's draft is not found.
+    Without `draft_payments`, the draft's payments as sent and its file's
+    instructions are left in the database (read on first use): the draft's GET
+    shows neither, and a draft of 10,000 payments would decode them for nothing.
     """
     batch: Batch | None = actor.batches(Batch.objects.all()).filter(pk=parse_uuid(batch_id)).first()
     if batch is not None:
         return batch
-    draft: Draft = get_or_not_found(
-        actor.drafts(Draft.objects.all()).filter(submitted_at__isnull=True), batch_id, "Batch"
-    )
+    drafts = actor.drafts(Draft.objects.all()).filter(submitted_at__isnull=True)
+    if not draft_payments:
+        drafts = drafts.defer("payments", "instructions")
+    draft: Draft = get_or_not_found(drafts, batch_id, "Batch")
     return draft
 
 

@@ -9,6 +9,10 @@ apart from an empty string.
 snake_case keys, absent fields left out. The API's names are the edge's business
 (`batches.rules.sent_payment_from_wire` and `sent_payment_to_wire`), so renaming
 an API field never touches a stored draft.
+
+Each stored key is its field's name: the draft's GET writes stored results in the
+API's names without `from_stored` (`batches.rules.WireShape`, made from these
+fields), so a stored key that is not its field's name must be written there too.
 """
 
 from dataclasses import dataclass

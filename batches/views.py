@@ -199,7 +199,7 @@ def _list_body(actor: Actor, params) -> dict:
 
 
 def _one_body(actor: Actor, batch_id: str) -> dict:
-    found = batch_or_draft(actor, batch_id)
+    found = batch_or_draft(actor, batch_id, draft_payments=False)
     if isinstance(found, Batch):
         return batch_detail(found, batch_items(found))
     return draft_detail(found)

@@ -89,6 +89,14 @@ def test_the_iso20022_bench_runs():
     assert "50 transactions" in out and "xmlschema" in out, out
 
 
+def test_the_draft_get_bench_runs():
+    out = run("draft_get.py", "--payments", "30", "--payers", "2", "--runs", "1", env=without_databases())
+
+    assert "Draft of 30 payments (27 valid, 3 invalid)" in out, out
+    for figure in ("ceiling", "dataclass path:", "presenter:", "GET:"):
+        assert figure in out, out
+
+
 @requires_redis
 def test_the_batches_bench_runs(scratch_database):
     redis = os.environ["REDIS_URL"]
