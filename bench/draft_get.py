@@ -132,12 +132,7 @@ def main() -> None:
         client = Client(**setup.person.access)
         answer = client.post(
             URL,
-            # Compact: Django refuses a body over DATA_UPLOAD_MAX_MEMORY_SIZE when it is read.
-            json.dumps(
-                {"action": "verify", "payments": payments(accounts, args.payments)},
-                separators=(",", ":"),
-                ensure_ascii=False,
-            ).encode(),
+            json.dumps({"action": "verify", "payments": payments(accounts, args.payments)}).encode(),
             content_type="application/json",
         )
         assert answer.status_code == 200, answer.content[:500]
