@@ -44,6 +44,7 @@ import pyotp  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
+from scratch import scratch_database  # noqa: E402
 
 from authn.models import User  # noqa: E402
 from authn.tokens import tokens_issue  # noqa: E402
@@ -215,8 +216,12 @@ def main() -> None:
     if connection.vendor != "postgresql" or not settings.REDIS_URL:
         raise SystemExit("Set DATABASE_URL to PostgreSQL and REDIS_URL: the bench runs a real worker.")
 
-    original_name = connection.settings_dict["NAME"]
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+    with scratch_database():
+        run_with_worker(args)
+
+
+def run_with_worker(args: argparse.Namespace) -> None:
+    """The timed runs, with a worker of this run's own queue."""
     queue = f"bench-batches-{uuid.uuid4().hex}"
     app.conf.task_default_queue = queue
     app.conf.task_always_eager = False
@@ -250,7 +255,6 @@ def main() -> None:
         if worker.poll() is None:
             worker.terminate()
             worker.wait(timeout=30)
-        connection.creation.destroy_test_db(original_name, verbosity=0)
 
 
 if __name__ == "__main__":

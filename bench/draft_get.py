@@ -48,6 +48,7 @@ django.setup()
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from rest_framework.renderers import JSONRenderer  # noqa: E402
+from scratch import scratch_database  # noqa: E402
 
 from bankapi.celery import app  # noqa: E402
 from batches.models import Draft  # noqa: E402
@@ -123,10 +124,8 @@ def main() -> None:
     parser.add_argument("--payers", type=int, default=10)
     args = parser.parse_args()
 
-    original_name = connection.settings_dict["NAME"]
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     app.conf.task_always_eager = True
-    try:
+    with scratch_database():
         setup = custodian_with_clients(ProgramFactory(), clients=args.payers)
         accounts = [{"sortCode": a.sort_code, "accountNumber": a.account_number} for a in setup.accounts]
         client = Client(**setup.person.access)
@@ -188,8 +187,6 @@ def main() -> None:
                 f"{name}: {wall:.1f} ms wall ({wall / ceiling_ms:.2f}x ceiling), "
                 f"CPU {cpu:.1f} ms ({cpu / ceiling_cpu:.2f}x ceiling)"
             )
-    finally:
-        connection.creation.destroy_test_db(original_name, verbosity=0)
 
 
 def _dataclass_entry(checked) -> dict:

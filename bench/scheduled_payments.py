@@ -28,6 +28,7 @@ import django  # noqa: E402
 django.setup()
 
 from django.db import connection  # noqa: E402
+from scratch import scratch_database  # noqa: E402
 
 from bankapi.models import Account, Customer, Program  # noqa: E402
 from payments.ledger import ledger_fund_account  # noqa: E402
@@ -85,9 +86,7 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=200)
     args = parser.parse_args()
 
-    original_name = connection.settings_dict["NAME"]
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
-    try:
+    with scratch_database():
         print(f"Seeding {args.schedules} due schedules on {args.accounts} accounts ({connection.vendor})...")
         day = utc_today()
         seed(args.schedules, args.accounts, day)
@@ -100,8 +99,6 @@ def main() -> None:
         print(f"Ran {summary.runs} schedules in {elapsed:.2f} s")
         print(f"  {summary.runs / elapsed:.0f} schedules/second")
         print(f"  {counter.count / summary.runs:.1f} queries/schedule ({counter.count} queries)")
-    finally:
-        connection.creation.destroy_test_db(original_name, verbosity=0)
 
 
 if __name__ == "__main__":
