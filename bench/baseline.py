@@ -14,6 +14,7 @@ import contextlib
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -220,41 +221,60 @@ def bench_database_url() -> str:
     return url
 
 
-def baseline_compare(commit: str, shared_args: list[str], current_args: list[str]) -> int:
+def medians(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Each figure's median over the runs that printed it."""
+    keys = {key for run in runs for key in run}
+    return {key: statistics.median([run[key] for run in runs if key in run]) for key in keys}
+
+
+def baseline_compare(commit: str, shared_args: list[str], current_args: list[str], rounds: int = 1) -> int:
     """The whole `--baseline` run: the baseline's bench, then this checkout's,
-    each on a database made anew."""
+    each on a database made anew; with `rounds` above 1, that many pairs, the
+    order turned round in every other one (a side that runs second meets the
+    load the first left), then each figure's median over the rounds."""
+    if rounds < 1:
+        raise BaselineError("--rounds takes a whole number from 1")
     commit_resolve(commit)  # an unknown commit is refused before anything is dropped
     database = bench_database_url()
     logs = Path(tempfile.mkdtemp(prefix="bench-baseline-logs-"))
     print(f"full output of both runs in {logs}")
-    database_recreate(database)
     # A baseline's bench may not make its pgbench database itself.
+    database_recreate(database)
     database_ensure(pgbench_database_url(database))
+    heading = (
+        f"baseline {commit} against the current checkout ({git('rev-parse', '--short', 'HEAD')}, "
+        "uncommitted changes included), same database server, back to back"
+    )
+    bases: list[dict[str, float]] = []
+    currents: list[dict[str, float]] = []
     with baseline_checkout(commit) as (checkout, venv):
         print(f"baseline {git('rev-parse', '--short', 'HEAD', cwd=checkout)} in {checkout}, venv: {venv}")
-        base_out = bench_run(
-            "baseline",
-            str(checkout / ".venv" / "bin" / "python"),
-            checkout / "bench" / "payments_bench.py",
-            shared_args,
-            checkout,
-            logs / "baseline.log",
-        )
-    database_recreate(database)
-    current_out = bench_run(
-        "current",
-        sys.executable,
-        ROOT / "bench" / "payments_bench.py",
-        shared_args + current_args,
-        ROOT,
-        logs / "current.log",
-    )
-    base, current = figures_parse(base_out), figures_parse(current_out)
-    print()
-    print(
-        f"baseline {commit} against the current checkout ({git('rev-parse', '--short', 'HEAD')}, "
-        "uncommitted changes included), same database server, back to back:"
-    )
-    for line in comparison(base, current):
-        print(line)
+        sides = {
+            "baseline": (str(checkout / ".venv" / "bin" / "python"), checkout, shared_args, bases),
+            "current": (sys.executable, ROOT, shared_args + current_args, currents),
+        }
+        for number in range(1, rounds + 1):
+            order = ["baseline", "current"] if number % 2 else ["current", "baseline"]
+            for side in order:
+                python, cwd, args, found = sides[side]
+                label = side if rounds == 1 else f"{side} {number}"
+                database_recreate(database)
+                out = bench_run(
+                    label,
+                    python,
+                    cwd / "bench" / "payments_bench.py",
+                    args,
+                    cwd,
+                    logs / f"{side}-{number}.log",
+                )
+                found.append(figures_parse(out))
+            print()
+            print(f"{heading}{f', round {number} of {rounds} ({order[0]} first)' if rounds > 1 else ''}:")
+            for line in comparison(bases[-1], currents[-1]):
+                print(line)
+    if rounds > 1:
+        print()
+        print(f"{heading}, the median of each figure over {rounds} rounds:")
+        for line in comparison(medians(bases), medians(currents)):
+            print(line)
     return 0

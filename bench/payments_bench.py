@@ -563,7 +563,9 @@ def baseline_main(args: argparse.Namespace) -> int:
     if not args.in_process_only:
         check_tools()
     try:
-        return baseline_compare(args.baseline, shared_arguments(args), current_arguments(args))
+        return baseline_compare(
+            args.baseline, shared_arguments(args), current_arguments(args), rounds=args.rounds
+        )
     except BaselineError as error:
         fail(str(error))
         return 2
@@ -598,6 +600,13 @@ def main(argv: list[str] | None = None) -> None:
         metavar="COMMIT",
         help="run the bench on COMMIT (a temporary git worktree) and then on this checkout, "
         "back to back, and print both and their ratio",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="with --baseline: this many pairs, every other one with this checkout first, "
+        "then each figure's median (1)",
     )
     args = parser.parse_args(argv)
     if args.baseline:

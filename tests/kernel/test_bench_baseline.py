@@ -2,6 +2,7 @@
 database (argument handling, the temporary worktree and its clean-up, reading
 the figures back and their ratio)."""
 
+import contextlib
 import importlib.util
 import subprocess
 import sys
@@ -166,8 +167,8 @@ def test_both_runs_get_the_same_measuring_options_and_only_the_current_one_the_s
     parser_args = ["--duration=5", "--clients=4", "--server=granian", "--in-process-only"]
     captured = {}
 
-    def compare(commit, shared, current):
-        captured.update(commit=commit, shared=shared, current=current)
+    def compare(commit, shared, current, rounds):
+        captured.update(commit=commit, shared=shared, current=current, rounds=rounds)
         return 0
 
     monkeypatch.setattr(sys.modules["baseline"], "baseline_compare", compare)
@@ -180,6 +181,54 @@ def test_both_runs_get_the_same_measuring_options_and_only_the_current_one_the_s
     assert "--in-process-only" in captured["shared"]
     assert not any(arg.startswith("--server") for arg in captured["shared"])
     assert captured["current"] == ["--server=granian"]
+    assert captured["rounds"] == 1
+
+
+def test_rounds_turn_the_order_round_and_end_with_each_figure_s_median(monkeypatch, capsys):
+    """Three pairs: baseline first, then current first, then baseline first (the
+    side that runs second meets the load the first left), each on a database
+    made anew, each pair's table, then the medians."""
+    module = sys.modules["baseline"]
+    ran, recreated = [], []
+    spread = {"baseline": iter([100.0, 300.0, 200.0]), "current": iter([150.0, 600.0, 320.0])}
+
+    @contextlib.contextmanager
+    def checkout(commit):
+        yield ROOT, "a venv"  # git reads its commit; nothing runs there
+
+    def run(label, python, script, args, cwd, log):
+        side = label.split()[0]
+        ran.append((label, side == "current" and "--server=granian" in args))
+        return f"spread (100 accounts, 8 clients): payments/s={next(spread[side])} p50=1ms p99=2ms\n"
+
+    monkeypatch.setattr(module, "bench_database_url", lambda: "postgres://127.0.0.1/bench")
+    monkeypatch.setattr(module, "database_recreate", recreated.append)
+    monkeypatch.setattr(module, "database_ensure", lambda url: None)
+    monkeypatch.setattr(module, "commit_resolve", lambda commit: commit)
+    monkeypatch.setattr(module, "baseline_checkout", checkout)
+    monkeypatch.setattr(module, "bench_run", run)
+
+    assert module.baseline_compare("main", ["--duration=5"], ["--server=granian"], rounds=3) == 0
+
+    assert ran == [
+        ("baseline 1", False),
+        ("current 1", True),
+        ("current 2", True),
+        ("baseline 2", False),
+        ("baseline 3", False),
+        ("current 3", True),
+    ]
+    assert len(recreated) == 1 + 6  # once before anything, then before every side
+    printed = capsys.readouterr().out
+    assert "round 2 of 3 (current first)" in printed
+    median_table = printed.split("the median of each figure over 3 rounds:")[1]
+    row = next(line for line in median_table.splitlines() if line.startswith("spread payments/s"))
+    assert row.split()[-3:] == ["200", "320", "1.60"]
+
+
+def test_no_round_is_refused():
+    with pytest.raises(sys.modules["baseline"].BaselineError):
+        sys.modules["baseline"].baseline_compare("main", [], [], rounds=0)
 
 
 def test_a_run_keeps_its_whole_output_in_a_file_and_answers_its_own_lines(tmp_path, capsys):
