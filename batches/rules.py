@@ -132,8 +132,8 @@ class WireShape:
     nested: tuple[tuple[str, "WireShape"], ...] = ()
 
     def render(self, stored: dict[str, Any]) -> dict[str, Any]:
-        """`stored` in the API's names, as `sent_payment_to_wire` writes the
-        dataclass it stands for (same keys, same order, same values)."""
+        """`stored` in the API's names: the keys the API's names give, in that
+        order, then the objects it holds; absent fields stay absent."""
         # Loops, not a comprehension: one call of this per object of each of
         # 10,000 payments, and a comprehension is one function call more.
         wire = {}
@@ -186,8 +186,8 @@ def checked_payments_to_wire(stored: list[dict[str, Any]] | None) -> list[dict[s
     """Stored verification results (`CheckedPayment.to_stored()` of each) as the
     draft's GET shows them: `{index, payment}` of a valid payment, `{index,
     payment, reasons}` of an invalid one, the payment in the API's names exactly
-    as it was sent. Written from the stored JSON directly; the same as each
-    `CheckedPayment.from_stored()` written by `sent_payment_to_wire`."""
+    as it was sent. Written from the stored JSON directly, not through a
+    `CheckedPayment.from_stored()` each."""
     render = PAYMENT_SHAPE.render
     shown = []
     for entry in stored or ():
@@ -239,23 +239,11 @@ def sent_payment_from_wire(payment: dict) -> SentPayment:
     )
 
 
-def _wire(value: object, names: dict[str, str]) -> dict:
-    fields = vars(value)
-    return {key: fields[name] for key, name in names.items() if fields[name] is not None}
-
-
 def sent_payment_to_wire(payment: SentPayment) -> dict:
-    """The payment in the API's names, exactly as it was sent (`sent_payment_from_wire`'s inverse)."""
-    wire = _wire(payment, PAYMENT_NAMES)
-    if payment.payer is not None:
-        wire["payer"] = {}
-        if payment.payer.account is not None:
-            wire["payer"]["account"] = _wire(payment.payer.account, ACCOUNT_NAMES)
-    if payment.payee is not None:
-        wire["payee"] = _wire(payment.payee, PAYEE_NAMES)
-        if payment.payee.account is not None:
-            wire["payee"]["account"] = _wire(payment.payee.account, ACCOUNT_NAMES)
-    return wire
+    """The payment in the API's names, exactly as it was sent (`sent_payment_from_wire`'s
+    inverse): its stored form written by `PAYMENT_SHAPE`, as the draft's GET writes
+    stored payments, so the mapping to the API's names is written once."""
+    return PAYMENT_SHAPE.render(payment.to_stored())
 
 
 def payments_hash(payments: list[SentPayment], draft_id: str | None) -> str:
