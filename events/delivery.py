@@ -85,19 +85,17 @@ def deliveries_create(events: list[Event]) -> int:
 def _fan_out_log(deliveries: list[Delivery]) -> None:
     """One line per event that got deliveries, under the id of the request that
     wrote it (the events of one batch may come from many requests)."""
-    endpoints: dict[int, list[str]] = {}
-    by_id: dict[int, Event] = {}
+    fanned: dict[int, tuple[Event, list[str]]] = {}
     for delivery in deliveries:
-        by_id[delivery.event.id] = delivery.event
-        endpoints.setdefault(delivery.event.id, []).append(str(delivery.endpoint_id))
-    for event_id, event in by_id.items():
+        fanned.setdefault(delivery.event.id, (delivery.event, []))[1].append(str(delivery.endpoint_id))
+    for event, endpoints in fanned.values():
         with log_context_of_request(event.request_id):
             logger.info(
                 "event %s (%s of %s) fanned out to endpoint(s) %s",
                 event.event_id,
                 event.type,
                 event.resource_key,
-                ", ".join(endpoints[event_id]),
+                ", ".join(endpoints),
             )
 
 
