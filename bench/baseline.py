@@ -238,8 +238,8 @@ def baseline_compare(commit: str, shared_args: list[str], current_args: list[str
     database = bench_database_url()
     logs = Path(tempfile.mkdtemp(prefix="bench-baseline-logs-"))
     print(f"full output of both runs in {logs}")
-    # A baseline's bench may not make its pgbench database itself.
-    database_recreate(database)
+    # A baseline's bench may not make its pgbench database itself. (The bench
+    # database is made anew before each side runs.)
     database_ensure(pgbench_database_url(database))
     heading = (
         f"baseline {commit} against the current checkout ({git('rev-parse', '--short', 'HEAD')}, "

@@ -218,7 +218,7 @@ def test_rounds_turn_the_order_round_and_end_with_each_figure_s_median(monkeypat
         ("baseline 3", False),
         ("current 3", True),
     ]
-    assert len(recreated) == 1 + 6  # once before anything, then before every side
+    assert len(recreated) == 6  # before every side
     printed = capsys.readouterr().out
     assert "round 2 of 3 (current first)" in printed
     median_table = printed.split("the median of each figure over 3 rounds:")[1]
