@@ -8,6 +8,7 @@ import contextvars
 import json
 import logging
 import time
+import uuid
 
 import pytest
 from django.db import connection
@@ -99,6 +100,26 @@ def test_a_payment_made_over_http_writes_its_event_with_the_request_id(account, 
     event = pay_over_http(account, beneficiary, customer_auth, "req-trace-1")
 
     assert event.request_id == "req-trace-1"
+
+
+def test_the_longest_request_id_a_caller_may_send_fits_its_event_and_a_longer_one_is_replaced(
+    account, beneficiary, customer_auth
+):
+    longest = "r" * 128
+    assert pay_over_http(account, beneficiary, customer_auth, longest).request_id == longest
+
+    response = APIClient().post(
+        payments_url(account.customer_id, account.id),
+        {"amount": "2.50", "reference": "Traced", "beneficiaryId": str(beneficiary.id)},
+        format="json",
+        HTTP_X_REQUEST_ID="r" * 129,
+        **customer_auth,
+    )
+    assert response.status_code == 200, response.json()
+    made = response["X-Request-Id"]
+    assert str(uuid.UUID(made)) == made  # the service's own id, not the caller's
+    event = Event.objects.get(resource_id=response.json()["data"]["bankTransfer"]["requestId"])
+    assert event.request_id == made
 
 
 def test_an_event_written_outside_a_request_has_no_request_id(account):
