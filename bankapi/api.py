@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from bankapi.idempotency import (
     Checked,
     Fingerprint,
-    HeldClaim,
+    FirstUse,
     StoredResponse,
     idempotent_checked_call,
     stored_response_http,
@@ -323,7 +323,7 @@ def respond_once(
     checks: Callable[[], Checked],
     work: Callable[[Checked], Any],
     serializer: type[Serializer] | Callable[[Any], Any],
-    work_at_once: Callable[[Any, HeldClaim | None, Callable[[Any], StoredResponse]], StoredResponse | None]
+    work_at_once: Callable[[Any, FirstUse | None, Callable[[Any], StoredResponse]], StoredResponse | None]
     | None = None,
     **options: Any,
 ) -> HttpResponse:

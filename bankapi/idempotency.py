@@ -44,6 +44,14 @@ Why it holds:
   so the client may retry with the same key: only a success is remembered.
 - The response is stored as the bytes first sent and replayed byte for byte,
   with `Idempotent-Replayed: true`.
+- A route whose checks only read may also give `work_at_once`: a key's first
+  use (nearly every request) is then one statement that does the work and
+  writes the key's record, completed with its answer (`FirstUse`). There is no
+  separate claim: the key's unique constraint makes a concurrent copy wait for
+  that statement and then refuses its own whole (`KeyTaken`), so it goes the
+  claimed way above and answers from the record. Its checks ran before the key
+  was held, but only to build the statement: a refusal there, like a key
+  already recorded, is decided again the claimed way, where a retry replays.
 
 A fingerprint (what the key was first used for) is named in the domain's names
 and versioned (`Fingerprint`), so renaming a body's field never makes a retry
@@ -52,7 +60,8 @@ of an earlier request look like another request.
 
 import re
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -67,6 +76,7 @@ from rest_framework.renderers import JSONRenderer
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import IdempotencyRecord, Program
 from bankapi.roles import Role
+from bankapi.rows import insert_select_sql, rows_pre_save
 from bankapi.transactions import outside_transaction_require
 
 if TYPE_CHECKING:
@@ -178,7 +188,7 @@ def idempotency_key_resolve(
 
 
 @dataclass(frozen=True)
-class _Slot:
+class KeySlot:
     program: Program
     sandbox: bool
     owner_kind: str
@@ -203,7 +213,7 @@ def _replay(record: IdempotencyRecord) -> StoredResponse:
     return StoredResponse(status=record.response_status, content=bytes(record.response_body), replayed=True)
 
 
-def _insert_claim(slot: _Slot, fingerprint: Fingerprint, now: datetime) -> IdempotencyRecord | None:
+def _insert_claim(slot: KeySlot, fingerprint: Fingerprint, now: datetime) -> IdempotencyRecord | None:
     """The claim in one statement, `INSERT ... ON CONFLICT DO NOTHING RETURNING id`,
     committed on its own (autocommit); None when the key already has a record.
 
@@ -246,7 +256,7 @@ def _insert_claim(slot: _Slot, fingerprint: Fingerprint, now: datetime) -> Idemp
 
 
 def _claim(
-    slot: _Slot, fingerprint: Fingerprint, mismatch_message: str
+    slot: KeySlot, fingerprint: Fingerprint, mismatch_message: str
 ) -> IdempotencyRecord | StoredResponse:
     """Claim the key, or return what its earlier use answered. Commits on return."""
     now = timezone.now()
@@ -327,45 +337,69 @@ def _complete(record: IdempotencyRecord, response: StoredResponse) -> None:
         raise ApiError(ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS, IN_PROGRESS_MESSAGE)
 
 
+KEY_CONSTRAINT = "idempotency_key_per_owner_operation"
+
+
+class KeyTaken(Exception):
+    """A key's first use written at once (`FirstUse`) found the key already
+    recorded: its unique constraint refused the statement, so nothing of it
+    was written."""
+
+
+def _refused_by(error: IntegrityError) -> str | None:
+    """The constraint a database refused a write by, when the driver says."""
+    diag = getattr(error.__cause__, "diag", None)
+    return getattr(diag, "constraint_name", None)
+
+
 @dataclass(frozen=True)
-class HeldClaim:
-    """The claim a request holds while its work runs, for work that completes
-    it in the same single statement as its own writes (`idempotent_checked_call`'s
-    `work_at_once`): that statement locks the claim (`lock_sql`), writes only if
-    the claim is still this request's, and stores the answer with it
-    (`complete_sql`), so the work and the completion still commit together."""
+class FirstUse:
+    """The record of a key's first use, written by the same statement as the
+    work (`idempotent_checked_call`'s `work_at_once`): completed, with the
+    answer, by an INSERT that writes one row per row of the step saying the work
+    was done. The key's unique constraint decides as a committed claim would: a
+    concurrent request with the same key waits for this statement, then its own
+    is refused whole (`KeyTaken`), and it answers from the key's record."""
 
-    record: IdempotencyRecord
+    slot: "KeySlot"
+    fingerprint: Fingerprint
 
-    def lock_sql(self, connection: Any) -> tuple[str, list[Any]]:
-        """`SELECT id ... FOR UPDATE` of the claim if it is still ours (its id,
-        fencing token and CLAIMED state): no row when it was taken over."""
-        meta = IdempotencyRecord._meta
-        name = connection.ops.quote_name
-        where = " AND ".join(f"{name(str(meta.get_field(f).column))} = %s" for f in _COMPLETE_WHERE)  # type: ignore[union-attr]
-        fields = [meta.get_field(f) for f in _COMPLETE_WHERE]
-        values = (self.record.id, self.record.claim_token, IdempotencyRecord.State.CLAIMED)
-        params = [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)]  # type: ignore[union-attr]
-        sql = f"SELECT {name(str(meta.pk.column))} FROM {name(meta.db_table)} WHERE {where} FOR UPDATE"  # noqa: S608
-        return sql, params
-
-    def complete_sql(
-        self, connection: Any, response: StoredResponse, *, locked: str, condition: str
-    ) -> tuple[str, list[Any]]:
-        """The completion (`_complete`'s UPDATE) of the claim `locked` names (the
-        step that ran `lock_sql`), only where `condition` holds (the work was done)."""
-        meta = IdempotencyRecord._meta
-        name = connection.ops.quote_name
-        sets = ", ".join(f"{name(str(meta.get_field(f).column))} = %s" for f in _COMPLETE_SETS)  # type: ignore[union-attr]
-        fields = [meta.get_field(f) for f in _COMPLETE_SETS]
-        values = (IdempotencyRecord.State.COMPLETED, response.status, response.content, timezone.now())
-        params = [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)]  # type: ignore[union-attr]
-        pk = name(str(meta.pk.column))
-        sql = (
-            f"UPDATE {name(meta.db_table)} SET {sets} "  # noqa: S608
-            f"WHERE {pk} IN (SELECT {pk} FROM {locked}) AND {condition}"
+    def record_sql(self, connection: Any, response: StoredResponse, *, source: str) -> tuple[str, list[Any]]:
+        """`INSERT INTO <records> SELECT <the completed record> FROM <source>`
+        and its parameters: the record `_claim` and `_complete` would leave."""
+        now = timezone.now()
+        record = IdempotencyRecord(
+            program=self.slot.program,
+            sandbox=self.slot.sandbox,
+            owner_kind=self.slot.owner_kind,
+            owner_id=self.slot.owner_id,
+            operation=self.slot.operation,
+            key=self.slot.key,
+            fingerprint=self.fingerprint.stored(),
+            claimed_at=now,
+            state=IdempotencyRecord.State.COMPLETED,
+            response_status=response.status,
+            response_body=response.content,
         )
-        return sql, params
+        rows_pre_save([record])
+        return insert_select_sql([record], source, connection)
+
+    @contextmanager
+    def writing(self, connection: Any) -> Iterator[None]:
+        """Around the statement that writes the record: KeyTaken when the key's
+        constraint refused it. A request runs it autocommitted; inside a test
+        case's wrapping transaction it runs under a savepoint, which the refusal
+        would otherwise leave aborted."""
+        try:
+            if connection.in_atomic_block:
+                with transaction.atomic(using=connection.alias):
+                    yield
+            else:
+                yield
+        except IntegrityError as error:
+            if _refused_by(error) == KEY_CONSTRAINT:
+                raise KeyTaken from error
+            raise
 
 
 def _release(record: IdempotencyRecord) -> None:
@@ -386,17 +420,10 @@ def idempotent_checked_call(
     checks: Callable[[], Checked],
     work: Callable[[Checked], StoredResponse],
     mismatch_message: str = MISMATCH_MESSAGE,
-    work_at_once: Callable[[Checked, HeldClaim | None], StoredResponse | None] | None = None,
+    work_at_once: Callable[[Checked, FirstUse | None], StoredResponse | None] | None = None,
 ) -> StoredResponse:
     """Claim the key, run `checks`, then `work(<what checks returned>)`, at most
     once per (owner, operation, key), and answer what the first success answered.
-
-    `work_at_once`, if given, is tried first, outside any transaction: work that
-    writes, and completes the claim (`HeldClaim`, None without a key), in one
-    statement, atomic on its own. It answers None when it wrote nothing and
-    `work` should run as usual (a case it does not take, or a refusal `work`
-    explains), and raises IDEMPOTENCY_KEY_IN_PROGRESS when the claim was taken
-    over, as the completion would.
 
     `checks` runs once the key is held and outside any transaction; `work` runs
     in the transaction that completes the key. Without a key, the same two steps
@@ -404,6 +431,15 @@ def idempotent_checked_call(
     key with another fingerprint is a 400 IDEMPOTENCY_KEY_MISMATCH. Must not
     be called inside a transaction (RuntimeError): the claim must commit before
     `checks`, and what `checks` counts or spends must stay so if `work` fails.
+
+    `work_at_once`, if given, is tried first, outside any transaction: work that
+    writes, and the key's record with its answer (`FirstUse`, None without a
+    key), in one statement, atomic on its own. It answers None when it wrote
+    nothing and `work` should run as usual (a case it does not take, or a
+    refusal `work` explains). It needs `checks` first, so with it `checks` runs
+    before the key is held, and must only read: a refusal there, or a key
+    already recorded (`KeyTaken`), goes the claimed way, where a retry is
+    answered from its record before anything is checked again.
     """
     outside_transaction_require("idempotent_checked_call")
     if key is None:
@@ -413,15 +449,26 @@ def idempotent_checked_call(
             return done
         with transaction.atomic():
             return work(checked)
-    slot = _Slot(program, sandbox, owner_kind, owner_id, operation, key)
+    slot = KeySlot(program, sandbox, owner_kind, owner_id, operation, key)
+    early: tuple[Checked] | None = None
+    if work_at_once is not None:
+        # A key's first use, nearly every request: one statement.
+        try:
+            early = (checks(),)
+        except ApiError:
+            pass  # decided once the key is held: a retry is answered from its record first
+        if early is not None:
+            try:
+                done = work_at_once(early[0], FirstUse(slot, fingerprint))
+            except KeyTaken:
+                done = None
+            if done is not None:
+                return done
     claimed = _claim(slot, fingerprint, mismatch_message)
     if isinstance(claimed, StoredResponse):
         return claimed
     try:
-        checked = checks()
-        done = work_at_once(checked, HeldClaim(claimed)) if work_at_once else None
-        if done is not None:
-            return done
+        checked = early[0] if early is not None else checks()
         with transaction.atomic(durable=True):
             response = work(checked)
             _complete(claimed, response)
@@ -476,7 +523,7 @@ def idempotent_replay(
     before any other check (a batch submit whose confirmation was spent)."""
     if key is None:
         return None
-    slot = _Slot(program, sandbox, owner_kind, owner_id, operation, key)
+    slot = KeySlot(program, sandbox, owner_kind, owner_id, operation, key)
     record = slot.rows().filter(state=IdempotencyRecord.State.COMPLETED).first()
     if record is None:
         return None

@@ -291,11 +291,9 @@ def _balance_statement(
     change: Decimal,
     now: datetime,
     outbound: Outbound | None,
-    condition: str = "",
 ) -> tuple[str, list[Any]]:
     """The conditional UPDATE of one account's change (`_balance_sql`: counted
-    when `outbound` is this account's) and its parameters; `condition`, if any,
-    is one more SQL condition of its WHERE."""
+    when `outbound` is this account's) and its parameters."""
     plain, counted = _balance_sql(connection)
     money, id_field = Account._meta.get_field("balance"), Account._meta.pk
     moment = Account._meta.get_field("last_booked_at").get_db_prep_value(now, connection)
@@ -314,8 +312,6 @@ def _balance_statement(
         sql, params = counted, [*params[:3], day, add, day, *params[3:], day, used_at_most]
     else:
         sql = plain
-    if condition:
-        sql = sql.replace(" RETURNING ", f" AND {condition} RETURNING ", 1)
     return sql, params
 
 
@@ -356,12 +352,11 @@ def ledger_post_steps(
     outbound: Outbound,
     request: RequestRef,
     debit: str,
-    condition: str,
     connection: Any,
 ) -> PostingSteps | None:
     """`ledger_post` of a payment's movement as steps of one statement named
     `debit` for its UPDATE (see `PostingSteps`), written under the same rules:
-    the same conditional UPDATE (with `condition` added to its WHERE), and each
+    the same conditional UPDATE, and each
     customer posting's balance and booking time taken from what it returned.
     None when the movement has another shape than a payment's (exactly one leg
     on a customer account, the one `outbound` counts): `ledger_post` writes those."""
@@ -384,7 +379,7 @@ def ledger_post_steps(
         "created_at": f"{name(debit)}.{name('last_booked_at')}",
     }
     return PostingSteps(
-        debit=_balance_statement(connection, account.id, changes[account.id], now, outbound, condition),
+        debit=_balance_statement(connection, account.id, changes[account.id], now, outbound),
         writes=[
             insert_select_sql([entry], name(debit), connection),
             insert_select_sql(

@@ -64,8 +64,9 @@ IDEMPOTENCY_KEY = OpenApiParameter(
     description=(
         "UUID, scoped to the customer. A retry with the same key answers the first response "
         "(header `Idempotent-Replayed: true`) instead of paying twice; 400 if it was used with "
-        "another amount, accountId or beneficiaryId; 409 while its first request is still running "
-        "(the key is claimed before the beneficiary or quote is looked up; a refused request frees it). "
+        "another amount, accountId or beneficiaryId; 409 while its first request is still running. "
+        "A retry answers as the first did even if its beneficiary or quote has changed since; a "
+        "refused request frees the key. "
         "Wins over the body's idempotencyKey. Required on programs with requireIdempotencyKey."
     ),
 )
@@ -76,7 +77,9 @@ class AccountCreateView(AccountScopedView):
     account's customer. The body is checked (400) and the key read; then the key
     is claimed, and only with it held does the service resolve what the body
     names (404) and pay: a duplicate answers 409 or the first answer, never a
-    refusal of its own."""
+    refusal of its own. A payment's first use of a key may instead be one
+    statement with the key's record (`bankapi.idempotency.FirstUse`); a
+    duplicate then answers the first answer."""
 
     idempotency_operation: str
 

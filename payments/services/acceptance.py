@@ -6,6 +6,7 @@ ledger movement, the request, its event) and raises the decision's refusals.
 
 import uuid
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -14,7 +15,7 @@ from django.db import connections, router, transaction
 from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode, validation_error
-from bankapi.idempotency import IN_PROGRESS_MESSAGE, HeldClaim, StoredResponse
+from bankapi.idempotency import FirstUse, StoredResponse
 from bankapi.models import Account, Program
 from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored, sql_bound
 from events.models import EventType
@@ -283,7 +284,7 @@ def payment_accept_at_once(
     *,
     account: Account,
     instruction: PaymentInstruction,
-    claim: HeldClaim | None,
+    claim: FirstUse | None,
     respond: Callable[[PaymentRequest], StoredResponse],
 ) -> tuple[PaymentRequest, StoredResponse] | None:
     """`payment_accept` of a payment the account accepts, in one statement
@@ -291,10 +292,9 @@ def payment_accept_at_once(
     row's requirements in the debit's conditional UPDATE) and the same rows (the
     ledger movement and postings, the request, its event), written by
     data-modifying steps that each write only if the debit did, with the
-    completion of the idempotency `claim` and its answer (`respond(request)`),
-    all committed together by the statement. The claim is locked first and
-    nothing is written unless it is still this request's (else
-    IDEMPOTENCY_KEY_IN_PROGRESS, as the completion would answer).
+    idempotency key's record (`claim`: its first use) and its answer
+    (`respond(request)`), all committed together by the statement. A key
+    already recorded refuses the whole statement: `KeyTaken`, nothing written.
 
     None when nothing was written and `payment_accept` must decide: another
     database, an FX quote, a plan that is refused or not admitted at once, or an
@@ -319,7 +319,7 @@ def payment_accept_at_once(
     if isinstance(planned, Refused) or planned.deferred is not None or not planned.count.admits_any():
         return None
     name = connection.ops.quote_name
-    debit, locked = name("debit"), name("claim")
+    debit = name("debit")
     request_id = uuid.uuid4()
     steps = ledger_post_steps(
         program_id=account.program_id,
@@ -330,7 +330,6 @@ def payment_accept_at_once(
         outbound=Outbound(account_id=account.id, count=planned.count),
         request=RequestRef(id=request_id, reference=instruction.reference),
         debit="debit",
-        condition=f"EXISTS (SELECT 1 FROM {locked})" if claim else "",  # noqa: S608
         connection=connection,
     )
     if steps is None:
@@ -347,39 +346,21 @@ def payment_accept_at_once(
         else EventType.PAYMENT_REQUEST_ACCEPTED,
     )
     response = respond(request)
-    parts: list[tuple[str, tuple[str, list]]] = []
-    if claim:
-        parts.append(("claim", claim.lock_sql(connection)))
-    parts.append(("debit", steps.debit))
+    parts: list[tuple[str, tuple[str, list]]] = [("debit", steps.debit)]
     parts += [(f"ledger_{index}", write) for index, write in enumerate(steps.writes)]
     parts.append(("request", insert_select_sql([request], debit, connection)))
     parts.append(("event", event_insert_sql(event, debit, connection)))
     if claim:
-        parts.append(
-            (
-                "done",
-                claim.complete_sql(
-                    connection,
-                    response,
-                    locked=locked,
-                    condition=f"EXISTS (SELECT 1 FROM {debit})",  # noqa: S608
-                ),
-            )
-        )
+        parts.append(("key", claim.record_sql(connection, response, source=debit)))
     # Only quoted names and the steps' own text go into it; every value is a parameter.
-    claimed = f"(SELECT count(*) FROM {locked})" if claim else "1"  # noqa: S608
     steps_sql = ", ".join(f"{name(step)} AS ({text})" for step, (text, _) in parts)
     event_id = f"(SELECT {name('id')} FROM {name('event')})"  # noqa: S608
-    answer = f"{claimed}, {debit}.{name('balance')}, {debit}.{name('last_booked_at')}, {event_id}"
+    answer = f"{debit}.{name('balance')}, {debit}.{name('last_booked_at')}, {event_id}"
     sql = f"WITH {steps_sql} SELECT {answer} FROM (SELECT 1) {name('one')} LEFT JOIN {debit} ON TRUE"  # noqa: S608
     params = [param for _, (_, step_params) in parts for param in step_params]
-    with connection.cursor() as cursor:
+    with claim.writing(connection) if claim else nullcontext(), connection.cursor() as cursor:
         cursor.execute(sql_bound(connection, sql, params))
-        row = cursor.fetchone()
-    found, balance, booked_at, event_id = row
-    if not found:
-        # Our claim went stale and another request took the key over: it does the work.
-        raise ApiError(ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS, IN_PROGRESS_MESSAGE)
+        balance, booked_at, event_id = cursor.fetchone()
     if balance is None:
         return None
     steps.stored(balance, booked_at, connection)

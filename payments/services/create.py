@@ -1,11 +1,14 @@
 """Payment creation: a payment accepted now, a schedule for a later day, or both.
 
-The route runs it in two steps once the Idempotency-Key is claimed (its
-fingerprint, `payment_fingerprint`, is read from the body alone):
+The route runs it in two steps under its Idempotency-Key (its fingerprint,
+`payment_fingerprint`, is read from the body alone):
 `payment_instruction_build` resolves and checks the instruction (a beneficiary
-not found: 404, a rule broken: 400), then `payment_submit` pays or schedules it.
-A refusal in either step releases the key; a duplicate sent meanwhile answers
-409, one sent after the payment its answer, whatever has changed since.
+not found: 404, a rule broken: 400; it only reads), then `payment_submit` pays
+or schedules it. On PostgreSQL a payment made now is accepted in one statement
+that also writes the key's record (`payment_submit_at_once`). A refusal in
+either step leaves the key free; a duplicate sent meanwhile answers the first
+answer once that statement has committed (409 while a claimed key's work runs),
+one sent after the payment its answer, whatever has changed since.
 """
 
 import uuid
@@ -15,7 +18,7 @@ from datetime import date
 from decimal import Decimal
 
 from bankapi.errors import validation_error
-from bankapi.idempotency import Fingerprint, HeldClaim, StoredResponse
+from bankapi.idempotency import Fingerprint, FirstUse, StoredResponse
 from bankapi.models import Account
 from bankapi.scope import parse_uuid
 from bankapi.tenancy import OWNED_BY_CUSTOMER
@@ -165,12 +168,12 @@ def payment_submit_at_once(
     instruction: PaymentInstruction,
     scheduled_date: date | None,
     frequency: str,
-    claim: HeldClaim | None,
+    claim: FirstUse | None,
     rendered: Callable[[PaymentSubmission], StoredResponse],
 ) -> tuple[PaymentSubmission, StoredResponse] | None:
     """`payment_submit` of a payment made now and not repeated, accepted in one
-    statement with the completion of its idempotency claim
-    (`payment_accept_at_once`): the submission and its answer (`rendered`). None
+    statement with its idempotency key's record (`claim`, the key's first use;
+    `payment_accept_at_once`): the submission and its answer (`rendered`). None
     when nothing was written and `payment_submit` decides (a schedule, a
     repeating payment, or any case `payment_accept_at_once` leaves to it)."""
     if frequency != ScheduledPayment.Frequency.NEVER or (scheduled_date and scheduled_date > utc_today()):

@@ -1,17 +1,18 @@
 """An accepted payment written in one statement on PostgreSQL
 (`payments.services.acceptance.payment_accept_at_once`): the same rows as the
-transaction of separate statements, nothing written when the account's row or
-the idempotency claim refuses it."""
+transaction of separate statements, and the idempotency key's record with its
+answer; nothing written when the account's row refuses it or the key already
+has a record."""
 
 import uuid
 from decimal import Decimal
+from unittest import mock
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection
 from django.utils import timezone
 
-from bankapi.errors import ApiError, ErrorCode
-from bankapi.idempotency import HeldClaim, StoredResponse
+from bankapi.idempotency import Fingerprint, FirstUse, KeySlot, KeyTaken, StoredResponse
 from bankapi.models import Account, IdempotencyRecord
 from events.models import Event, EventType
 from payments.models import LedgerPosting, PaymentRequest
@@ -33,15 +34,28 @@ def _instruction(beneficiary, amount: str) -> PaymentInstruction:
     )
 
 
-def _claim(account: Account) -> IdempotencyRecord:
-    return IdempotencyRecord.objects.create(
-        program_id=account.program_id,
+def _first_use(account: Account, key: uuid.UUID | None = None) -> FirstUse:
+    slot = KeySlot(
+        program=account.program,
         sandbox=account.sandbox,
         owner_kind=IdempotencyRecord.OwnerKind.CUSTOMER,
         owner_id=account.customer_id,
         operation="payments.create",
-        key=uuid.uuid4(),
-        fingerprint={},
+        key=key or uuid.uuid4(),
+    )
+    return FirstUse(slot, Fingerprint({"amount": "5.00"}))
+
+
+def _claim_left_behind(first_use: FirstUse) -> IdempotencyRecord:
+    slot = first_use.slot
+    return IdempotencyRecord.objects.create(
+        program=slot.program,
+        sandbox=slot.sandbox,
+        owner_kind=slot.owner_kind,
+        owner_id=slot.owner_id,
+        operation=slot.operation,
+        key=slot.key,
+        fingerprint=first_use.fingerprint.stored(),
         claimed_at=timezone.now(),
     )
 
@@ -86,9 +100,21 @@ def test_the_route_writes_what_a_payment_writes_and_completes_its_key(
     assert event.data["createdDateTime"] == request.created_at.isoformat()
     # Written by the same statement, with the id its fan-out and deliveries log under.
     assert event.request_id == "req-at-once-1"
+    # The key's record, as a claim completed with its answer would be.
     record = IdempotencyRecord.objects.get(key=key)
-    assert record.state == IdempotencyRecord.State.COMPLETED
+    assert (record.state, record.response_status) == (IdempotencyRecord.State.COMPLETED, 200)
     assert bytes(record.response_body) == response.content
+    assert (record.owner_kind, record.owner_id, record.operation) == (
+        IdempotencyRecord.OwnerKind.CUSTOMER,
+        account.customer_id,
+        "payments.create",
+    )
+    assert record.fingerprint["fields"] == {
+        "amount": "12.34",
+        "account_id": str(account.id),
+        "beneficiary_id": str(beneficiary.id),
+    }
+    assert record.claimed_at <= record.updated_at and record.claim_token is not None
 
     replay = api.post(
         payments_url(account.customer_id, account.id),
@@ -102,37 +128,37 @@ def test_the_route_writes_what_a_payment_writes_and_completes_its_key(
     assert PaymentRequest.objects.filter(account=account).count() == 1
 
 
-def test_a_claim_taken_over_writes_nothing(account, beneficiary):
-    record = _claim(account)
-    held = HeldClaim(IdempotencyRecord.objects.get(id=record.id))
-    # Another request took the stale claim over: a new fencing token.
-    IdempotencyRecord.objects.filter(id=record.id).update(claim_token=uuid.uuid4())
-    before = Account.objects.get(id=account.id).balance
+def test_a_key_already_recorded_refuses_the_whole_statement(account, beneficiary):
+    first_use = _first_use(account)
+    # A request with the same key holds it (or has answered): its record is there.
+    record = _claim_left_behind(first_use)
+    before = Account.objects.get(id=account.id)
+    events_before = Event.objects.count()
 
-    with pytest.raises(ApiError) as raised:
+    with pytest.raises(KeyTaken):
         payment_accept_at_once(
             account=account,
             instruction=_instruction(beneficiary, "5.00"),
-            claim=held,
+            claim=first_use,
             respond=lambda r: ANSWER,
         )
 
-    assert raised.value.code == ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS
-    assert Account.objects.get(id=account.id).balance == before
+    after = Account.objects.get(id=account.id)
+    assert (after.balance, after.outbound_total) == (before.balance, before.outbound_total)
     assert not PaymentRequest.objects.filter(account=account).exists()
-    assert IdempotencyRecord.objects.get(id=record.id).state == IdempotencyRecord.State.CLAIMED
+    assert not LedgerPosting.objects.filter(account=account, amount__lt=0).exists()
+    assert Event.objects.count() == events_before
+    assert IdempotencyRecord.objects.get() == record
+    assert IdempotencyRecord.objects.get().state == IdempotencyRecord.State.CLAIMED
 
 
 def test_a_debit_the_row_refuses_writes_nothing_and_leaves_the_decision_to_payment_accept(
     low_account, beneficiary
 ):
-    record = _claim(low_account)
-    held = HeldClaim(record)
-
     done = payment_accept_at_once(
         account=low_account,
         instruction=_instruction(beneficiary, "6.00"),
-        claim=held,
+        claim=_first_use(low_account),
         respond=lambda r: ANSWER,
     )
 
@@ -140,7 +166,27 @@ def test_a_debit_the_row_refuses_writes_nothing_and_leaves_the_decision_to_payme
     assert Account.objects.get(id=low_account.id).balance == Decimal("5.00")
     assert not PaymentRequest.objects.filter(account=low_account).exists()
     assert not LedgerPosting.objects.filter(account=low_account, amount__lt=0).exists()
-    assert IdempotencyRecord.objects.get(id=record.id).state == IdempotencyRecord.State.CLAIMED
+    # No answer was given, so the key stays free for a retry.
+    assert not IdempotencyRecord.objects.exists()
+
+
+def test_another_refusal_of_the_database_is_not_mistaken_for_a_taken_key(account, beneficiary):
+    first_use = _first_use(account)
+    existing = payment_accept_at_once(
+        account=account, instruction=_instruction(beneficiary, "1.00"), claim=None, respond=lambda r: ANSWER
+    )
+    assert existing is not None
+    # New ids all equal to that payment's: the request's INSERT collides with it.
+    with mock.patch("uuid.uuid4", return_value=existing[0].id):
+        with pytest.raises(IntegrityError):
+            payment_accept_at_once(
+                account=account,
+                instruction=_instruction(beneficiary, "5.00"),
+                claim=first_use,
+                respond=lambda r: ANSWER,
+            )
+
+    assert not IdempotencyRecord.objects.exists()
 
 
 def test_without_a_key_it_writes_the_payment_alone(account, beneficiary):

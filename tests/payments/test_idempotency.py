@@ -57,6 +57,26 @@ def test_a_retry_with_the_same_key_replays_the_first_answer_and_pays_once(
     assert balance(account) == Decimal("99990.00")
 
 
+def test_a_retry_whose_checks_would_now_refuse_still_answers_the_first_answer(
+    api, customer_auth, account, beneficiary
+):
+    # A GBP payment to a UK payee must come from a GB virtual IBAN: a check made
+    # once the body is read, on what is not part of the key's fingerprint.
+    key = uuid.uuid4()
+    refused_alone = pay(
+        api, customer_auth, account, body_for(beneficiary, virtualIban="DE89370400440532013000")
+    )
+    first = pay(api, customer_auth, account, body_for(beneficiary), key)
+
+    retry = pay(api, customer_auth, account, body_for(beneficiary, virtualIban="DE89370400440532013000"), key)
+
+    assert refused_alone.status_code == 400
+    assert (first.status_code, retry.status_code) == (200, 200)
+    assert retry.content == first.content and retry["Idempotent-Replayed"] == "true"
+    assert PaymentRequest.objects.count() == 1
+    assert balance(account) == Decimal("99990.00")
+
+
 def test_the_amount_is_compared_as_money_not_as_text(api, customer_auth, account, beneficiary):
     key = uuid.uuid4()
 
