@@ -196,6 +196,21 @@ class KeySlot:
     operation: str
     key: uuid.UUID
 
+    def record(self, fingerprint: Fingerprint, claimed_at: datetime, **fields: Any) -> IdempotencyRecord:
+        """An unsaved record of this key, claimed at `claimed_at` (`fields`: its
+        state and answer, when written completed)."""
+        return IdempotencyRecord(
+            program=self.program,
+            sandbox=self.sandbox,
+            owner_kind=self.owner_kind,
+            owner_id=self.owner_id,
+            operation=self.operation,
+            key=self.key,
+            fingerprint=fingerprint.stored(),
+            claimed_at=claimed_at,
+            **fields,
+        )
+
     def rows(self) -> QuerySet[IdempotencyRecord]:
         return IdempotencyRecord.objects.filter(
             program=self.program,
@@ -222,16 +237,7 @@ def _insert_claim(slot: KeySlot, fingerprint: Fingerprint, now: datetime) -> Ide
     and tell me", so the statement is written here from the model's own fields
     and their database values.
     """
-    record = IdempotencyRecord(
-        program=slot.program,
-        sandbox=slot.sandbox,
-        owner_kind=slot.owner_kind,
-        owner_id=slot.owner_id,
-        operation=slot.operation,
-        key=slot.key,
-        fingerprint=fingerprint.stored(),
-        claimed_at=now,
-    )
+    record = slot.record(fingerprint, now)
     meta = IdempotencyRecord._meta
     fields = [field for field in meta.concrete_fields if not field.primary_key]
     connection = connections[router.db_for_write(IdempotencyRecord)]
@@ -268,16 +274,9 @@ def _claim(
         while record is None:
             try:
                 with transaction.atomic():
-                    return IdempotencyRecord.objects.create(
-                        program=slot.program,
-                        sandbox=slot.sandbox,
-                        owner_kind=slot.owner_kind,
-                        owner_id=slot.owner_id,
-                        operation=slot.operation,
-                        key=slot.key,
-                        fingerprint=fingerprint.stored(),
-                        claimed_at=now,
-                    )
+                    created = slot.record(fingerprint, now)
+                    created.save(force_insert=True)
+                    return created
             except IntegrityError:
                 # Locked so that two requests finding the same stale claim cannot
                 # both take it over. None when the claim we collided with has just
@@ -367,16 +366,9 @@ class FirstUse:
     def record_sql(self, connection: Any, response: StoredResponse, *, source: str) -> tuple[str, list[Any]]:
         """`INSERT INTO <records> SELECT <the completed record> FROM <source>`
         and its parameters: the record `_claim` and `_complete` would leave."""
-        now = timezone.now()
-        record = IdempotencyRecord(
-            program=self.slot.program,
-            sandbox=self.slot.sandbox,
-            owner_kind=self.slot.owner_kind,
-            owner_id=self.slot.owner_id,
-            operation=self.slot.operation,
-            key=self.slot.key,
-            fingerprint=self.fingerprint.stored(),
-            claimed_at=now,
+        record = self.slot.record(
+            self.fingerprint,
+            timezone.now(),
             state=IdempotencyRecord.State.COMPLETED,
             response_status=response.status,
             response_body=response.content,

@@ -47,20 +47,18 @@ def _first_use(account: Account, key: uuid.UUID | None = None) -> FirstUse:
 
 
 def _claim_left_behind(first_use: FirstUse) -> IdempotencyRecord:
-    slot = first_use.slot
-    return IdempotencyRecord.objects.create(
-        program=slot.program,
-        sandbox=slot.sandbox,
-        owner_kind=slot.owner_kind,
-        owner_id=slot.owner_id,
-        operation=slot.operation,
-        key=slot.key,
-        fingerprint=first_use.fingerprint.stored(),
-        claimed_at=timezone.now(),
-    )
+    record = first_use.slot.record(first_use.fingerprint, timezone.now())
+    record.save()
+    return record
 
 
 ANSWER = StoredResponse(status=200, content=b'{"success":true}')
+
+
+def _accept(account: Account, beneficiary, amount: str, claim: FirstUse | None = None):
+    return payment_accept_at_once(
+        account=account, instruction=_instruction(beneficiary, amount), claim=claim, respond=lambda r: ANSWER
+    )
 
 
 def test_the_route_writes_what_a_payment_writes_and_completes_its_key(
@@ -136,12 +134,7 @@ def test_a_key_already_recorded_refuses_the_whole_statement(account, beneficiary
     events_before = Event.objects.count()
 
     with pytest.raises(KeyTaken):
-        payment_accept_at_once(
-            account=account,
-            instruction=_instruction(beneficiary, "5.00"),
-            claim=first_use,
-            respond=lambda r: ANSWER,
-        )
+        _accept(account, beneficiary, "5.00", first_use)
 
     after = Account.objects.get(id=account.id)
     assert (after.balance, after.outbound_total) == (before.balance, before.outbound_total)
@@ -155,12 +148,7 @@ def test_a_key_already_recorded_refuses_the_whole_statement(account, beneficiary
 def test_a_debit_the_row_refuses_writes_nothing_and_leaves_the_decision_to_payment_accept(
     low_account, beneficiary
 ):
-    done = payment_accept_at_once(
-        account=low_account,
-        instruction=_instruction(beneficiary, "6.00"),
-        claim=_first_use(low_account),
-        respond=lambda r: ANSWER,
-    )
+    done = _accept(low_account, beneficiary, "6.00", _first_use(low_account))
 
     assert done is None
     assert Account.objects.get(id=low_account.id).balance == Decimal("5.00")
@@ -172,27 +160,18 @@ def test_a_debit_the_row_refuses_writes_nothing_and_leaves_the_decision_to_payme
 
 def test_another_refusal_of_the_database_is_not_mistaken_for_a_taken_key(account, beneficiary):
     first_use = _first_use(account)
-    existing = payment_accept_at_once(
-        account=account, instruction=_instruction(beneficiary, "1.00"), claim=None, respond=lambda r: ANSWER
-    )
+    existing = _accept(account, beneficiary, "1.00")
     assert existing is not None
     # New ids all equal to that payment's: the request's INSERT collides with it.
     with mock.patch("uuid.uuid4", return_value=existing[0].id):
         with pytest.raises(IntegrityError):
-            payment_accept_at_once(
-                account=account,
-                instruction=_instruction(beneficiary, "5.00"),
-                claim=first_use,
-                respond=lambda r: ANSWER,
-            )
+            _accept(account, beneficiary, "5.00", first_use)
 
     assert not IdempotencyRecord.objects.exists()
 
 
 def test_without_a_key_it_writes_the_payment_alone(account, beneficiary):
-    done = payment_accept_at_once(
-        account=account, instruction=_instruction(beneficiary, "7.00"), claim=None, respond=lambda r: ANSWER
-    )
+    done = _accept(account, beneficiary, "7.00")
 
     assert done is not None
     request, answer = done
