@@ -35,8 +35,10 @@ max_requests = 50000
 max_requests_jitter = 5000
 # The TLS-terminating proxy in front sets X-Forwarded-Proto; trust it from here only.
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
-# Access lines on stdout, next to the service's own log lines.
+# Access lines on stdout, next to the service's own log lines, in the combined log
+# format, written without gunicorn's table of every header (bankapi/access_log.py).
 accesslog = "-"
+logger_class = "bankapi.access_log.CombinedAccessLog"
 # No runtime control socket: its default path is shared by every gunicorn of the user.
 control_socket_disable = True
 

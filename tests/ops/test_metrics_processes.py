@@ -4,6 +4,7 @@ multiprocess directory, and a real Prometheus scraping a running service."""
 import http.client
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -133,6 +134,12 @@ def test_counts_are_exact_across_four_gunicorn_workers(
         assert GONE not in writers
     finally:
         web.stop()
+    # One access line per request, in the combined log format, next to the service's own lines.
+    lines = (tmp_path / "gunicorn.log").read_text().splitlines()
+    access = re.compile(
+        r'127\.0\.0\.1 - - \[[^]]+\] "POST ' + re.escape(path) + r' HTTP/1\.1" (\d{3}) \d+ "-" "-"\Z'
+    )
+    assert Counter(match[1] for match in map(access.match, lines) if match) == {"200": 14, "422": 3, "400": 2}
 
 
 def _prometheus_query(port: int, query: str) -> list[dict]:
