@@ -360,7 +360,7 @@ class FirstUse:
     concurrent request with the same key waits for this statement, then its own
     is refused whole (`KeyTaken`), and it answers from the key's record."""
 
-    slot: "KeySlot"
+    slot: KeySlot
     fingerprint: Fingerprint
 
     def record_sql(self, connection: Any, response: StoredResponse, *, source: str) -> tuple[str, list[Any]]:
