@@ -189,6 +189,8 @@ def idempotency_key_resolve(
 
 @dataclass(frozen=True)
 class KeySlot:
+    """A key as its record is found: the fields of the records' unique constraint."""
+
     program: Program
     sandbox: bool
     owner_kind: str
@@ -196,30 +198,25 @@ class KeySlot:
     operation: str
     key: uuid.UUID
 
+    def _fields(self) -> dict[str, Any]:
+        return {
+            "program": self.program,
+            "sandbox": self.sandbox,
+            "owner_kind": self.owner_kind,
+            "owner_id": self.owner_id,
+            "operation": self.operation,
+            "key": self.key,
+        }
+
     def record(self, fingerprint: Fingerprint, claimed_at: datetime, **fields: Any) -> IdempotencyRecord:
         """An unsaved record of this key, claimed at `claimed_at` (`fields`: its
         state and answer, when written completed)."""
         return IdempotencyRecord(
-            program=self.program,
-            sandbox=self.sandbox,
-            owner_kind=self.owner_kind,
-            owner_id=self.owner_id,
-            operation=self.operation,
-            key=self.key,
-            fingerprint=fingerprint.stored(),
-            claimed_at=claimed_at,
-            **fields,
+            **self._fields(), fingerprint=fingerprint.stored(), claimed_at=claimed_at, **fields
         )
 
     def rows(self) -> QuerySet[IdempotencyRecord]:
-        return IdempotencyRecord.objects.filter(
-            program=self.program,
-            sandbox=self.sandbox,
-            owner_kind=self.owner_kind,
-            owner_id=self.owner_id,
-            operation=self.operation,
-            key=self.key,
-        )
+        return IdempotencyRecord.objects.filter(**self._fields())
 
 
 def _replay(record: IdempotencyRecord) -> StoredResponse:
