@@ -9,6 +9,7 @@ ORM builds it: the backend's and the field's converters, then `Model.from_db`.
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from django.db import connections, models, router
@@ -97,6 +98,19 @@ class JoinedSelect:
         return found
 
 
+@cache
+def _filled_by_the_database(model: type[models.Model]) -> list[str]:
+    """The fields whose value the database gives (a model's fields are fixed once loaded)."""
+    return [
+        f.name
+        for f in model._meta.concrete_fields
+        # Django 5.2's Field API; the 5.2 stubs do not declare these two yet.
+        if f.has_db_default()  # type: ignore[attr-defined]
+        or f.generated
+        or (f.db_returning and not f.primary_key)  # type: ignore[attr-defined]
+    ]
+
+
 def _refuse_unless_plain(model: type[models.Model], rows: Sequence[models.Model]) -> None:
     if any(type(row) is not model or not row._state.adding for row in rows):
         raise TypeError(f"insert_rows takes unsaved rows of one model ({model.__name__})")
@@ -107,14 +121,7 @@ def _refuse_unless_plain(model: type[models.Model], rows: Sequence[models.Model]
                 f"insert_rows cannot send {model.__name__}'s save signals ({name} has receivers); "
                 "use save() or bulk_create"
             )
-    unfilled = [
-        f.name
-        for f in model._meta.concrete_fields
-        # Django 5.2's Field API; the 5.2 stubs do not declare these two yet.
-        if f.has_db_default()  # type: ignore[attr-defined]
-        or f.generated
-        or (f.db_returning and not f.primary_key)  # type: ignore[attr-defined]
-    ]
+    unfilled = _filled_by_the_database(model)
     if unfilled:
         raise TypeError(
             f"insert_rows cannot fill {model.__name__}.{', '.join(unfilled)} (the database gives "
