@@ -29,14 +29,18 @@ def put_chunked(base_url: str, key: str, body: bytes, *, piece: int = 1000) -> t
         base_url=base_url, method="PUT", key=key, content_type="application/pdf", expires_in=300
     )
     parts = urlsplit(url)
+    # Encoded here and sent with the headers in one write: a server that answers
+    # before reading the body (the development server's 411) may close the
+    # connection while a client sending chunk by chunk is still writing.
+    chunks = [body[i : i + piece] for i in range(0, len(body), piece)]
+    encoded = b"".join(b"%X\r\n%s\r\n" % (len(chunk), chunk) for chunk in chunks) + b"0\r\n\r\n"
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
     try:
         connection.request(
             "PUT",
             f"{parts.path}?{parts.query}",
-            body=(body[i : i + piece] for i in range(0, len(body), piece)),
+            body=encoded,
             headers={"Content-Type": "application/pdf", "Transfer-Encoding": "chunked"},
-            encode_chunked=True,
         )
         response = connection.getresponse()
         return response.status, dict(response.getheaders()), response.read()
