@@ -1,7 +1,10 @@
 """Transaction rules said in code: a function that must commit on its own checks
 it is not inside a caller's transaction, and fails at once if it is."""
 
-from django.db import transaction
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.db import connection, transaction
 
 
 def outside_transaction_require(what: str) -> None:
@@ -22,3 +25,23 @@ def outside_transaction_require(what: str) -> None:
             f"{what} must run outside any transaction (it opens a durable block: what it commits "
             "must not wait for, or be undone with, the caller's transaction)"
         ) from exc
+
+
+@contextmanager
+def one_snapshot() -> Iterator[None]:
+    """Reads that must see the database at one moment (a statement, the ledger
+    check), in one transaction: on PostgreSQL a REPEATABLE READ one when this
+    opens it (inside a caller's transaction the reads share its rules); on
+    SQLite any transaction reads one snapshot.
+
+    Being in a transaction also keeps a streamed read (`QuerySet.iterator`, a
+    server-side cursor) on one server connection: outside one, Django declares
+    the cursor WITH HOLD and fetches in later statements, which PgBouncer in
+    transaction pooling may send to another server, where the cursor does not
+    exist."""
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield

@@ -40,6 +40,7 @@ from django.utils import timezone
 
 from bankapi.models import ZERO, Account, Program
 from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored
+from bankapi.transactions import one_snapshot
 from payments.decision import DailyCount
 from payments.models import LedgerPosting, LedgerTransaction, StatementEntry, SystemAccount
 from payments.selectors.ledger import statement_days_check
@@ -570,7 +571,13 @@ def ledger_check() -> LedgerReport:
     every customer account's stored balance equals the sum of its postings, and
     each posting's balance_after continues its account's running balance, and
     its statement line is its movement's; every stored statement day is what
-    the ledger gives."""
+    the ledger gives. Read in one snapshot: payments booked while it runs are
+    in every part of it or in none, so a live ledger is not reported broken."""
+    with one_snapshot():
+        return _ledger_report()
+
+
+def _ledger_report() -> LedgerReport:
     # Sums of amounts in cents are whole cents: rounding to the cent drops the
     # binary noise of databases that add decimals as floats (SQLite), which
     # would otherwise report a sound ledger as broken.

@@ -12,7 +12,6 @@ the posting table on that index, and the closed ones among them stored.
 import hashlib
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -21,10 +20,11 @@ from operator import itemgetter
 from typing import NamedTuple, cast
 
 import psycopg
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import QuerySet, Subquery
 
 from bankapi.models import ZERO, Account
+from bankapi.transactions import one_snapshot
 from payments.models import LedgerPosting, StatementDay
 
 # Booking order of an account's postings: the order of their running balances.
@@ -281,22 +281,6 @@ def _store(days: list[StatementDay]) -> None:
         cursor.executemany(sql, [(d.account_id, d.layout, d.day, d.lines, d.entries) for d in days])
 
 
-@contextmanager
-def _one_snapshot() -> Iterator[None]:
-    """The statement's reads in one snapshot of the database: a posting
-    committed while they run is in all of them (its line, the closing balance)
-    or in none, so the statement reconciles. On PostgreSQL a REPEATABLE READ
-    transaction, when the reads open the transaction themselves (inside a
-    caller's transaction they share its snapshot rules); on SQLite any
-    transaction reads one snapshot."""
-    outermost = not connection.in_atomic_block
-    with transaction.atomic():
-        if outermost and connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        yield
-
-
 def account_statement(account: Account, first_day: date, last_day: date, layout: LineLayout) -> Statement:
     """The account's statement for the UTC days `first_day` to `last_day`, its
     lines written in `layout`.
@@ -313,7 +297,9 @@ def account_statement(account: Account, first_day: date, last_day: date, layout:
     closed_through = min(last_day, closed) if closed is not None else None
     written: dict[date, tuple[bytes, int]] = {}
     fresh: list[StatementDay] = []
-    with _one_snapshot():
+    # A posting committed while the reads run is in all of them (its line, the
+    # closing balance) or in none, so the statement reconciles.
+    with one_snapshot():
         opening, closing = _balances(account, start, end)
         stored: dict[date, tuple[bytes, int]] = {}
         if closed_through is not None and closed_through >= first_day:
