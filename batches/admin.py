@@ -1,8 +1,9 @@
 """Batches in the back office: read-only, but for retrying a failed item.
 
 Batches, drafts and items change only through the batch services: submit,
-processing, and `batch_item_retry` (the action below), which reserves the
-item's funds and lets the batch's own processing pay it.
+processing, and `batch_item_retry` (the action below), which decides again on
+an item's stored instruction and, accepted, holds its funds and lets the
+batch's own processing pay it.
 """
 
 from django.contrib import admin
@@ -75,14 +76,15 @@ class BatchItemAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
         return request.user.has_perm("batches.retry_batchitem")
 
     @admin.action(
-        description="Retry selected failed items (reserve funds again and pay)", permissions=["retry"]
+        description="Retry selected items failed for funds or a limit (decide again and pay)",
+        permissions=["retry"],
     )
     def retry(self, request, queryset) -> None:
         def retry_one(item: BatchItem) -> str:
             retried = batch_item_retry(item=item)
             if retried.status == BatchItem.Status.FAILED:
-                return f"Retry refused by funding: {retried.error}"
-            return "Retried: funds reserved, queued for payment"
+                return f"Retry refused: {retried.error}"
+            return "Retried: funds held, queued for payment"
 
         apply_each(self, request, queryset, retry_one)
 

@@ -12,7 +12,7 @@ from django.db import models
 from django.db.models import Q
 
 from bankapi.models import MONEY, Account, Custodian, Customer, TenantOwned
-from batches.payees import ItemPayee
+from batches.payees import ItemInstruction, ItemPayee
 from batches.sent import CheckedPayment, FileInstruction, SentPayment
 
 ONE_OWNER = Q(custodian__isnull=False, owner_customer__isnull=True) | Q(
@@ -207,7 +207,11 @@ class BatchItem(TenantOwned):
     index = models.PositiveIntegerField()
     status = models.CharField(max_length=10, choices=Status.choices)
     error = models.TextField(blank=True)
-    # The payer account (null when the item named no account the caller may pay from).
+    # What the item was instructed to do, kept whole as it was given (read it
+    # with `instruction()`): processing, the back office's retry, the API,
+    # admin, status reports and statements read it from here, never from the
+    # payer account. The payer account (null when the item named no account the
+    # caller may pay from).
     account = models.ForeignKey(Account, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     customer = models.ForeignKey(Customer, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     payer_name = models.CharField(max_length=200, blank=True)
@@ -216,12 +220,22 @@ class BatchItem(TenantOwned):
     payee = models.JSONField()
     # Null when the amount sent is not an amount.
     amount = models.DecimalField(**MONEY, null=True, blank=True)
+    # The currency the amount was instructed in (a file states it; a JSON item
+    # pays in its payer account's currency): not the payer's when they differ,
+    # which makes the item invalid.
     currency = models.CharField(max_length=3, blank=True)
     reference = models.TextField(blank=True)
     scheduled_date = models.DateField()
-    # From a file: the transaction's PmtId/EndToEndId and its PmtInf/PmtInfId.
-    end_to_end_id = models.CharField(max_length=35, blank=True)
+    # From a file: GrpHdr/MsgId, the instruction's PmtInf/PmtInfId, and the
+    # transaction's PmtId/InstrId (optional in the file) and PmtId/EndToEndId.
+    message_id = models.CharField(max_length=35, blank=True)
+    payment_information_id = models.CharField(max_length=35, blank=True)
     instruction_id = models.CharField(max_length=35, blank=True)
+    end_to_end_id = models.CharField(max_length=35, blank=True)
+    # Why a FAILED item failed: INVALID when it broke an item rule at submit
+    # (never paid, by any route or action), else the code of the refusal that
+    # stopped it later (INSUFFICIENT_FUNDS, LIMIT_EXCEEDED, ...). Empty otherwise.
+    failure_code = models.CharField(max_length=32, blank=True)
     # What the batch's funding took from the payer for this item (amount plus
     # fee), set in the transaction that debits the payer's total; null until then.
     reserved_amount = models.DecimalField(**MONEY, null=True, blank=True)
@@ -238,8 +252,25 @@ class BatchItem(TenantOwned):
             ),
         ]
 
+    # The failure code of an item that broke an item rule at submit.
+    INVALID = "INVALID"
+
     def item_payee(self) -> ItemPayee:
         return ItemPayee.from_stored(self.payee)
+
+    def instruction(self) -> ItemInstruction:
+        """The instruction the item was given, as it was given."""
+        return ItemInstruction(
+            account_id=self.account_id,
+            payee=self.item_payee(),
+            amount=self.amount,
+            currency=self.currency,
+            reference=self.reference,
+            end_to_end_id=self.end_to_end_id,
+            message_id=self.message_id,
+            payment_information_id=self.payment_information_id,
+            instruction_id=self.instruction_id,
+        )
 
     def __str__(self) -> str:
         return f"Item {self.index} of {self.batch_id} ({self.status})"

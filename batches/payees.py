@@ -6,7 +6,9 @@ against). `BatchItem.payee` keeps it in its stored form (`to_stored`); the API
 shows it as `{name, accountNumber, sortCode, iban, bic}` (`batches.presenters`).
 """
 
+import uuid
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from payments.payees import IbanAccount, Payee, PayeeAccount, UkAccount
@@ -46,3 +48,27 @@ class ItemPayee:
             else UkAccount(sort_code=self.sort_code or "", account_number=self.account_number or "")
         )
         return Payee(name=self.name, account=account, payee_type=self.payee_type or "")
+
+
+@dataclass(frozen=True)
+class ItemInstruction:
+    """A batch item's payment instruction, whole, as it was given: the payer
+    account, the payee, the amount and the currency it is stated in, the
+    reference, and its ids (the end-to-end id; from a file also the message,
+    payment information and instruction ids, empty when absent).
+
+    Every later reader takes the item's instruction from here: processing and
+    the back office's retry decide on it (`payments.decision`), the API, the
+    admin, status reports and statements show it. `amount` is None, and
+    `account_id` may be, only on an item that was invalid at submit.
+    """
+
+    account_id: uuid.UUID | None
+    payee: ItemPayee
+    amount: Decimal | None
+    currency: str
+    reference: str
+    end_to_end_id: str = ""
+    message_id: str = ""
+    payment_information_id: str = ""
+    instruction_id: str = ""

@@ -11,7 +11,6 @@ up to 10,000 items and these checks run on every verify, initiate and submit.
 """
 
 import dataclasses
-import functools
 import hashlib
 import json
 import re
@@ -24,6 +23,8 @@ from bankapi.codes import bic_problem, iban_problem, normalise_bic, normalise_ib
 from bankapi.models import Account
 from batches.payees import ItemPayee
 from batches.sent import CheckedPayment, SentAccount, SentPayee, SentPayer, SentPayment
+from payments.decision import currency_refusal
+from payments.rules import account_reference_error
 
 MAX_PAYMENTS = 10_000
 ITEM_KEYS = {"payer", "payee", "reference", "amount"}
@@ -148,14 +149,20 @@ class WireShape:
         return wire
 
 
-def wire_shape(cls: type, names: dict[str, str], nested: dict[str, WireShape] | None = None) -> WireShape:
+def wire_shape(
+    cls: type,
+    names: dict[str, str],
+    nested: dict[str, WireShape] | None = None,
+    hidden: frozenset[str] = frozenset(),
+) -> WireShape:
     """The shape of `cls` from its fields: each is a text field named in `names`
-    (API name -> field name) or an object field of `nested`. A field that is
-    neither, or a name that is no field, is an error at import: a field added to
-    a dataclass without an API name would otherwise vanish from what is shown."""
+    (API name -> field name), an object field of `nested`, or one the API does
+    not show (`hidden`). A field that is none of these, or a name that is no
+    field, is an error at import: a field added to a dataclass without an API
+    name would otherwise vanish from what is shown unnoticed."""
     nested = nested or {}
     fields = [field.name for field in dataclasses.fields(cls)]
-    unnamed = set(fields) - set(names.values()) - set(nested)
+    unnamed = set(fields) - set(names.values()) - set(nested) - hidden
     unknown = (set(names.values()) | set(nested)) - set(fields)
     if unnamed or unknown:
         raise TypeError(
@@ -172,7 +179,14 @@ def wire_shape(cls: type, names: dict[str, str], nested: dict[str, WireShape] | 
 ACCOUNT_SHAPE = wire_shape(SentAccount, ACCOUNT_NAMES)
 PAYER_SHAPE = wire_shape(SentPayer, {}, {"account": ACCOUNT_SHAPE})
 PAYEE_SHAPE = wire_shape(SentPayee, PAYEE_NAMES, {"account": ACCOUNT_SHAPE})
-PAYMENT_SHAPE = wire_shape(SentPayment, PAYMENT_NAMES, {"payer": PAYER_SHAPE, "payee": PAYEE_SHAPE})
+# A file transaction's InstrId is kept on its item (and its statement entry),
+# not shown as part of the payment sent: nor is it part of what initiate binds.
+PAYMENT_SHAPE = wire_shape(
+    SentPayment,
+    PAYMENT_NAMES,
+    {"payer": PAYER_SHAPE, "payee": PAYEE_SHAPE},
+    hidden=frozenset({"instruction_id"}),
+)
 
 
 # What `checked_payments_to_wire` writes of a `CheckedPayment`: a field added to
@@ -290,6 +304,8 @@ class CheckedItem:
     payer: Account | None = None
     payee: ItemPayee = field(default_factory=lambda: ItemPayee(name=""))
     amount: Decimal | None = None
+    # The currency the payment is instructed in (see `item_check`).
+    currency: str = ""
 
     @property
     def valid(self) -> bool:
@@ -365,22 +381,17 @@ def _payee(value: SentPayee | None, reasons: list[str]) -> ItemPayee:
     )
 
 
-@functools.cache
-def _reference_charset(pattern: str) -> re.Pattern:
-    # The account's pattern is anchored with ^...$; matched whole here instead,
-    # since `$` would let a trailing newline through.
-    return re.compile(pattern.removeprefix("^").removesuffix("$"))
-
-
 def _reference(reference: Any, payer: Account | None, reasons: list[str]) -> None:
+    """The payer account's reference rules, as every payment from it meets them
+    (`payments.rules`); without a payer (itself a reason) only the longest
+    reference any account takes."""
     reference = reference if isinstance(reference, str) else ""
-    low, high = (payer.reference_min, payer.reference_max) if payer else (1, REFERENCE_MAX)
-    if len(reference) < max(low, 1):
-        reasons.append("reference: required." if not reference else f"reference: at least {low} characters.")
-    elif len(reference) > high:
-        reasons.append(f"reference: at most {high} characters for the payer account.")
-    elif payer is not None and not _reference_charset(payer.reference_pattern).fullmatch(reference):
-        reasons.append("reference: holds characters the payer account does not accept.")
+    if payer is not None:
+        error = account_reference_error(payer, reference)
+    else:
+        error = f"Must be at most {REFERENCE_MAX} characters." if len(reference) > REFERENCE_MAX else None
+    if error is not None:
+        reasons.append(f"reference: {error}")
 
 
 def item_check(index: int, payment: SentPayment, book: PayerBook) -> CheckedItem:
@@ -392,10 +403,15 @@ def item_check(index: int, payment: SentPayment, book: PayerBook) -> CheckedItem
         checked.payer = book.find(payer_account)
         if checked.payer is None:
             reasons.append("payer.account: not an account the caller may pay from.")
-    # Only a file's payment states its currency (a JSON item cannot: unknown field).
-    currency = payment.currency
-    if currency is not None and checked.payer is not None and currency != checked.payer.currency:
-        reasons.append(f"amount: in {currency}, not the payer account's currency {checked.payer.currency}.")
+    # Only a file's payment states its currency (a JSON item cannot: unknown
+    # field); a JSON item pays in its payer account's.
+    if checked.payer is not None:
+        checked.currency = payment.currency if payment.currency is not None else checked.payer.currency
+        mismatch = currency_refusal(checked.currency, checked.payer.currency)
+        if mismatch is not None:
+            reasons.append(mismatch)
+    else:
+        checked.currency = payment.currency or ""
     checked.payee = _payee(payment.payee, reasons)
     checked.amount = parse_amount(payment.amount)
     if checked.amount is None:

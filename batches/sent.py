@@ -86,8 +86,9 @@ class SentPayee:
 @dataclass(frozen=True)
 class SentPayment:
     """One payment of a batch as sent. `amount` is the decimal text sent.
-    `end_to_end_id` and `currency` come only from a file (its transaction's
-    EndToEndId and the currency its amount is stated in)."""
+    `end_to_end_id`, `currency` and `instruction_id` come only from a file (its
+    transaction's EndToEndId, the currency its amount is stated in, and its
+    InstrId when it has one)."""
 
     payer: SentPayer | None = None
     payee: SentPayee | None = None
@@ -95,6 +96,7 @@ class SentPayment:
     amount: str | None = None
     end_to_end_id: str | None = None
     currency: str | None = None
+    instruction_id: str | None = None
 
     def to_stored(self) -> dict[str, Any]:
         stored = _sent(self)
@@ -113,6 +115,7 @@ class SentPayment:
             amount=data.get("amount"),
             end_to_end_id=data.get("end_to_end_id"),
             currency=data.get("currency"),
+            instruction_id=data.get("instruction_id"),
         )
 
 

@@ -7,6 +7,8 @@ the code that writes (`payments.services.acceptance` for one payment,
 here reads or writes the database or the clock.
 
 The rules, in the order they answer:
+0. an instruction in a currency other than the account's, unless an FX quote
+   converts it: VALIDATION_ERROR (an account pays only in its own currency);
 1. the account's debit (the amount, or what an FX quote sells) above the
    program's per-payment limit: LIMIT_EXCEEDED;
 2. the debit above what is left of the daily outbound limit on the UTC day of
@@ -236,12 +238,13 @@ class Plan:
             )
         if self.deferred is not None:
             return self.deferred
-        if account.balance < self.needs:
-            return Refused(
-                ErrorCode.INSUFFICIENT_FUNDS,
-                f"The account holds {account.balance:.2f} {account.currency}; this payment needs "
-                f"{self.needs:.2f} (amount {self.debit:.2f} plus fee {self.fee:.2f}).",
-            )
+        short = funds_refusal(
+            account,
+            self.needs,
+            f"this payment needs {self.needs:.2f} (amount {self.debit:.2f} plus fee {self.fee:.2f})",
+        )
+        if short is not None:
+            return short
         after = replace(
             account,
             balance=account.balance - self.needs,
@@ -260,6 +263,27 @@ class Plan:
         )
 
 
+def funds_refusal(account: Snapshot, needs: Decimal, what: str) -> "Refused | None":
+    """Rule 4, the funds: an account holding less than `needs` is refused;
+    `what` says what needs it ("this payment needs 10.00 (...)"). Also the
+    rule of a batch's funding hold, which takes a payer's items at once."""
+    if account.balance >= needs:
+        return None
+    return Refused(
+        ErrorCode.INSUFFICIENT_FUNDS, f"The account holds {account.balance:.2f} {account.currency}; {what}."
+    )
+
+
+def currency_refusal(currency: str, account_currency: str) -> str | None:
+    """Why an account in `account_currency` cannot pay an instruction stated in
+    `currency` without an FX quote, if it cannot. The same words wherever the
+    rule answers (a batch item's reason, an acceptance's refusal): the status
+    report reads its reason code (AM03) from them."""
+    if currency == account_currency:
+        return None
+    return f"amount: in {currency}, not the payer account's currency {account_currency}."
+
+
 def usage_day(moment: datetime) -> date:
     """The UTC day a payment made at `moment` counts against."""
     return moment.astimezone(UTC).date()
@@ -267,6 +291,10 @@ def usage_day(moment: datetime) -> date:
 
 def plan(rules: Rules, instruction: Instruction, *, account_currency: str, now: datetime) -> Plan | Refused:
     """The account-free part of the decision (see the module's rules)."""
+    if not instruction.converted:
+        mismatch = currency_refusal(instruction.currency, account_currency)
+        if mismatch is not None:
+            return Refused(ErrorCode.VALIDATION_ERROR, mismatch)
     debit = instruction.debit
     if debit > rules.per_payment_limit:
         return Refused(

@@ -6,19 +6,27 @@ that day: an account's reference rules or a beneficiary's details may have
 changed since the schedule was made.
 """
 
+import functools
 import re
 
 from bankapi.models import Account
 from payments.payees import Payee
 
 
+@functools.cache
+def _reference_charset(pattern: str) -> re.Pattern:
+    # The pattern is written `^...$` for clients; matched whole here, since `$`
+    # alone would let a trailing newline through. Cached: a batch checks one
+    # account's pattern for each of up to 10,000 items.
+    return re.compile(pattern)
+
+
 def account_reference_error(account: Account, reference: str) -> str | None:
-    """Why the account refuses this statement reference, if it does."""
+    """Why the account refuses this statement reference, if it does: the rule of
+    every payment from it, single, scheduled or in a batch."""
     if not account.reference_min <= len(reference) <= account.reference_max:
         return f"Must be {account.reference_min} to {account.reference_max} characters for this account."
-    # fullmatch: the pattern is written `^...$` for clients, and `$` alone would let
-    # a trailing newline through.
-    if not re.fullmatch(account.reference_pattern, reference):
+    if not _reference_charset(account.reference_pattern).fullmatch(reference):
         return f"Contains characters this account does not accept ({account.reference_pattern})."
     return None
 

@@ -259,6 +259,7 @@ class _Document:
             amount=_text(transaction, "Amt/InstdAmt") or "",
             end_to_end_id=end_to_end_id,
             currency=amount.get("Ccy", "") if amount is not None else "",
+            instruction_id=_text(transaction, "PmtId/InstrId"),
         )
 
 

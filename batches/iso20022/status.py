@@ -139,7 +139,7 @@ def status_report_of_batch(batch: Batch, items: list[BatchItem]) -> StatusReport
             status=_ITEM_STATUS.get(item.status, PENDING),  # type: ignore[call-overload]
             reason=item.error.split("; ")[0] if item.status == BatchItem.Status.FAILED else None,
         )
-        instruction_id = item.instruction_id if from_file else iso_id(batch.id)
+        instruction_id = item.payment_information_id if from_file else iso_id(batch.id)
         if not instructions or instructions[-1].id != instruction_id:
             instructions.append(InstructionStatus(instruction_id))
         instructions[-1].transactions.append(transaction)

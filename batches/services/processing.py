@@ -28,7 +28,6 @@ from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
 from authn.models import User
-from bankapi.errors import ApiError
 from bankapi.metrics import BATCH_ITEMS
 from bankapi.models import Program
 from batches.actors import Actor
@@ -36,6 +35,7 @@ from batches.events import batch_event
 from batches.models import Batch, BatchItem, Draft
 from batches.rules import CheckedItem
 from batches.sent import FileInstruction
+from payments.decision import Refused
 from payments.ledger import InCents
 from payments.services.reserved import (
     Reservation,
@@ -118,25 +118,28 @@ def _item(
     """The item of one payment; from a file, with its EndToEndId, its payment
     instruction and that instruction's requested execution date."""
     payer = checked.payer
-    reference = checked.payment.reference
+    sent = checked.payment
     return BatchItem(
         id=draft.item_id(checked.index) if draft is not None else uuid.uuid4(),
-        end_to_end_id=checked.payment.end_to_end_id or "",
-        instruction_id=instruction.id if instruction else "",
+        message_id=batch.message_id,
+        payment_information_id=instruction.id if instruction else "",
+        instruction_id=sent.instruction_id or "",
+        end_to_end_id=sent.end_to_end_id or "",
         program_id=batch.program_id,
         sandbox=batch.sandbox,
         batch=batch,
         index=checked.index,
         status=ItemStatus.QUEUED if checked.valid else ItemStatus.FAILED,
         error="; ".join(checked.reasons),
+        failure_code="" if checked.valid else BatchItem.INVALID,
         account=payer,
         customer_id=payer.customer_id if payer else None,
         payer_name=payer.customer.name if payer else "",
         payer_account_number=(payer.account_number or payer.iban) if payer else "",
         payee=checked.payee.to_stored(),
         amount=checked.amount,
-        currency=payer.currency if payer else "",
-        reference=reference or "",
+        currency=checked.currency,
+        reference=sent.reference or "",
         scheduled_date=instruction.execution_date if instruction else now.date(),
     )
 
@@ -196,7 +199,7 @@ def batch_fund(batch_id: str) -> None:
             for account_id, refusal in outcome.items():
                 if refusal is not None:
                     refused_count = unfunded.filter(account_id=account_id).update(
-                        status=ItemStatus.FAILED, error=refusal, updated_at=timezone.now()
+                        status=ItemStatus.FAILED, updated_at=timezone.now(), **item_failure(refusal)
                     )
                     _count_outcomes(failed=refused_count)
 
@@ -249,16 +252,16 @@ def batch_process_chunk(batch_id: str, *, chunk_size: int) -> bool:
         now = timezone.now()
         paid, refused = [], defaultdict(list)
         for item, outcome in zip(items, outcomes, strict=True):
-            if isinstance(outcome, ApiError):
-                refused[f"{outcome.code}: {outcome.message}"].append(item.id)
+            if isinstance(outcome, Refused):
+                refused[outcome].append(item.id)
             else:
                 paid.append(item.id)
         BatchItem.objects.filter(id__in=paid).update(
             status=ItemStatus.SUCCESS, payment_id=F("id"), updated_at=now
         )
-        for error, item_ids in refused.items():
+        for refusal, item_ids in refused.items():
             BatchItem.objects.filter(id__in=item_ids).update(
-                status=ItemStatus.FAILED, error=error, updated_at=now
+                status=ItemStatus.FAILED, updated_at=now, **item_failure(refusal)
             )
         _count_outcomes(success=len(paid), failed=sum(len(item_ids) for item_ids in refused.values()))
         Batch.objects.filter(id=batch.id).update(updated_at=now)
@@ -303,14 +306,22 @@ def batches_stalled(older_than: timedelta) -> list[str]:
 def _reserved_payment(item: BatchItem) -> ReservedPayment:
     """The payment of a claimed item. Only items with reserved funds are claimed, and
     only valid items (with a payer account and an amount) have funds reserved."""
-    if item.account_id is None or item.reserved_amount is None or item.amount is None:
+    instruction = item.instruction()
+    if instruction.account_id is None or item.reserved_amount is None or instruction.amount is None:
         raise ValueError(f"Batch item {item.id} was claimed without a payer, an amount or reserved funds.")
     return ReservedPayment(
         # The item's payment request takes the item's id: linked in one UPDATE below.
         request_id=item.id,
-        account_id=item.account_id,
+        account_id=instruction.account_id,
         reserved=item.reserved_amount,
-        amount=item.amount,
-        reference=item.reference,
-        payee=item.item_payee().as_paid(),
+        amount=instruction.amount,
+        currency=instruction.currency,
+        reference=instruction.reference,
+        payee=instruction.payee.as_paid(),
     )
+
+
+def item_failure(refusal: Refused) -> dict[str, str]:
+    """The fields of an item a refusal fails (funding, acceptance, or a retry):
+    its code, and the error shown (the code, then the refusal's words)."""
+    return {"failure_code": refusal.code, "error": f"{refusal.code}: {refusal.message}"}

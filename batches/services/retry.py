@@ -1,11 +1,17 @@
 """Retrying a failed batch item (a back-office action).
 
-An item that passed every rule at submit but failed later (its payer could not
-fund it, or a limit refused it at acceptance) can be paid again once its batch
-has finished. The retry reserves the item's funds itself, under a key of its
-own: the batch's funding key for that payer is already spent, and reusing it
-would mark the item funded without moving any money. Then the batch is put back
-to FUNDED and the existing processing pays the item (chunk claim, acceptance,
+Only an item that passed every rule at submit and failed later for funds or a
+limit (its payer could not fund it, or acceptance refused it) is retried, once
+its batch has finished; an item invalid at submit is never paid, by any route
+or action. The retry decides on the item's stored instruction, as it was given,
+with the acceptance decision processing applies (`payments.decision`: the
+currency rule, the limits, the funds): a refusal leaves the item FAILED with its
+new reason and moves nothing.
+
+Accepted, it holds the item's funds under a key of its own (the batch's
+funding key for that payer is already spent, and reusing it would mark the item
+funded without moving any money), puts the batch back to FUNDED, and the
+batch's own processing pays the item (chunk claim, the same decision again,
 `BatchItem.payment` unique) and settles the batch's status again.
 """
 
@@ -17,56 +23,39 @@ from django.utils import timezone
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.models import Program
 from batches.models import Batch, BatchItem
-from batches.rules import PayerBook, item_check
-from batches.sent import SentAccount, SentPayee, SentPayer, SentPayment
+from batches.services.processing import item_failure
+from payments.decision import Instruction, Refused, Rules, Snapshot, decide
+from payments.ledger import lock_accounts
 from payments.services.reserved import Reservation, fee_per_payment, funds_reserve
 
-
-def _payment_as_sent(item: BatchItem) -> SentPayment:
-    """The item's payment as submit took it, to check it against the rules again."""
-    payer = item.account
-    if payer is None:
-        # _refuse_unpayable refuses an item without a payer account before asking for this.
-        raise ValueError(f"Batch item {item.id} has no payer account.")
-    if payer.sort_code and payer.account_number:
-        payer_account = SentAccount(kind="uk", sort_code=payer.sort_code, account_number=payer.account_number)
-    else:
-        payer_account = SentAccount(kind="iban", iban=payer.iban)
-    payee = item.item_payee()
-    if payee.iban:
-        payee_account = SentAccount(kind="iban", iban=payee.iban, bic=payee.bic or None)
-    else:
-        payee_account = SentAccount(
-            kind="uk", sort_code=payee.sort_code or "", account_number=payee.account_number or ""
-        )
-    return SentPayment(
-        payer=SentPayer(account=payer_account),
-        payee=SentPayee(name=payee.name, account=payee_account, payee_type=payee.payee_type),
-        amount=f"{item.amount}",
-        reference=item.reference,
-    )
+# The refusals after submit that a retry may answer differently: money or a
+# day's limit may have come back since.
+RETRYABLE = frozenset({ErrorCode.INSUFFICIENT_FUNDS, ErrorCode.LIMIT_EXCEEDED})
 
 
-def _refuse_unpayable(item: BatchItem, batch: Batch) -> None:
-    if item.account_id is None or item.amount is None:
-        raise ApiError(ErrorCode.VALIDATION_ERROR, f"The item was invalid at submit ({item.error}).")
-    checked = item_check(item.index, _payment_as_sent(item), PayerBook.of([item.account]))
-    if not checked.valid:
+def _refuse_unretryable(item: BatchItem, batch: Batch) -> None:
+    if batch.status not in Batch.FINAL:
+        raise ApiError(ErrorCode.INVALID_STATE, "The batch is still being processed; retry once it ends.")
+    if item.status != BatchItem.Status.FAILED or item.payment_id is not None:
+        raise ApiError(ErrorCode.INVALID_STATE, f"A {item.status} item cannot be retried.")
+    if item.failure_code == BatchItem.INVALID:
         raise ApiError(
-            ErrorCode.VALIDATION_ERROR, "The item breaks the batch rules: " + " ".join(checked.reasons)
+            ErrorCode.INVALID_STATE, f"The item was invalid at submit and is never paid ({item.error})."
         )
-    payer = item.account
-    assert payer is not None  # item.account_id is not None: checked above
-    if batch.currency and payer.currency != batch.currency:
-        raise ApiError(ErrorCode.VALIDATION_ERROR, f"The payer account is not in {batch.currency}.")
+    if item.failure_code not in RETRYABLE:
+        raise ApiError(
+            ErrorCode.INVALID_STATE,
+            f"Only an item refused for funds or a limit is retried; this one failed with {item.error}",
+        )
 
 
 def batch_item_retry(*, item: BatchItem) -> BatchItem:
-    """Reserve a FAILED item's funds again and queue it to be paid by the batch's
-    processing; refuse (INVALID_STATE) while the batch is still running, for an
-    item not FAILED or already paid, and (VALIDATION_ERROR) for an item that
-    breaks the batch rules. A payer that still cannot cover it leaves the item
-    FAILED with the new reason."""
+    """Decide a FAILED item's stored instruction again and, accepted, hold its
+    funds and queue it to be paid by the batch's processing. Refuses
+    (INVALID_STATE) while the batch is still running, and for an item not FAILED,
+    already paid, invalid at submit or failed for another reason; a refusal of
+    the decision (funds still short, a limit, a currency not the payer's) leaves
+    the item FAILED with the new reason."""
     from batches.tasks import process_batch
 
     with transaction.atomic():
@@ -74,41 +63,54 @@ def batch_item_retry(*, item: BatchItem) -> BatchItem:
         # with a run finishing the batch.
         batch = Batch.objects.select_for_update().get(id=item.batch_id)
         locked = BatchItem.objects.select_for_update().get(id=item.id)
-        if batch.status not in Batch.FINAL:
-            raise ApiError(ErrorCode.INVALID_STATE, "The batch is still being processed; retry once it ends.")
-        if locked.status != BatchItem.Status.FAILED or locked.payment_id is not None:
-            raise ApiError(ErrorCode.INVALID_STATE, f"A {locked.status} item cannot be retried.")
-        _refuse_unpayable(locked, batch)
-        # _refuse_unpayable refused an item without a payer account or an amount.
-        assert locked.amount is not None and locked.account_id is not None
+        _refuse_unretryable(locked, batch)
+        instruction = locked.instruction()
+        # Only a valid item fails for funds or a limit, and a valid item has both.
+        assert instruction.account_id is not None and instruction.amount is not None
         program = Program.objects.get(id=batch.program_id)
-        amount = locked.amount + fee_per_payment(program)
-        outcome = funds_reserve(
+        # Locked until the end: funds that pass the decision are still there
+        # when they are held.
+        account = lock_accounts([instruction.account_id])[instruction.account_id]
+        decided = decide(
+            Rules.of(program),
+            Snapshot.of(account),
+            Instruction(debit=instruction.amount, amount=instruction.amount, currency=instruction.currency),
+            now=timezone.now(),
+        )
+        if isinstance(decided, Refused):
+            return _failed_again(locked, decided)
+        amount = instruction.amount + fee_per_payment(program)
+        refusal = funds_reserve(
             program=program,
             sandbox=batch.sandbox,
             reservations=[
                 Reservation(
-                    account_id=locked.account_id,
+                    account_id=instruction.account_id,
                     amount=amount,
                     key=f"batch-retry:{locked.id}:{uuid.uuid4().hex}",
                 )
             ],
             memo=f"Batch {batch.id} item {locked.index} retry",
-        )
-        refusal = outcome[locked.account_id]
-        now = timezone.now()
+        )[instruction.account_id]
         if refusal is not None:
-            locked.error, locked.updated_at = refusal, now
-            locked.save(update_fields=["error", "updated_at"])
-            return locked
-        locked.status, locked.error, locked.reserved_amount, locked.updated_at = (
+            return _failed_again(locked, refusal)
+        locked.status, locked.error, locked.failure_code, locked.reserved_amount, locked.updated_at = (
             BatchItem.Status.QUEUED,
             "",
+            "",
             amount,
-            now,
+            timezone.now(),
         )
-        locked.save(update_fields=["status", "error", "reserved_amount", "updated_at"])
+        locked.save(update_fields=["status", "error", "failure_code", "reserved_amount", "updated_at"])
         batch.status = Batch.Status.FUNDED
         batch.save(update_fields=["status", "updated_at"])
         transaction.on_commit(lambda: process_batch.delay(str(batch.id)))
     return locked
+
+
+def _failed_again(item: BatchItem, refusal: Refused) -> BatchItem:
+    for name, value in item_failure(refusal).items():
+        setattr(item, name, value)
+    item.updated_at = timezone.now()
+    item.save(update_fields=["error", "failure_code", "updated_at"])
+    return item

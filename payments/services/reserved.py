@@ -20,9 +20,8 @@ from decimal import Decimal
 
 from django.utils import timezone
 
-from bankapi.errors import ApiError
 from bankapi.models import ZERO, Program
-from payments.decision import Accepted, Instruction, Refused, Rules, Snapshot, decide
+from payments.decision import Accepted, Instruction, Refused, Rules, Snapshot, decide, funds_refusal
 from payments.events import payment_requests_accepted
 from payments.ledger import Leg, Movement, RequestRef, ledger_post_many, lock_accounts
 from payments.models import LedgerTransaction, PaymentRequest, SystemAccount
@@ -52,6 +51,7 @@ class ReservedPayment:
     account_id: uuid.UUID
     reserved: Decimal
     amount: Decimal
+    currency: str
     reference: str
     payee: Payee
 
@@ -60,12 +60,15 @@ def fee_per_payment(program: Program) -> Decimal:
     return payment_fee(program, fee_waived=False)
 
 
-def funds_reserve(*, program: Program, sandbox: bool, reservations: list[Reservation], memo: str) -> dict:
+def funds_reserve(
+    *, program: Program, sandbox: bool, reservations: list[Reservation], memo: str
+) -> dict[uuid.UUID, Refused | None]:
     """Reserve each account's amount in one movement per account, if it can cover it.
 
     Answers `{account_id: None}` for a reservation made (now or by an earlier run
-    with the same key) and `{account_id: reason}` for an account that cannot
-    cover its amount. Must run inside the caller's transaction.
+    with the same key) and `{account_id: Refused}` for an account that cannot
+    cover its amount (the decision's funds rule). Must run inside the caller's
+    transaction.
     """
     done = set(
         LedgerTransaction.objects.filter(key__in=[r.key for r in reservations]).values_list("key", flat=True)
@@ -73,18 +76,21 @@ def funds_reserve(*, program: Program, sandbox: bool, reservations: list[Reserva
     # Locked until the caller's transaction ends: a payment from the same account
     # racing with the reservation serialises here, so neither spends the other's funds.
     locked = lock_accounts(r.account_id for r in reservations)
-    outcome: dict = {}
+    outcome: dict[uuid.UUID, Refused | None] = {}
     movements = []
     system = SystemAccounts()
     for reservation in reservations:
         account = locked[reservation.account_id]
         if reservation.key in done:
             outcome[account.id] = None
-        elif account.balance < reservation.amount:
-            outcome[account.id] = (
-                f"INSUFFICIENT_FUNDS: the account holds {account.balance:.2f} {account.currency}; "
-                f"its payments in this batch need {reservation.amount:.2f}."
+        elif (
+            short := funds_refusal(
+                Snapshot.of(account),
+                reservation.amount,
+                f"its payments in this batch need {reservation.amount:.2f}",
             )
+        ) is not None:
+            outcome[account.id] = short
         else:
             outcome[account.id] = None
             clearing = system.get(account, SystemAccount.Kind.CLEARING, account.currency)
@@ -105,16 +111,17 @@ def funds_reserve(*, program: Program, sandbox: bool, reservations: list[Reserva
 
 def payments_accept_reserved(
     *, program: Program, sandbox: bool, payments: list[ReservedPayment], memo: str
-) -> list[PaymentRequest | ApiError]:
+) -> list[PaymentRequest | Refused]:
     """Accept payments whose funds were reserved by `funds_reserve`, in order,
     as `payments.decision` decides each one against its account as the earlier
     ones left it.
 
     Answers, per payment, its PaymentRequest (PENDING, or PENDING_TM at the
-    review threshold) or the ApiError that stopped it before acceptance
-    (LIMIT_EXCEEDED, INSUFFICIENT_FUNDS). Must run inside the caller's
-    transaction, which also records what became of each payment: the caller
-    must hold its own rows locked so that no payment is accepted twice.
+    review threshold) or the decision's refusal that stopped it before
+    acceptance (LIMIT_EXCEEDED, INSUFFICIENT_FUNDS, a currency not the
+    account's). Must run inside the caller's transaction, which also records
+    what became of each payment: the caller must hold its own rows locked so
+    that no payment is accepted twice.
     """
     if not payments:
         return []
@@ -140,18 +147,18 @@ def payments_accept_reserved(
         for account_id, amount in released.items()
     }
     now = timezone.now()
-    outcomes: list[Accepted | ApiError] = []
+    outcomes: list[Accepted | Refused] = []
     accepted: list[tuple[ReservedPayment, Accepted]] = []
     for payment in payments:
         account = locked[payment.account_id]
         decided = decide(
             rules,
             snapshots[account.id],
-            Instruction(debit=payment.amount, amount=payment.amount, currency=account.currency),
+            Instruction(debit=payment.amount, amount=payment.amount, currency=payment.currency),
             now=now,
         )
         if isinstance(decided, Refused):
-            outcomes.append(decided.error())
+            outcomes.append(decided)
             continue
         snapshots[account.id] = decided.after
         movements.append(

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.admin.models import LogEntry
 
 from authn.models import User
-from bankapi.models import Account, Customer
+from bankapi.models import Account, Customer, Program
 from batches.models import Batch, BatchItem
 from batches.services.processing import batch_process
 from payments.ledger import ledger_fund_account
@@ -135,3 +135,38 @@ def test_the_dashboard_counts_failed_batch_items(staff_client, short_batch):
 
     assert "Failed batch items: 2" in body
     assert "/admin/batches/batchitem/?status__exact=FAILED" in body
+
+
+def test_an_item_refused_for_a_limit_is_retried_by_the_same_decision(
+    staff_client, custodian, custodian_user, django_capture_on_commit_callbacks
+):
+    """Refused at acceptance for the per-payment limit: a retry while the limit
+    still refuses it moves nothing and keeps the limit's reason; once the limit
+    allows it, the retry pays it, once."""
+    payer = custodian.accounts[0]
+    program = Program.objects.get(id=payer.program_id)
+    Program.objects.filter(id=program.id).update(per_payment_limit=Decimal("40.00"))
+    batch = batch_submitted(custodian_user, [payment(payer, "10.00"), payment(payer, "50.00")])
+    batch_process(str(batch.id))
+    over = batch.items.get(index=1)
+    assert (over.status, over.failure_code) == ("FAILED", "LIMIT_EXCEEDED")
+    before = Account.objects.get(id=payer.id).balance
+    client = staff_client("operations")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        _retry(client, [over])
+
+    over.refresh_from_db()
+    assert (over.status, over.failure_code, over.payment_id) == ("FAILED", "LIMIT_EXCEEDED", None)
+    assert over.error.startswith("LIMIT_EXCEEDED: The amount is above the per-payment limit of 40.00")
+    assert Account.objects.get(id=payer.id).balance == before
+
+    Program.objects.filter(id=program.id).update(per_payment_limit=Decimal("100.00"))
+    with django_capture_on_commit_callbacks(execute=True):
+        _retry(client, [over])
+        _retry(client, [over])
+
+    over.refresh_from_db()
+    assert over.status == "SUCCESS" and over.payment is not None
+    assert Account.objects.get(id=payer.id).balance == before - Decimal("50.00")
+    assert Batch.objects.get(id=batch.id).status == "COMPLETED"

@@ -229,7 +229,9 @@ def test_drafts_and_challenges_made_before_the_migration_submit_after_it(
     assert submitted.json()["data"]["counts"] == {"total": 2, "valid": 1, "invalid": 1}
     items = BatchItem.objects.filter(batch_id=file_draft_id).order_by("index")
     assert [(i.end_to_end_id, i.status) for i in items] == [("E-1", "SUCCESS"), ("E-2", "FAILED")]
-    assert {(i.instruction_id, i.scheduled_date.isoformat()) for i in items} == {("PMT-1", EXECUTION_DAY)}
+    assert {(i.payment_information_id, i.scheduled_date.isoformat()) for i in items} == {
+        ("PMT-1", EXECUTION_DAY)
+    }
     # The JSON draft verified before the migration initiates with the payments it was sent.
     initiated = api.post(
         URL,

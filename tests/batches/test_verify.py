@@ -108,9 +108,9 @@ def test_payer_of_another_custodian_or_a_plain_customer_is_an_invalid_item(
         ({"amount": "1e3"}, "amount:"),
         ({"amount": "٣"}, "amount:"),
         ({"amount": ""}, "amount:"),
-        ({"reference": ""}, "reference: required."),
-        ({"reference": "x" * 141}, "reference: at most 140"),
-        ({"reference": "bad\nline"}, "reference: holds characters"),
+        ({"reference": ""}, "reference: Must be 1 to 140 characters for this account."),
+        ({"reference": "x" * 141}, "reference: Must be 1 to 140 characters"),
+        ({"reference": "bad\nline"}, "reference: Contains characters this account does not accept"),
         (
             {"payee": {"name": "A", "account": {"type": "iban", "iban": "DE89370400440532013001"}}},
             "payee.account.iban",
@@ -163,8 +163,8 @@ def test_reference_rules_are_the_payer_accounts(api, custodian_auth, custodian_a
         for e in api.get(f"{URL}/{draft_id}", **custodian_auth).json()["data"]["draft"]["invalidPayments"]
     ]
     assert reasons == [
-        ["reference: at most 35 characters for the payer account."],
-        ["reference: at least 3 characters."],
+        ["reference: Must be 3 to 35 characters for this account."],
+        ["reference: Must be 3 to 35 characters for this account."],
     ]
 
 

@@ -281,3 +281,17 @@ def test_the_plan_requirements_are_the_decision(account, debit, fee_waived, rule
     )
 
     assert admitted == (planned.deferred is None and isinstance(planned.decide(account), Accepted))
+
+
+def test_an_account_pays_only_in_its_own_currency_unless_a_quote_converts():
+    """Rule 0, before every other: an unconverted instruction stated in another
+    currency is refused, however rich the account; the words are a batch item's
+    reason too (its status report's AM03)."""
+    refused = decide(RULES, FRESH, Instruction(Decimal("7.50"), Decimal("7.50"), "EUR"), now=NOW)
+    over_limit = decide(RULES, FRESH, Instruction(Decimal("5000.00"), Decimal("5000.00"), "EUR"), now=NOW)
+    converted = Instruction(Decimal("6.40"), Decimal("7.50"), "EUR", converted=True)
+
+    mismatch = "amount: in EUR, not the payer account's currency GBP."
+    assert refused == Refused(ErrorCode.VALIDATION_ERROR, mismatch)
+    assert over_limit == Refused(ErrorCode.VALIDATION_ERROR, mismatch)
+    assert isinstance(decide(RULES, FRESH, converted, now=NOW), Accepted)

@@ -30,6 +30,8 @@ class Tx:
     creditor_name: str = "Jane Payee"
     currency: str = "GBP"
     remittance: list[str] | None = field(default_factory=lambda: ["Invoice 1"])
+    # PmtId/InstrId, optional in the file.
+    instruction_id: str | None = None
 
 
 @dataclass
@@ -62,7 +64,9 @@ def _agent(account: dict, version: str) -> str:
 def _transaction(tx: Tx, version: str) -> str:
     remittance = "".join(f"<Ustrd>{escape(text)}</Ustrd>" for text in tx.remittance or [])
     return (
-        f"<CdtTrfTxInf><PmtId><EndToEndId>{escape(tx.end_to_end_id)}</EndToEndId></PmtId>"
+        "<CdtTrfTxInf><PmtId>"
+        + (f"<InstrId>{escape(tx.instruction_id)}</InstrId>" if tx.instruction_id else "")
+        + f"<EndToEndId>{escape(tx.end_to_end_id)}</EndToEndId></PmtId>"
         f'<Amt><InstdAmt Ccy="{tx.currency}">{tx.amount}</InstdAmt></Amt>'
         f"{_agent(tx.creditor, version)}"
         f"<Cdtr><Nm>{escape(tx.creditor_name)}</Nm></Cdtr>"
