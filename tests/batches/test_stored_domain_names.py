@@ -163,7 +163,7 @@ def test_drafts_and_challenges_made_before_the_migration_submit_after_it(
     )
     shown = api.get(f"{URL}/{earlier.id}", **custodian_auth).json()
     items_after = {str(i.id): i.payee for i in BatchItem.objects.all()}
-    mine, before = _migration()
+    _, before = _migration()
 
     _migrate(before)
 
@@ -178,7 +178,10 @@ def test_drafts_and_challenges_made_before_the_migration_submit_after_it(
         "sortCode": "200000",
         "accountNumber": "55779911",
     }
-    assert [i.payee for i in BatchItem.objects.filter(batch=earlier).order_by("index")] == [
+    # Read column by column: the model has columns later migrations add.
+    assert list(
+        BatchItem.objects.filter(batch=earlier).order_by("index").values_list("payee", flat=True)
+    ) == [
         {
             "name": "Hans Payee",
             "accountNumber": None,
@@ -208,7 +211,8 @@ def test_drafts_and_challenges_made_before_the_migration_submit_after_it(
         expires_at=timezone.now() + timedelta(minutes=5),
     )
 
-    _migrate(mine)
+    # Forward to the latest: this migration, then those after it, which the code needs.
+    _migrate()
 
     assert {str(d.id): (d.payments, d.instructions) for d in Draft.objects.all()} == stored_after
     assert {str(i.id): i.payee for i in BatchItem.objects.all()} == items_after
