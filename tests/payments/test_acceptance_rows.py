@@ -1,0 +1,183 @@
+"""Every door that accepts a payment writes the same rows, not just the same answer.
+
+One instruction (an inline payee, so that no door has a beneficiary the others
+lack) is accepted through each door from an account in the same state: the
+payment route (on PostgreSQL its one statement), the transactional writer the
+route falls back to and schedule runs use, and the batch writer that pays
+items from held funds. For each, every row the acceptance wrote is read back
+(the ledger movement, its postings, the payment request, its event, the
+account's ledger fields) with the ids and times that are the door's own
+replaced by names, and the doors' rows must be equal.
+"""
+
+import uuid
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.db import transaction
+from django.utils import timezone
+
+from bankapi.models import Account, Program
+from events.models import Event
+from payments.models import LedgerPosting, LedgerTransaction, PaymentRequest
+from payments.payees import Payee, UkAccount
+from payments.services.acceptance import PaymentInstruction, payment_accept
+from payments.services.reserved import ReservedPayment, funds_reserve, payments_accept_reserved
+from tests.payments.conftest import payments_url
+from tests.support.factories import funded_account, uk_account
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PAYEE = {
+    "name": "Jane Payee",
+    "account": {"type": "uk", "sortCode": "200000", "accountNumber": "55779911"},
+}
+# Columns a door sets for itself: row ids and creation times, the log's
+# request id, and fan-out progress (in-process fan-out runs after commit).
+VOLATILE = {"id", "event_id", "created_at", "updated_at", "request_id", "fanned_out", "key"}
+
+# (case, amount, program settings)
+CASES = [
+    ("a plain payment", "12.34", {}),
+    ("with a fee", "12.34", {"fee_per_payment": Decimal("1.50")}),
+    ("held for review at the threshold", "800.00", {"review_threshold": Decimal("800.00")}),
+]
+
+
+def _named(value: Any, names: dict[str, str]) -> Any:
+    """`value` with every id of `names` (as UUID, text or hex) replaced by its name."""
+    if isinstance(value, dict):
+        return {key: _named(item, names) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_named(item, names) for item in value]
+    if isinstance(value, uuid.UUID):
+        return names.get(str(value), value)
+    if isinstance(value, str):
+        for known, name in names.items():
+            value = value.replace(known, name).replace(known.replace("-", ""), name)
+        return value
+    return value
+
+
+def _row(values: dict, names: dict[str, str], since: datetime) -> dict:
+    for column, value in values.items():
+        if isinstance(value, datetime):
+            assert value >= since, f"{column} {value} is before the door ran"
+    return {column: _named(value, names) for column, value in values.items() if column not in VOLATILE}
+
+
+def _written(request_id: uuid.UUID, account: Account, since: datetime) -> dict:
+    """Every row the acceptance of `request_id` wrote, its ids named."""
+    request = PaymentRequest.objects.filter(id=request_id).values().get()
+    entry = LedgerTransaction.objects.filter(id=request["acceptance_id"]).values().get()
+    names = {
+        str(request_id): "REQUEST",
+        str(entry["id"]): "ENTRY",
+        str(account.id): "ACCOUNT",
+        # The event shows the request's own times.
+        request["created_at"].isoformat(): "REQUEST_CREATED",
+        request["updated_at"].isoformat(): "REQUEST_UPDATED",
+    }
+    postings = LedgerPosting.objects.filter(transaction_id=entry["id"]).order_by("amount").values()
+    events = Event.objects.filter(resource_id=str(request_id)).order_by("id").values()
+    after = Account.objects.filter(id=account.id).values("balance", "outbound_day", "outbound_total").get()
+    posted = LedgerPosting.objects.get(transaction_id=entry["id"], account_id=account.id)
+    # The account's booking time is its posting's: the one time a door may choose.
+    assert Account.objects.get(id=account.id).last_booked_at == posted.created_at
+    return {
+        "request": _row(request, names, since),
+        "entry": _row(entry, names, since),
+        "postings": [_row(posting, names, since) for posting in postings],
+        "events": [_row(event, names, since) for event in events],
+        "account": after,
+    }
+
+
+def _instruction(amount: str) -> PaymentInstruction:
+    return PaymentInstruction(
+        amount=Decimal(amount),
+        currency="GBP",
+        reference="Invoice 42",
+        payee=Payee(name="Jane Payee", account=UkAccount(sort_code="200000", account_number="55779911")),
+    )
+
+
+def _by_route(api, auth, account: Account, amount: str) -> uuid.UUID:
+    response = api.post(
+        payments_url(account.customer_id, account.id),
+        {"amount": amount, "reference": "Invoice 42", "payee": PAYEE},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()),
+        **auth,
+    )
+    assert response.status_code == 200, response.json()
+    return uuid.UUID(response.json()["data"]["bankTransfer"]["requestId"])
+
+
+def _by_transaction(account: Account, amount: str) -> uuid.UUID:
+    with transaction.atomic():
+        return payment_accept(account=account, instruction=_instruction(amount)).id
+
+
+def _by_batch_writer(account: Account, amount: str) -> uuid.UUID:
+    """As a batch pays an item: its funds held first, then accepted from them."""
+    program = Program.objects.get(id=account.program_id)
+    total = Decimal(amount) + program.fee_per_payment
+    request_id = uuid.uuid4()
+    with transaction.atomic():
+        held = funds_reserve(
+            program=program,
+            sandbox=account.sandbox,
+            reservations=[_reservation(account, total)],
+            memo="Batch funding",
+        )
+        assert held == {account.id: None}
+    with transaction.atomic():
+        instruction = _instruction(amount)
+        assert instruction.payee is not None and instruction.amount is not None
+        [accepted] = payments_accept_reserved(
+            program=program,
+            sandbox=account.sandbox,
+            payments=[
+                ReservedPayment(
+                    request_id=request_id,
+                    account_id=account.id,
+                    reserved=total,
+                    amount=instruction.amount,
+                    currency="GBP",
+                    reference=instruction.reference,
+                    payee=instruction.payee,
+                )
+            ],
+            memo="Batch release",
+        )
+    assert isinstance(accepted, PaymentRequest), accepted
+    return request_id
+
+
+def _reservation(account: Account, total: Decimal):
+    from payments.services.reserved import Reservation
+
+    return Reservation(account_id=account.id, amount=total, key=f"test-hold:{uuid.uuid4()}")
+
+
+@pytest.mark.parametrize(("case", "amount", "settings"), CASES, ids=[case for case, _, _ in CASES])
+def test_every_door_writes_the_same_rows(api, customer, customer_auth, case, amount, settings):
+    Program.objects.filter(id=customer.program_id).update(**settings)
+    doors = {
+        "route": lambda account: _by_route(api, customer_auth, account, amount),
+        "transaction": lambda account: _by_transaction(account, amount),
+        "batch": lambda account: _by_batch_writer(account, amount),
+    }
+    written = {}
+    for door, accept in doors.items():
+        account = funded_account(customer, "10000.00", **uk_account())
+        since = timezone.now()
+        written[door] = _written(accept(account), account, since)
+
+    route = written.pop("route")
+    for door, rows in written.items():
+        for table, expected in route.items():
+            assert rows[table] == expected, f"{door} wrote other {table} rows than the route ({case})"
