@@ -9,14 +9,7 @@ from rest_framework import serializers
 
 from bankapi.banking import IBAN_HELP, PayeeSerializer
 from bankapi.codes import IBAN_PATTERN, SUPPORTED_CURRENCIES, currency_problem, iban_problem, normalise_iban
-from bankapi.formats import (
-    AMOUNT,
-    CALENDAR_DAY,
-    ISO_DATE,
-    ISO_DATE_TIME,
-    POSITIVE_AMOUNT_PATTERN,
-    uuid_parse,
-)
+from bankapi.formats import CALENDAR_DAY, ISO_DATE, ISO_DATE_TIME, uuid_parse
 from bankapi.serializers import (
     ConstantField,
     InputSerializer,
@@ -27,10 +20,9 @@ from bankapi.serializers import (
     StrictChoiceField,
     TimestampField,
 )
+from payments.formats import AMOUNT, CENT, MAX_AMOUNT, POSITIVE_AMOUNT_PATTERN, REFERENCE_MAX
 from payments.payees import IbanAccount, Payee, PayeeAccount, UkAccount
 from payments.rules import account_reference_error, virtual_iban_error
-
-MAX_AMOUNT = Decimal("9999999999999999.99")
 
 
 def payee_from_wire(data: dict) -> Payee:
@@ -83,7 +75,7 @@ class AmountField(ExactCharField):
             self.fail("positive")
         if value > MAX_AMOUNT:
             self.fail("too_large")
-        return value.quantize(Decimal("0.01"))
+        return value.quantize(CENT)
 
     def to_representation(self, value) -> str:
         return f"{value:.2f}"
@@ -195,7 +187,7 @@ class PaymentCreateSerializer(InputSerializer):
         required=False,
         help_text="ISO 4217, with 2 decimal places; defaults to, and must be, the account currency.",
     )
-    reference = StrictCharField(max_length=140, trim_whitespace=False, help_text=REFERENCE_HELP)
+    reference = StrictCharField(max_length=REFERENCE_MAX, trim_whitespace=False, help_text=REFERENCE_HELP)
     purpose = StrictCharField(required=False, min_length=1, max_length=140, help_text="Purpose code.")
     beneficiaryId = StrictCharField(
         required=False, max_length=64, help_text="A saved beneficiary of the customer."
@@ -419,7 +411,7 @@ class InternationalTransferCreateSerializer(InputSerializer):
     )
     beneficiaryId = StrictCharField(required=False, max_length=64, help_text="A saved beneficiary.")
     payee = PayeeSerializer(required=False, help_text="Inline payee details instead of beneficiaryId.")
-    reference = StrictCharField(max_length=140, trim_whitespace=False, help_text=REFERENCE_HELP)
+    reference = StrictCharField(max_length=REFERENCE_MAX, trim_whitespace=False, help_text=REFERENCE_HELP)
     purpose = StrictCharField(required=False, min_length=1, max_length=140, help_text="Purpose code.")
     chargeBearer = StrictChoiceField(choices=CHARGE_BEARERS, required=False)
     idempotencyKey = UuidStringField(required=False, help_text="UUID; the Idempotency-Key header wins.")

@@ -13,14 +13,13 @@ from django.utils import timezone
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import Account
 from bankapi.scope import get_or_not_found
+from payments.formats import MAX_AMOUNT
 from payments.fx.dates import is_business_day, value_date_for
 from payments.fx.pricing import FxPair, converted_amount, to_cents_for_bank
 from payments.fx.provider import FxPairNotQuoted, FxProviderUnavailable, fx_provider
 from payments.models import FxQuote
 
 QUOTE_LIFETIME = timedelta(seconds=30)
-# Money columns hold 16 digits before the decimal point.
-MONEY_CEILING = Decimal(10) ** 16
 
 
 def _checked_value_date(requested: date | None, tenor: str, today: date) -> date:
@@ -69,7 +68,7 @@ def fx_quote_create(
     # Conversions that round to nothing, or past what an account can hold, cannot be paid.
     if converted <= 0:
         raise validation_error("amount", "Too small: it converts to less than one cent.")
-    if converted >= MONEY_CEILING:
+    if converted > MAX_AMOUNT:
         raise validation_error("amount", "Too large: its converted amount exceeds what an account can hold.")
     return FxQuote.objects.create(
         program_id=account.program_id,
