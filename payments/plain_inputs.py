@@ -16,7 +16,7 @@ from decimal import Decimal
 from bankapi.formats import UUID
 from bankapi.models import Account
 from payments.formats import AMOUNT, CENT, MAX_AMOUNT, REFERENCE_MAX
-from payments.serializers import account_reference_error
+from payments.rules import account_reference_error
 
 SIMPLE_FIELDS = frozenset({"amount", "reference", "beneficiaryId", "currency"})
 REQUIRED_FIELDS = frozenset({"amount", "reference", "beneficiaryId"})

@@ -15,10 +15,10 @@ from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
 from bankapi.scope import access_any_account
 from bankapi.serializers import RegexField, StrictChoiceField
+from payments.fields import CurrencyField
 from payments.formats import AMOUNT, MAX_AMOUNT, POSITIVE_AMOUNT_PATTERN
 from payments.fx import fx_quote_create
 from payments.models import FxQuote
-from payments.serializers import CurrencyField
 
 
 class FxQuoteQuerySerializer(serializers.Serializer):
