@@ -40,11 +40,11 @@ import django  # noqa: E402
 django.setup()
 
 import pyotp  # noqa: E402
+from batches_seed import seed  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from scratch import scratch_database  # noqa: E402
-from seeding import seed  # noqa: E402
 
 from authn.models import User  # noqa: E402
 from authn.tokens import tokens_issue  # noqa: E402

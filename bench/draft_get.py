@@ -45,11 +45,11 @@ import django  # noqa: E402
 
 django.setup()
 
+from batches_seed import seed  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from rest_framework.renderers import JSONRenderer  # noqa: E402
 from scratch import scratch_database  # noqa: E402
-from seeding import seed  # noqa: E402
 
 from authn.tokens import tokens_issue  # noqa: E402
 from bankapi.celery import app  # noqa: E402
