@@ -20,8 +20,17 @@ from bankapi.models import Account, Program
 from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored, sql_bound
 from events.models import EventType
 from events.recording import event_insert_sql, events_written
-from payments.decision import ACCOUNT, DecidedLeg, Instruction, Plan, Refused, Rules, Snapshot, plan
-from payments.decision import usage_day as decision_day
+from payments.decision import (
+    ACCOUNT,
+    DecidedLeg,
+    Instruction,
+    Plan,
+    Refused,
+    Rules,
+    Snapshot,
+    plan,
+    usage_day,
+)
 from payments.events import payment_request_event, payment_request_event_new
 from payments.fx import fx_quote_amounts, fx_quote_consume
 from payments.ledger import (
@@ -43,7 +52,6 @@ from payments.models import (
     SystemAccount,
 )
 from payments.payees import Payee, payee_stored
-from payments.services.limits import usage_day
 
 
 @dataclass(frozen=True)
@@ -142,7 +150,7 @@ def requests_keep_day(requests: list[PaymentRequest], now: datetime) -> None:
     """Requests accepted across midnight stay on the day their limit was checked
     against (the decision's day, that of `now`), so a failure gives the amount
     back to that day."""
-    moved = [request for request in requests if usage_day(request) != decision_day(now)]
+    moved = [request for request in requests if usage_day(request.created_at) != usage_day(now)]
     if moved:
         PaymentRequest.objects.filter(id__in=[request.id for request in moved]).update(created_at=now)
         for request in moved:
@@ -337,7 +345,7 @@ def payment_accept_at_once(
     request = _payment_request(request_id, account, instruction, planned, steps.entry)
     rows_pre_save([request])
     # As `requests_keep_day`: accepted across midnight, it stays on the decision's day.
-    if usage_day(request) != decision_day(now):
+    if usage_day(request.created_at) != usage_day(now):
         request.created_at = now
     event = payment_request_event_new(
         request,
