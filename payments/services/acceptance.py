@@ -18,7 +18,6 @@ from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.idempotency import FirstUse, StoredResponse
 from bankapi.models import Account, Program
 from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored, sql_bound
-from events.models import EventType
 from events.recording import event_insert_sql, events_written
 from payments.decision import (
     ACCOUNT,
@@ -31,7 +30,7 @@ from payments.decision import (
     plan,
     usage_day,
 )
-from payments.events import payment_request_event, payment_request_event_new
+from payments.events import accepted_event_type, payment_request_event, payment_request_event_new
 from payments.fx import fx_quote_amounts, fx_quote_consume
 from payments.ledger import (
     InsufficientBalance,
@@ -279,12 +278,7 @@ def payment_accept(
         )
         insert_rows([request])
         requests_keep_day([request], now)
-        payment_request_event(
-            request,
-            EventType.PAYMENT_REQUEST_HELD
-            if planned.status == PaymentRequest.Status.PENDING_TM
-            else EventType.PAYMENT_REQUEST_ACCEPTED,
-        )
+        payment_request_event(request, accepted_event_type(request))
         return request
 
 
@@ -347,12 +341,7 @@ def payment_accept_at_once(
     # As `requests_keep_day`: accepted across midnight, it stays on the decision's day.
     if usage_day(request.created_at) != usage_day(now):
         request.created_at = now
-    event = payment_request_event_new(
-        request,
-        EventType.PAYMENT_REQUEST_HELD
-        if planned.status == PaymentRequest.Status.PENDING_TM
-        else EventType.PAYMENT_REQUEST_ACCEPTED,
-    )
+    event = payment_request_event_new(request, accepted_event_type(request))
     response = respond(request)
     parts: list[tuple[str, tuple[str, list]]] = [("debit", steps.debit)]
     parts += [(f"ledger_{index}", write) for index, write in enumerate(steps.writes)]
