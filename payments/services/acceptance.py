@@ -14,7 +14,7 @@ from decimal import Decimal
 from django.db import connections, router, transaction
 from django.utils import timezone
 
-from bankapi.errors import ApiError, ErrorCode, validation_error
+from bankapi.errors import ApiError, validation_error
 from bankapi.idempotency import FirstUse, StoredResponse
 from bankapi.models import Account, Program
 from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored, sql_bound
@@ -30,6 +30,7 @@ from payments.decision import (
     plan,
     usage_day,
 )
+from payments.errors import PaymentErrorCode
 from payments.events import accepted_event_type, payment_request_event, payment_request_event_new
 from payments.fx import fx_quote_amounts, fx_quote_consume
 from payments.ledger import (
@@ -99,7 +100,7 @@ def _conversion(program: Program, account: Account, instruction: PaymentInstruct
     if instruction.quote_id is None:
         return None
     if not program.international_payments_enabled:
-        raise ApiError(ErrorCode.PROVIDER_ERROR, "FX is not available on this program.")
+        raise ApiError(PaymentErrorCode.PROVIDER_ERROR, "FX is not available on this program.")
     quote = fx_quote_consume(account=account, quote_id=str(instruction.quote_id))
     sell, buy = fx_quote_amounts(quote, sell_currency=account.currency)
     if instruction.currency and instruction.currency != quote.currency_two:
