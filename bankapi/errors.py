@@ -4,10 +4,16 @@ Services raise `ApiError(ErrorCode.X, message, **extra)`; `bankapi.handlers`
 renders every failure, ours or the framework's, as the error envelope
 `{"success": false, "code": ..., "message": ...}` and rolls back the request's
 open atomic blocks.
+
+`ErrorCode` holds the codes any route may answer. A domain's own codes are its
+own: it defines them as a `DomainErrorCode` and registers them with their
+statuses when its app is ready (`error_codes_register`), as it registers its
+dashboard figures; the OpenAPI document lists every registered code.
 """
 
 import enum
 import math
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -18,10 +24,8 @@ class ErrorCode(enum.StrEnum):
     INVALID_CREDENTIALS = "INVALID_CREDENTIALS"
     FORBIDDEN = "FORBIDDEN"
     RESOURCE_NOT_FOUND = "RESOURCE_NOT_FOUND"
-    CARD_NOT_FOUND = "CARD_NOT_FOUND"
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
     IDEMPOTENCY_KEY_IN_PROGRESS = "IDEMPOTENCY_KEY_IN_PROGRESS"
-    WEB_TOKEN_PROVIDER_MISMATCH = "WEB_TOKEN_PROVIDER_MISMATCH"
     INVALID_STATE = "INVALID_STATE"
     LENGTH_REQUIRED = "LENGTH_REQUIRED"
     DUPLICATE_MESSAGE = "DUPLICATE_MESSAGE"
@@ -29,27 +33,30 @@ class ErrorCode(enum.StrEnum):
     UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
     INSUFFICIENT_FUNDS = "INSUFFICIENT_FUNDS"
     LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
-    PROVIDER_ERROR = "PROVIDER_ERROR"
     UNSUPPORTED_PARAMETER = "UNSUPPORTED_PARAMETER"
     NOT_SUPPORTED = "NOT_SUPPORTED"
-    QUOTE_EXPIRED = "QUOTE_EXPIRED"
-    QUOTE_ALREADY_USED = "QUOTE_ALREADY_USED"
     DRAFT_EXPIRED = "DRAFT_EXPIRED"
     TOO_MANY_REQUESTS = "TOO_MANY_REQUESTS"
     INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
 
 
-HTTP_STATUS: dict[ErrorCode, int] = {
+class DomainErrorCode(enum.StrEnum):
+    """The base of a domain app's own codes (`payments.errors.PaymentErrorCode`,
+    ...), registered with their statuses by `error_codes_register`."""
+
+
+Code = ErrorCode | DomainErrorCode
+
+# Every code's HTTP status: the kernel's, then each domain's as it registers them.
+HTTP_STATUS: dict[str, int] = {
     ErrorCode.VALIDATION_ERROR: 400,
     ErrorCode.IDEMPOTENCY_KEY_MISMATCH: 400,
     ErrorCode.UNAUTHORIZED: 401,
     ErrorCode.INVALID_CREDENTIALS: 401,
     ErrorCode.FORBIDDEN: 403,
     ErrorCode.RESOURCE_NOT_FOUND: 404,
-    ErrorCode.CARD_NOT_FOUND: 404,
     ErrorCode.METHOD_NOT_ALLOWED: 405,
     ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS: 409,
-    ErrorCode.WEB_TOKEN_PROVIDER_MISMATCH: 409,
     ErrorCode.INVALID_STATE: 409,
     ErrorCode.LENGTH_REQUIRED: 411,
     ErrorCode.DUPLICATE_MESSAGE: 409,
@@ -57,15 +64,27 @@ HTTP_STATUS: dict[ErrorCode, int] = {
     ErrorCode.UNSUPPORTED_MEDIA_TYPE: 415,
     ErrorCode.INSUFFICIENT_FUNDS: 422,
     ErrorCode.LIMIT_EXCEEDED: 422,
-    ErrorCode.PROVIDER_ERROR: 422,
     ErrorCode.UNSUPPORTED_PARAMETER: 422,
     ErrorCode.NOT_SUPPORTED: 422,
-    ErrorCode.QUOTE_EXPIRED: 422,
-    ErrorCode.QUOTE_ALREADY_USED: 422,
     ErrorCode.DRAFT_EXPIRED: 422,
     ErrorCode.TOO_MANY_REQUESTS: 429,
     ErrorCode.INTERNAL_SERVER_ERROR: 500,
 }
+
+
+def error_codes_register(statuses: Mapping[DomainErrorCode, int]) -> None:
+    """Register a domain's codes with their HTTP statuses. A code is one code
+    everywhere: registering a name again with another status is an error."""
+    for code, status in statuses.items():
+        if HTTP_STATUS.get(code, status) != status:
+            raise ValueError(f"Error code {code} is already registered with status {HTTP_STATUS[code]}")
+        HTTP_STATUS[code] = status
+
+
+def error_codes() -> list[str]:
+    """Every code the API may answer, the kernel's and the registered ones, in
+    alphabetical order (whatever order the apps registered theirs in)."""
+    return sorted(HTTP_STATUS)
 
 
 class ApiError(Exception):
@@ -77,7 +96,7 @@ class ApiError(Exception):
 
     def __init__(
         self,
-        code: ErrorCode,
+        code: Code,
         message: str,
         *,
         headers: dict[str, str] | None = None,

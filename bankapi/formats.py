@@ -1,4 +1,5 @@
-"""The text formats the API accepts (amounts, days, times, ids), and their parsers.
+"""The text formats the API accepts (days, times, ids), and their parsers. A
+payment's amount is `payments.formats`.
 
 Every pattern spells digits `[0-9]` and is anchored with `\\A...\\Z`, and is applied
 with `fullmatch`: Python's `\\d` also matches Arabic-Indic and other Unicode digits
@@ -11,7 +12,6 @@ import re
 import uuid
 from datetime import date
 
-AMOUNT = re.compile(r"\A[0-9]+(\.[0-9]{1,2})?\Z")
 # A YYYY-MM-DD day of the calendar (0001-01-01 to 9999-12-31, 29 February in leap
 # years only), for the OpenAPI document: what `date.fromisoformat` takes.
 _YEAR = "(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
@@ -21,8 +21,6 @@ CALENDAR_DAY = (
     f"|02-(0[1-9]|1[0-9]|2[0-8]))|{_LEAP_YEAR}-02-29)"
 )
 CALENDAR_DAY_PATTERN = f"^{CALENDAR_DAY}$"
-# An AMOUNT above zero and below 10^16, for the OpenAPI document (leading zeros allowed).
-POSITIVE_AMOUNT_PATTERN = r"^(0*[1-9][0-9]{0,15}(\.[0-9]{1,2})?|0+\.(0[1-9]|[1-9][0-9]?))$"
 ISO_DATE = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 # RFC 3339-style: date, `T` (or a space), hh:mm[:ss[.fraction]], then optionally
 # `Z` or an offset of at most 23:59 (+hh, +hhmm or +hh:mm).

@@ -8,7 +8,7 @@ from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
 
-from bankapi.errors import HTTP_STATUS, ErrorCode
+from bankapi.errors import HTTP_STATUS, ErrorCode, error_codes
 
 
 def _own_doc(cls: type) -> str:
@@ -153,6 +153,8 @@ class FieldErrorSerializer(serializers.Serializer):
 
 class ErrorSerializer(serializers.Serializer):
     success = serializers.BooleanField(default=False)
+    # Every code, the domains' included: `get_fields` reads them when the document
+    # is made, once the apps have registered theirs (`error_codes_register`).
     code = serializers.ChoiceField(choices=[c.value for c in ErrorCode])
     message = serializers.CharField()
     # A field named `errors`: DRF takes declared fields off the class, so `.errors` stays.
@@ -164,6 +166,11 @@ class ErrorSerializer(serializers.Serializer):
     batchId = serializers.CharField(
         required=False, help_text="On DUPLICATE_MESSAGE: the draft or batch the earlier file made."
     )
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        fields = super().get_fields()
+        fields["code"] = serializers.ChoiceField(choices=error_codes())
+        return fields
 
 
 _DESCRIPTIONS = {
@@ -195,7 +202,7 @@ def error_responses(*statuses: int, **descriptions: str) -> dict[int, OpenApiRes
 
 
 def codes_for(status: int) -> list[str]:
-    return [code.value for code, code_status in HTTP_STATUS.items() if code_status == status]
+    return [str(code) for code, code_status in HTTP_STATUS.items() if code_status == status]
 
 
 def envelope(name: str, data: serializers.Field[Any, Any, Any, Any]) -> serializers.Serializer[Any]:

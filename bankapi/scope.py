@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from django.db.models import Model, QuerySet
 from rest_framework.request import Request
 
-from bankapi.errors import ApiError, ErrorCode, not_found, validation_error
+from bankapi.errors import ApiError, Code, ErrorCode, not_found, validation_error
 from bankapi.logs import log_context_bind
 from bankapi.models import Account, Customer, Program
 from bankapi.roles import Role
@@ -108,7 +108,7 @@ def customers_of(scope: Scope) -> QuerySet[Customer]:
 
 
 def get_or_not_found(
-    rows: QuerySet[RowT], raw_id: str | None, what: str, code: ErrorCode = ErrorCode.RESOURCE_NOT_FOUND
+    rows: QuerySet[RowT], raw_id: str | None, what: str, code: Code = ErrorCode.RESOURCE_NOT_FOUND
 ) -> RowT:
     """The row of `rows` (already narrowed to what the caller may see) with this id.
 

@@ -137,6 +137,33 @@ OWNED_BY_CUSTOMER = Rule(
 )
 
 
+def owned_by_party(customer_field: str, custodian_field: str = "custodian_id") -> dict[str, Rule]:
+    """The rows a caller owns as the party it acts as, per role, in the caller's
+    program and environment: a customer user's are those whose `customer_field`
+    is its customer, a custodian user's those whose `custodian_field` is its
+    custodian. Management owns nothing by party; a role not listed sees nothing."""
+    return {
+        Role.CUSTOMER: TENANT + Rule(((customer_field, Caller("customer_id")),)),
+        Role.CUSTODIAN: TENANT + Rule(((custodian_field, Caller("custodian_id")),)),
+    }
+
+
+# Events: a customer user sees its customer's, a custodian user its custodian's
+# (those of its batches), management every event of the program it names.
+EVENTS: dict[str, Rule] = {Role.MANAGEMENT: TENANT, **owned_by_party("customer_id")}
+
+# Drafts, challenges and batches, by their owner columns: a customer user's own,
+# a custodian user's custodian's.
+BATCH_OWNERS: dict[str, Rule] = owned_by_party("owner_customer_id")
+
+
+def role_filter(rules: Mapping[str, Rule], rows: QuerySetT, caller: "Scope") -> QuerySetT:
+    """`rows` narrowed to those the rule of the caller's role in `rules` gives
+    it: none for a role not listed."""
+    rule = rules.get(caller.role)
+    return rows.none() if rule is None else rule.filter(rows, caller)
+
+
 def customers_rule(role: str) -> Rule | None:
     """The rule of the customers a caller of this role acts for (None: nobody)."""
     return CUSTOMERS.get(role)

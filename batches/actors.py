@@ -8,6 +8,7 @@ from django.db.models import Q, QuerySet
 from bankapi.models import Account, Customer, TenantQuerySet
 from bankapi.roles import Role
 from bankapi.scope import Scope
+from bankapi.tenancy import BATCH_OWNERS, TENANT, role_filter
 
 
 @dataclass(frozen=True)
@@ -33,29 +34,20 @@ class Actor:
             return {"custodian_id": self.scope.custodian_id, "owner_customer_id": None}
         return {"custodian_id": None, "owner_customer_id": self.scope.customer_id}
 
-    def _owned(self) -> Q:
-        if self.scope.role == Role.CUSTODIAN and self.scope.custodian_id is not None:
-            return Q(custodian_id=self.scope.custodian_id)
-        if self.scope.role == Role.CUSTOMER and self.scope.customer_id is not None:
-            return Q(owner_customer_id=self.scope.customer_id)
-        # A user missing its party owns nothing (a null filter would match rows
-        # without an owner of that kind).
-        return Q(pk__in=[])
-
     def drafts(self, rows: TenantQuerySet[Any]) -> QuerySet[Any]:
-        """Drafts this caller may see: its own, never a management caller's."""
-        if self.is_management:
-            return rows.none()
-        rows = rows.for_scope(self.scope).filter(self._owned())
+        """Drafts this caller may see: its own (`bankapi.tenancy.BATCH_OWNERS`),
+        never a management caller's."""
+        rows = role_filter(BATCH_OWNERS, rows, self.scope)
         if self.route_customer is not None:
             rows = rows.filter(Q(route_customer=self.route_customer) | Q(owner_customer=self.route_customer))
         return rows
 
     def batches(self, rows: TenantQuerySet[Any]) -> QuerySet[Any]:
-        rows = rows.for_scope(self.scope)
+        """Batches this caller may see: its own (`bankapi.tenancy.BATCH_OWNERS`);
+        a management caller every batch of the program it names."""
         if self.is_management:
-            return rows
-        rows = rows.filter(self._owned())
+            return TENANT.filter(rows, self.scope)
+        rows = role_filter(BATCH_OWNERS, rows, self.scope)
         if self.route_customer is not None:
             customer = self.route_customer
             rows = rows.filter(Q(customer=customer) | Q(route_customer=customer) | Q(owner_customer=customer))

@@ -24,6 +24,7 @@ from bankapi.models import Account
 from batches.payees import ItemPayee
 from batches.sent import CheckedPayment, SentAccount, SentPayee, SentPayer, SentPayment
 from payments.decision import currency_refusal
+from payments.formats import AMOUNT, MAX_AMOUNT, REFERENCE_MAX
 from payments.rules import account_reference_error
 
 MAX_PAYMENTS = 10_000
@@ -33,11 +34,7 @@ PAYEE_KEYS = {"name", "account", "accountType"}
 ACCOUNT_KEYS = {"type", "sortCode", "accountNumber", "iban", "bic"}
 ACCOUNT_TYPES = ("uk", "iban")
 PAYEE_TYPES = ("CONSUMER", "BUSINESS")
-AMOUNT = re.compile(r"[0-9]+(\.[0-9]{1,2})?")
-# MONEY columns hold 16 digits before the point.
-MAX_AMOUNT = Decimal("9999999999999999.99")
 PAYEE_NAME_MAX = 140
-REFERENCE_MAX = 140
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from payments_bench import django_start, fail, flush_redis, production_environment, seed  # noqa: E402
+from payments_seed import seed  # noqa: E402
+from serving import django_start, fail, flush_redis, production_environment  # noqa: E402
 
 
 def receiver_start(arrivals: dict[str, float]) -> tuple[ThreadingHTTPServer, str]:

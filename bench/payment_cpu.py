@@ -24,8 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import payments_bench
-from payments_bench import StatementTrace, fail, production_environment, seed
+import payments_in_process
+import serving
+from payments_in_process import StatementTrace
+from payments_seed import seed
+from serving import fail, production_environment
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -46,15 +49,15 @@ def main(argv: list[str] | None = None) -> None:
     redis_url = os.environ.get("BENCH_REDIS_URL")
     if redis_url:
         env["REDIS_URL"] = redis_url
-        payments_bench.flush_redis(redis_url)
+        serving.flush_redis(redis_url)
     else:
         os.environ.pop("REDIS_URL", None)
-    payments_bench.django_start(env)
+    serving.django_start(env)
     from django.db import connection
 
     _, special = seed(1)
     connection.close()
-    pay = payments_bench.in_process_payer(special["inprocess"])
+    pay = payments_in_process.in_process_payer(special["inprocess"])
 
     for _ in range(args.warmup):
         pay()
@@ -84,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
             pstats.Stats(profile, stream=out).strip_dirs().sort_stats(order).print_stats(args.top)
             print(out.getvalue())
     if redis_url:
-        payments_bench.flush_redis(redis_url)
+        serving.flush_redis(redis_url)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from payments_bench import Target, django_start, fail, free_port, production_environment, seed  # noqa: E402
+from payments_seed import Target, seed  # noqa: E402
+from serving import django_start, fail, free_port, production_environment  # noqa: E402
 
 
 @dataclass

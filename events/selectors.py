@@ -6,8 +6,8 @@ from django.db.models import Min, QuerySet
 from django.utils import timezone
 
 from bankapi.errors import not_found
-from bankapi.roles import Role
 from bankapi.scope import Scope, get_or_not_found, parse_uuid
+from bankapi.tenancy import EVENTS, role_filter
 from events.models import Delivery, Event, WebhookEndpoint
 
 
@@ -16,11 +16,7 @@ def events_of(
 ) -> QuerySet[Event]:
     """A customer sees its own events, a custodian those of its batches, a
     management caller every event of the named program in its environment."""
-    events = Event.objects.for_scope(scope)
-    if scope.role == Role.CUSTOMER:
-        events = events.filter(customer_id=scope.customer_id) if scope.customer_id else events.none()
-    elif scope.role == Role.CUSTODIAN:
-        events = events.filter(custodian_id=scope.custodian_id) if scope.custodian_id else events.none()
+    events = role_filter(EVENTS, Event.objects.all(), scope)
     if type:
         events = events.filter(type=type)
     if created_after:

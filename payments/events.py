@@ -5,6 +5,19 @@ from events.recording import event_new, event_record, events_record
 from payments.models import PaymentRequest, ScheduledPayment
 from payments.serializers import PaymentRequestSerializer, ScheduledPaymentSerializer, payment_request_data
 
+# The event an accepted payment request reports, by the status acceptance gave
+# it: held for review at the program's threshold, else accepted. Every path that
+# accepts payments (one at a time, in one statement, in bulk) reads it here.
+ACCEPTED_EVENT_TYPES: dict[str, EventType] = {
+    PaymentRequest.Status.PENDING: EventType.PAYMENT_REQUEST_ACCEPTED,
+    PaymentRequest.Status.PENDING_TM: EventType.PAYMENT_REQUEST_HELD,
+}
+
+
+def accepted_event_type(request: PaymentRequest) -> EventType:
+    """The event type of a payment request just accepted (`ACCEPTED_EVENT_TYPES`)."""
+    return ACCEPTED_EVENT_TYPES[request.status]
+
 
 def _payment_request_event(request: PaymentRequest, type: EventType, data: dict | None = None) -> Event:
     return event_new(
@@ -34,13 +47,7 @@ def payment_requests_accepted(requests: list[PaymentRequest]) -> None:
     payloads = PaymentRequestSerializer(requests, many=True).data
     events_record(
         [
-            _payment_request_event(
-                request,
-                EventType.PAYMENT_REQUEST_HELD
-                if request.status == PaymentRequest.Status.PENDING_TM
-                else EventType.PAYMENT_REQUEST_ACCEPTED,
-                data,
-            )
+            _payment_request_event(request, accepted_event_type(request), data)
             for request, data in zip(requests, payloads, strict=True)
         ]
     )

@@ -13,15 +13,15 @@ and words the answer.
 import re
 from decimal import Decimal
 
-from bankapi.formats import AMOUNT, UUID
+from bankapi.formats import UUID
 from bankapi.models import Account
-from payments.serializers import MAX_AMOUNT, account_reference_error
+from payments.formats import AMOUNT, CENT, MAX_AMOUNT, REFERENCE_MAX
+from payments.rules import account_reference_error
 
 SIMPLE_FIELDS = frozenset({"amount", "reference", "beneficiaryId", "currency"})
 REQUIRED_FIELDS = frozenset({"amount", "reference", "beneficiaryId"})
 # Printable ASCII only: no control, null or surrogate characters to reason about.
-PLAIN_REFERENCE = re.compile(r"\A[ -~]{1,140}\Z")
-CENT = Decimal("0.01")
+PLAIN_REFERENCE = re.compile(rf"\A[ -~]{{1,{REFERENCE_MAX}}}\Z")
 
 
 def payment_body_plain(data, account: Account) -> dict | None:

@@ -1,22 +1,10 @@
 """Request and response bodies of the payment routes."""
 
-import uuid
-from datetime import UTC, date, datetime
-from decimal import Decimal
 from typing import Any
 
 from rest_framework import serializers
 
 from bankapi.banking import IBAN_HELP, PayeeSerializer
-from bankapi.codes import IBAN_PATTERN, SUPPORTED_CURRENCIES, currency_problem, iban_problem, normalise_iban
-from bankapi.formats import (
-    AMOUNT,
-    CALENDAR_DAY,
-    ISO_DATE,
-    ISO_DATE_TIME,
-    POSITIVE_AMOUNT_PATTERN,
-    uuid_parse,
-)
 from bankapi.serializers import (
     ConstantField,
     InputSerializer,
@@ -27,10 +15,10 @@ from bankapi.serializers import (
     StrictChoiceField,
     TimestampField,
 )
+from payments.fields import AmountField, CurrencyField, IbanField, RateField, UtcDayField, UuidStringField
+from payments.formats import REFERENCE_MAX
 from payments.payees import IbanAccount, Payee, PayeeAccount, UkAccount
 from payments.rules import account_reference_error, virtual_iban_error
-
-MAX_AMOUNT = Decimal("9999999999999999.99")
 
 
 def payee_from_wire(data: dict) -> Payee:
@@ -47,124 +35,6 @@ def payee_from_wire(data: dict) -> Payee:
 
 FREQUENCIES = ["NEVER", "DAILY", "WEEKLY", "FORTNIGHTLY", "MONTHLY"]
 CHARGE_BEARERS = ["SHA", "OUR", "BEN"]
-
-
-class ExactCharField(StrictCharField):
-    """A string checked as sent: whitespace around it fails its format rather than
-    being trimmed off first."""
-
-    def __init__(self, **kwargs):
-        super().__init__(trim_whitespace=False, **kwargs)
-
-
-class AmountField(ExactCharField):
-    """A decimal string of ASCII digits (`[0-9]+(\\.[0-9]{1,2})?`) above zero; a JSON
-    number is refused."""
-
-    default_error_messages = {
-        "invalid": 'Must be a decimal string such as "10.50".',
-        "pattern": 'Must be a decimal string with at most 2 decimal places, e.g. "10.50".',
-        "positive": "Must be above zero.",
-        "too_large": "Too large.",
-    }
-    # The same rule for clients: digits, at most 2 decimals, above zero, at most
-    # 9999999999999999.99 (leading zeros allowed).
-    openapi = {
-        "pattern": POSITIVE_AMOUNT_PATTERN,
-        "example": "10.50",
-    }
-
-    def to_internal_value(self, data: Any) -> Decimal:  # type: ignore[override]  # a parsed value
-        text = super().to_internal_value(data)
-        if not AMOUNT.fullmatch(text):
-            self.fail("pattern")
-        value = Decimal(text)
-        if value <= 0:
-            self.fail("positive")
-        if value > MAX_AMOUNT:
-            self.fail("too_large")
-        return value.quantize(Decimal("0.01"))
-
-    def to_representation(self, value) -> str:
-        return f"{value:.2f}"
-
-
-class CurrencyField(ExactCharField):
-    """An ISO 4217 code with 2 minor units (`bankapi.codes.currency_problem`)."""
-
-    openapi = {"enum": list(SUPPORTED_CURRENCIES), "example": "GBP"}
-
-    def to_internal_value(self, data) -> str:
-        text = super().to_internal_value(data)
-        problem = currency_problem(text)
-        if problem:
-            raise serializers.ValidationError(problem)
-        return text
-
-
-class UuidStringField(ExactCharField):
-    default_error_messages = {"uuid": "Must be a UUID string (8-4-4-4-12 hex digits)."}
-    openapi = {
-        "format": "uuid",
-        "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
-    }
-
-    def to_internal_value(self, data: Any) -> uuid.UUID:  # type: ignore[override]  # a parsed value
-        text = super().to_internal_value(data)
-        try:
-            return uuid_parse(text)
-        except ValueError:
-            self.fail("uuid")
-
-
-class UtcDayField(ExactCharField):
-    """`YYYY-MM-DD` or an ISO 8601 date-time (`YYYY-MM-DDThh:mm[:ss[.fff]]`, then `Z`,
-    an offset such as `+02:00`, or nothing); a date-time with an offset is turned
-    into UTC first (one without is read as UTC), then only the day counts."""
-
-    default_error_messages = {
-        "date": "Must be a date (YYYY-MM-DD) or an ISO 8601 date-time (YYYY-MM-DDThh:mm:ssZ).",
-        "range": "Its UTC day must be between 0001-01-01 and 9999-12-31.",
-    }
-    openapi = {
-        "pattern": (
-            f"^{CALENDAR_DAY}"
-            "([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.,][0-9]{1,9})?)?"
-            "(Z|[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?)?)?$"
-        ),
-        "example": "2026-12-24",
-    }
-
-    def to_internal_value(self, data: Any) -> date:  # type: ignore[override]  # a parsed value
-        text = super().to_internal_value(data)
-        try:
-            if ISO_DATE.fullmatch(text):
-                return date.fromisoformat(text)
-            moment = datetime.fromisoformat(text) if ISO_DATE_TIME.fullmatch(text) else None
-        except ValueError:
-            # The right shape but not in the calendar: 30 February, hour 24, ...
-            moment = None
-        if moment is None:
-            self.fail("date")
-        if moment.tzinfo is None:
-            return moment.date()
-        try:
-            return moment.astimezone(UTC).date()
-        except OverflowError:
-            # 9999-12-31T23:00:00-05:00 is in year 10000 in UTC, 0001-01-01T00:00:00+05:00
-            # in year 0: neither is a date Python (or the database) can hold.
-            self.fail("range")
-
-
-class IbanField(ExactCharField):
-    openapi = {"pattern": IBAN_PATTERN, "example": "GB82WEST12345698765432"}
-
-    def to_internal_value(self, data) -> str:
-        text = super().to_internal_value(data)
-        problem = iban_problem(text)
-        if problem:
-            raise serializers.ValidationError(problem)
-        return normalise_iban(text)
 
 
 REFERENCE_HELP = (
@@ -195,7 +65,7 @@ class PaymentCreateSerializer(InputSerializer):
         required=False,
         help_text="ISO 4217, with 2 decimal places; defaults to, and must be, the account currency.",
     )
-    reference = StrictCharField(max_length=140, trim_whitespace=False, help_text=REFERENCE_HELP)
+    reference = StrictCharField(max_length=REFERENCE_MAX, trim_whitespace=False, help_text=REFERENCE_HELP)
     purpose = StrictCharField(required=False, min_length=1, max_length=140, help_text="Purpose code.")
     beneficiaryId = StrictCharField(
         required=False, max_length=64, help_text="A saved beneficiary of the customer."
@@ -419,7 +289,7 @@ class InternationalTransferCreateSerializer(InputSerializer):
     )
     beneficiaryId = StrictCharField(required=False, max_length=64, help_text="A saved beneficiary.")
     payee = PayeeSerializer(required=False, help_text="Inline payee details instead of beneficiaryId.")
-    reference = StrictCharField(max_length=140, trim_whitespace=False, help_text=REFERENCE_HELP)
+    reference = StrictCharField(max_length=REFERENCE_MAX, trim_whitespace=False, help_text=REFERENCE_HELP)
     purpose = StrictCharField(required=False, min_length=1, max_length=140, help_text="Purpose code.")
     chargeBearer = StrictChoiceField(choices=CHARGE_BEARERS, required=False)
     idempotencyKey = UuidStringField(required=False, help_text="UUID; the Idempotency-Key header wins.")
@@ -433,14 +303,6 @@ class InternationalTransferCreateSerializer(InputSerializer):
         if reference_error:
             raise serializers.ValidationError({"reference": reference_error})
         return data
-
-
-class RateField(serializers.CharField):
-    """A rate out as a decimal string without trailing zeros (never in exponent
-    form: a rate of 190 is "190", not "1.9E+2")."""
-
-    def to_representation(self, value: Decimal) -> str:  # type: ignore[override]  # renders a Decimal
-        return format(value.normalize(), "f")
 
 
 # Rendered from the transfer's PaymentRequest.

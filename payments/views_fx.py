@@ -10,21 +10,15 @@ from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 
 from bankapi.api import ScopedAPIView
-from bankapi.formats import (
-    AMOUNT,
-    CALENDAR_DAY_PATTERN,
-    ISO_DATE,
-    POSITIVE_AMOUNT_PATTERN,
-    iso_date_parse,
-)
+from bankapi.formats import CALENDAR_DAY_PATTERN, ISO_DATE, iso_date_parse
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
 from bankapi.scope import access_any_account
 from bankapi.serializers import RegexField, StrictChoiceField
+from payments.fields import CurrencyField
+from payments.formats import AMOUNT, MAX_AMOUNT, POSITIVE_AMOUNT_PATTERN
 from payments.fx import fx_quote_create
-from payments.fx.services import MONEY_CEILING
 from payments.models import FxQuote
-from payments.serializers import CurrencyField
 
 
 class FxQuoteQuerySerializer(serializers.Serializer):
@@ -73,7 +67,7 @@ class FxQuoteQuerySerializer(serializers.Serializer):
         amount = Decimal(value)
         if amount <= 0:
             raise serializers.ValidationError("Must be greater than zero.")
-        if amount >= MONEY_CEILING:
+        if amount > MAX_AMOUNT:
             raise serializers.ValidationError("Must have at most 16 digits before the decimal point.")
         return amount
 

@@ -4,8 +4,9 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from bankapi.errors import ApiError, ErrorCode
+from bankapi.errors import ApiError
 from events.models import EventType
+from onboarding.errors import OnboardingErrorCode
 from onboarding.events import application_event
 from onboarding.models import Application, Ubo
 from onboarding.providers import StepResult, active_provider_name, provider_named
@@ -33,7 +34,7 @@ def verification_status(*, application: Application, include_ubos: bool) -> Veri
     """
     if application.verification_provider != active_provider_name(application.program):
         raise ApiError(
-            ErrorCode.WEB_TOKEN_PROVIDER_MISMATCH,
+            OnboardingErrorCode.WEB_TOKEN_PROVIDER_MISMATCH,
             "The application's verification provider is not the program's active provider.",
         )
     provider = provider_named(application.verification_provider)

@@ -14,7 +14,8 @@ intermediate rounding can tip a result over to the customer's side.
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 
-CENT = Decimal("0.01")
+from payments.formats import CENT
+
 RATE_STEP = Decimal("0.00000001")
 BASIS_POINTS = Decimal(10000)
 # Enough digits for any product of a money amount (18) and a rate (20) to be exact.

@@ -10,17 +10,17 @@ from decimal import Decimal
 from django.db import transaction
 from django.utils import timezone
 
-from bankapi.errors import ApiError, ErrorCode, validation_error
+from bankapi.errors import ApiError, validation_error
 from bankapi.models import Account
 from bankapi.scope import get_or_not_found
+from payments.errors import PaymentErrorCode
+from payments.formats import MAX_AMOUNT
 from payments.fx.dates import is_business_day, value_date_for
 from payments.fx.pricing import FxPair, converted_amount, to_cents_for_bank
 from payments.fx.provider import FxPairNotQuoted, FxProviderUnavailable, fx_provider
 from payments.models import FxQuote
 
 QUOTE_LIFETIME = timedelta(seconds=30)
-# Money columns hold 16 digits before the decimal point.
-MONEY_CEILING = Decimal(10) ** 16
 
 
 def _checked_value_date(requested: date | None, tenor: str, today: date) -> date:
@@ -36,9 +36,9 @@ def _checked_value_date(requested: date | None, tenor: str, today: date) -> date
 def _check_fx_available(account: Account) -> None:
     """Spec 4.5: FX off for the program, or an account whose provider cannot quote."""
     if not account.program.international_payments_enabled:
-        raise ApiError(ErrorCode.PROVIDER_ERROR, "FX quotes are not available on this program.")
+        raise ApiError(PaymentErrorCode.PROVIDER_ERROR, "FX quotes are not available on this program.")
     if not account.fx_quotes_supported:
-        raise ApiError(ErrorCode.PROVIDER_ERROR, "FX quotes are not available for this account.")
+        raise ApiError(PaymentErrorCode.PROVIDER_ERROR, "FX quotes are not available for this account.")
 
 
 def fx_quote_create(
@@ -63,13 +63,13 @@ def fx_quote_create(
     except FxPairNotQuoted as exc:
         raise validation_error("currencyOne" if exc.currency == currency_one else "currencyTwo", exc.message)
     except FxProviderUnavailable as exc:
-        raise ApiError(ErrorCode.PROVIDER_ERROR, str(exc))
+        raise ApiError(PaymentErrorCode.PROVIDER_ERROR, str(exc))
     price = None if priced.price is None else to_cents_for_bank(pair, amount_currency, priced.price)
     converted = price if price is not None else converted_amount(pair, priced.rate, amount_currency, amount)
     # Conversions that round to nothing, or past what an account can hold, cannot be paid.
     if converted <= 0:
         raise validation_error("amount", "Too small: it converts to less than one cent.")
-    if converted >= MONEY_CEILING:
+    if converted > MAX_AMOUNT:
         raise validation_error("amount", "Too large: its converted amount exceeds what an account can hold.")
     return FxQuote.objects.create(
         program_id=account.program_id,
@@ -101,10 +101,10 @@ def fx_quote_consume(*, account: Account, quote_id: str) -> FxQuote:
     # so a quote pays for at most one transfer.
     quote = get_or_not_found(FxQuote.objects.select_for_update().filter(account=account), quote_id, "Quote")
     if quote.used_at is not None:
-        raise ApiError(ErrorCode.QUOTE_ALREADY_USED, "This quote has already been used.")
+        raise ApiError(PaymentErrorCode.QUOTE_ALREADY_USED, "This quote has already been used.")
     now = timezone.now()
     if now > quote.valid_until:
-        raise ApiError(ErrorCode.QUOTE_EXPIRED, "This quote has expired; ask for a new one.")
+        raise ApiError(PaymentErrorCode.QUOTE_EXPIRED, "This quote has expired; ask for a new one.")
     quote.used_at = now
     quote.save(update_fields=["used_at"])
     return quote

@@ -14,15 +14,24 @@ from decimal import Decimal
 from django.db import connections, router, transaction
 from django.utils import timezone
 
-from bankapi.errors import ApiError, ErrorCode, validation_error
+from bankapi.errors import ApiError, validation_error
 from bankapi.idempotency import FirstUse, StoredResponse
 from bankapi.models import Account, Program
 from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored, sql_bound
-from events.models import EventType
 from events.recording import event_insert_sql, events_written
-from payments.decision import ACCOUNT, DecidedLeg, Instruction, Plan, Refused, Rules, Snapshot, plan
-from payments.decision import usage_day as decision_day
-from payments.events import payment_request_event, payment_request_event_new
+from payments.decision import (
+    ACCOUNT,
+    DecidedLeg,
+    Instruction,
+    Plan,
+    Refused,
+    Rules,
+    Snapshot,
+    plan,
+    usage_day,
+)
+from payments.errors import PaymentErrorCode
+from payments.events import accepted_event_type, payment_request_event, payment_request_event_new
 from payments.fx import fx_quote_amounts, fx_quote_consume
 from payments.ledger import (
     InsufficientBalance,
@@ -43,7 +52,6 @@ from payments.models import (
     SystemAccount,
 )
 from payments.payees import Payee, payee_stored
-from payments.services.limits import usage_day
 
 
 @dataclass(frozen=True)
@@ -92,7 +100,7 @@ def _conversion(program: Program, account: Account, instruction: PaymentInstruct
     if instruction.quote_id is None:
         return None
     if not program.international_payments_enabled:
-        raise ApiError(ErrorCode.PROVIDER_ERROR, "FX is not available on this program.")
+        raise ApiError(PaymentErrorCode.PROVIDER_ERROR, "FX is not available on this program.")
     quote = fx_quote_consume(account=account, quote_id=str(instruction.quote_id))
     sell, buy = fx_quote_amounts(quote, sell_currency=account.currency)
     if instruction.currency and instruction.currency != quote.currency_two:
@@ -142,7 +150,7 @@ def requests_keep_day(requests: list[PaymentRequest], now: datetime) -> None:
     """Requests accepted across midnight stay on the day their limit was checked
     against (the decision's day, that of `now`), so a failure gives the amount
     back to that day."""
-    moved = [request for request in requests if usage_day(request) != decision_day(now)]
+    moved = [request for request in requests if usage_day(request.created_at) != usage_day(now)]
     if moved:
         PaymentRequest.objects.filter(id__in=[request.id for request in moved]).update(created_at=now)
         for request in moved:
@@ -271,12 +279,7 @@ def payment_accept(
         )
         insert_rows([request])
         requests_keep_day([request], now)
-        payment_request_event(
-            request,
-            EventType.PAYMENT_REQUEST_HELD
-            if planned.status == PaymentRequest.Status.PENDING_TM
-            else EventType.PAYMENT_REQUEST_ACCEPTED,
-        )
+        payment_request_event(request, accepted_event_type(request))
         return request
 
 
@@ -337,14 +340,9 @@ def payment_accept_at_once(
     request = _payment_request(request_id, account, instruction, planned, steps.entry)
     rows_pre_save([request])
     # As `requests_keep_day`: accepted across midnight, it stays on the decision's day.
-    if usage_day(request) != decision_day(now):
+    if usage_day(request.created_at) != usage_day(now):
         request.created_at = now
-    event = payment_request_event_new(
-        request,
-        EventType.PAYMENT_REQUEST_HELD
-        if planned.status == PaymentRequest.Status.PENDING_TM
-        else EventType.PAYMENT_REQUEST_ACCEPTED,
-    )
+    event = payment_request_event_new(request, accepted_event_type(request))
     response = respond(request)
     parts: list[tuple[str, tuple[str, list]]] = [("debit", steps.debit)]
     parts += [(f"ledger_{index}", write) for index, write in enumerate(steps.writes)]

@@ -16,15 +16,9 @@ from decimal import Decimal
 from django.db.models import F
 
 from bankapi.models import ZERO, Account, Program
-from payments.decision import Snapshot, sent_on
-from payments.decision import usage_day as decision_day
+from payments.decision import Snapshot, sent_on, usage_day
 from payments.ledger import InCents
 from payments.models import PaymentRequest
-
-
-def usage_day(request: PaymentRequest) -> date:
-    """The UTC day a payment counts against: the day it was accepted."""
-    return decision_day(request.created_at)
 
 
 def daily_outbound_used(account: Account, day: date) -> Decimal:
@@ -46,7 +40,7 @@ def daily_outbound_give_back(request: PaymentRequest) -> None:
 
     Must run under the account's lock, in the transaction that marks it FAILED.
     """
-    Account.objects.filter(id=request.account_id, outbound_day=usage_day(request)).update(
+    Account.objects.filter(id=request.account_id, outbound_day=usage_day(request.created_at)).update(
         outbound_total=InCents(F("outbound_total") - request.debit_amount)
     )
 
@@ -86,7 +80,7 @@ def account_limits(*, program: Program, account: Account, now: datetime) -> Acco
     """The account's limits at `now`, from the counts payment acceptance keeps
     and checks (`payments.decision`): a payment debiting at most
     the smaller of `per_payment_max` and `daily_remaining` passes both limits."""
-    day = now.astimezone(UTC).date()
+    day = usage_day(now)
     return AccountLimits(
         currency=account.currency,
         per_payment_max=program.per_payment_limit,

@@ -7,7 +7,7 @@ import uuid
 import pytest
 from openapi_spec_validator import validate
 
-from bankapi.errors import HTTP_STATUS, ErrorCode
+from bankapi.errors import HTTP_STATUS, DomainErrorCode, ErrorCode, error_codes, error_codes_register
 
 
 def assert_error(response, status: int, code: str) -> dict:
@@ -46,7 +46,47 @@ def test_error_codes_map_to_the_design_table():
         "TOO_MANY_REQUESTS": 429,
         "INTERNAL_SERVER_ERROR": 500,
     }
-    assert {code.value: HTTP_STATUS[code] for code in ErrorCode if code.value in expected} == expected
+    assert {code: HTTP_STATUS[code] for code in error_codes() if code in expected} == expected
+
+
+# Every code the API answered before the domains registered their own.
+EVERY_CODE = {
+    *("VALIDATION_ERROR", "IDEMPOTENCY_KEY_MISMATCH", "UNAUTHORIZED", "INVALID_CREDENTIALS", "FORBIDDEN"),
+    *("RESOURCE_NOT_FOUND", "CARD_NOT_FOUND", "METHOD_NOT_ALLOWED", "IDEMPOTENCY_KEY_IN_PROGRESS"),
+    *("WEB_TOKEN_PROVIDER_MISMATCH", "INVALID_STATE", "LENGTH_REQUIRED", "DUPLICATE_MESSAGE"),
+    *(
+        "PAYLOAD_TOO_LARGE",
+        "UNSUPPORTED_MEDIA_TYPE",
+        "INSUFFICIENT_FUNDS",
+        "LIMIT_EXCEEDED",
+        "PROVIDER_ERROR",
+    ),
+    *("UNSUPPORTED_PARAMETER", "NOT_SUPPORTED", "QUOTE_EXPIRED", "QUOTE_ALREADY_USED", "DRAFT_EXPIRED"),
+    *("TOO_MANY_REQUESTS", "INTERNAL_SERVER_ERROR"),
+}
+
+
+def test_the_domains_codes_are_registered_and_in_the_openapi_document():
+    from tests.support.openapi import openapi_document
+
+    schemas = openapi_document()["components"]["schemas"]
+    enum = schemas[schemas["Error"]["properties"]["code"]["$ref"].rsplit("/", 1)[-1]]["enum"]
+
+    assert set(error_codes()) == EVERY_CODE
+    assert enum == sorted(EVERY_CODE)
+    # The kernel lists only its own: a domain's code is the domain's.
+    assert {"CARD_NOT_FOUND", "QUOTE_EXPIRED", "WEB_TOKEN_PROVIDER_MISMATCH"}.isdisjoint(set(ErrorCode))
+
+
+def test_a_code_registered_again_with_another_status_is_refused():
+    class Clash(DomainErrorCode):
+        CARD_NOT_FOUND = "CARD_NOT_FOUND"
+
+    error_codes_register({Clash.CARD_NOT_FOUND: 404})  # the same status: the same code
+    with pytest.raises(ValueError, match="already registered with status 404"):
+        error_codes_register({Clash.CARD_NOT_FOUND: 410})
+
+    assert HTTP_STATUS["CARD_NOT_FOUND"] == 404
 
 
 def test_unknown_route_is_an_enveloped_404(api, db):

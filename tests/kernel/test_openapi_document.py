@@ -210,7 +210,7 @@ def test_the_text_patterns_accept_exactly_what_a_char_field_accepts():
 
 
 def test_the_amount_pattern_accepts_exactly_what_the_service_accepts():
-    from payments.serializers import AmountField
+    from payments.fields import AmountField
 
     pattern = AmountField.openapi["pattern"]
     samples = ["1", "01", "0.1", "0.01", "10.50", "9999999999999999.99", "00009999999999999999.99"]

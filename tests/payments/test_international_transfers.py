@@ -369,6 +369,6 @@ def test_a_crypto_funded_payment_must_match_its_quote(api, customer_auth, accoun
     [("190.000000", "190"), ("10", "10"), ("1.234500", "1.2345"), ("0.000100", "0.0001")],
 )
 def test_a_rate_is_written_as_plain_decimal_digits(rate, shown):
-    from payments.serializers import RateField
+    from payments.fields import RateField
 
     assert RateField().to_representation(Decimal(rate)) == shown
