@@ -13,7 +13,6 @@ up to 10,000 items and these checks run on every verify, initiate and submit.
 import dataclasses
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
