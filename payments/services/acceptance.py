@@ -1,12 +1,12 @@
 """Payment acceptance, one payment at a time: the payment route, transfers and
 the schedule runner. What is accepted is decided by `payments.decision`; this
-module resolves the instruction (its FX quote), applies the decision (the
-ledger movement, the request, its event) and raises the decision's refusals.
+module resolves the instruction (its FX quote), has the decision made, hands
+the accepted payment's unit of work to the writer (`payments.writer`) and
+raises the decision's refusals.
 """
 
 import uuid
-from collections.abc import Callable, Iterable
-from contextlib import nullcontext
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -17,41 +17,13 @@ from django.utils import timezone
 from bankapi.errors import ApiError, validation_error
 from bankapi.idempotency import FirstUse, StoredResponse
 from bankapi.models import Account, Program
-from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored, sql_bound
-from events.recording import event_insert_sql, events_written
-from payments.decision import (
-    ACCOUNT,
-    DecidedLeg,
-    Instruction,
-    Plan,
-    Refused,
-    Rules,
-    Snapshot,
-    plan,
-    usage_day,
-)
+from payments.decision import Instruction, Plan, Refused, Rules, Snapshot, plan
 from payments.errors import PaymentErrorCode
-from payments.events import accepted_event_type, payment_request_event, payment_request_event_new
 from payments.fx import fx_quote_amounts, fx_quote_consume
-from payments.ledger import (
-    InsufficientBalance,
-    Leg,
-    Outbound,
-    RequestRef,
-    ledger_post,
-    ledger_post_steps,
-    lock_accounts,
-    system_account_for,
-)
-from payments.models import (
-    Beneficiary,
-    FxQuote,
-    LedgerTransaction,
-    PaymentRequest,
-    ScheduledPayment,
-    SystemAccount,
-)
-from payments.payees import Payee, payee_stored
+from payments.ledger import InsufficientBalance, lock_accounts
+from payments.models import Beneficiary, FxQuote, PaymentRequest, ScheduledPayment
+from payments.payees import Payee
+from payments.writer import SystemAccounts, WorkOrder, payment_work, work_write, work_write_at_once
 
 
 @dataclass(frozen=True)
@@ -119,88 +91,61 @@ def payment_fee(program: Program, *, fee_waived: bool) -> Decimal:
     return fee
 
 
-class SystemAccounts:
-    """System accounts looked up once per call, not once per payment."""
-
-    def __init__(self) -> None:
-        self._rows: dict[tuple[uuid.UUID, bool, str, str], SystemAccount] = {}
-
-    def get(self, account: Account, kind: str, currency: str) -> SystemAccount:
-        key = (account.program_id, account.sandbox, kind, currency)
-        if key not in self._rows:
-            self._rows[key] = system_account_for(*key)
-        return self._rows[key]
-
-
-def ledger_legs(account: Account, legs: Iterable[DecidedLeg], system: SystemAccounts) -> list[Leg]:
-    """The decision's legs as the ledger posts them, on `account` and its program's system accounts."""
-    return [
-        Leg(amount=leg.amount, currency=leg.currency, account=account)
-        if leg.holder == ACCOUNT
-        else Leg(
-            amount=leg.amount,
-            currency=leg.currency,
-            system_account=system.get(account, leg.holder, leg.currency),
-        )
-        for leg in legs
-    ]
-
-
-def requests_keep_day(requests: list[PaymentRequest], now: datetime) -> None:
-    """Requests accepted across midnight stay on the day their limit was checked
-    against (the decision's day, that of `now`), so a failure gives the amount
-    back to that day."""
-    moved = [request for request in requests if usage_day(request.created_at) != usage_day(now)]
-    if moved:
-        PaymentRequest.objects.filter(id__in=[request.id for request in moved]).update(created_at=now)
-        for request in moved:
-            request.created_at = now
-
-
-def _payment_request(
-    request_id: uuid.UUID,
-    account: Account,
-    instruction: PaymentInstruction,
-    planned: Plan,
-    acceptance: LedgerTransaction,
-    *,
-    schedule: ScheduledPayment | None = None,
-    quote: FxQuote | None = None,
-) -> PaymentRequest:
-    """The payment request an accepted payment makes (not yet saved), whichever
-    path writes it: the instruction as the plan decided it, and its movement."""
-    return PaymentRequest(
-        id=request_id,
-        program_id=account.program_id,
-        sandbox=account.sandbox,
-        customer_id=account.customer_id,
-        account=account,
-        status=planned.status,
-        amount=planned.amount,
-        currency=planned.currency,
-        debit_amount=planned.debit,
-        fee=planned.fee,
-        fee_waived=instruction.fee_waived,
+def _order(
+    instruction: PaymentInstruction, *, schedule: ScheduledPayment | None = None, quote: FxQuote | None = None
+) -> WorkOrder:
+    return WorkOrder(
         reference=instruction.reference,
+        payee=instruction.payee,
         purpose=instruction.purpose,
         charge_bearer=instruction.charge_bearer,
         beneficiary=instruction.beneficiary,
-        payee=payee_stored(instruction.payee),
         virtual_iban=instruction.virtual_iban,
+        fee_waived=instruction.fee_waived,
         schedule=schedule,
-        fx_quote=quote,
-        acceptance=acceptance,
+        quote=quote,
+    )
+
+
+def _plan(
+    program: Program,
+    account: Account,
+    instruction: PaymentInstruction,
+    conversion: Conversion | None,
+    now: datetime,
+) -> Plan | Refused:
+    """The decision's account-free part for the instruction (converted through
+    its quote, when it has one)."""
+    if conversion:
+        debit, amount, currency = conversion.sell, conversion.buy, conversion.quote.currency_two
+    elif instruction.amount is None:
+        # Only a quote-funded payment may leave the amount to its quote.
+        raise validation_error("amount", "This field is required.")
+    else:
+        debit, amount, currency = instruction.amount, instruction.amount, instruction.currency
+    return plan(
+        Rules.of(program),
+        Instruction(
+            debit=debit,
+            amount=amount,
+            currency=currency,
+            fee_waived=instruction.fee_waived,
+            converted=conversion is not None,
+        ),
+        account_currency=account.currency,
+        now=now,
     )
 
 
 def payment_accept(
     *, account: Account, instruction: PaymentInstruction, schedule: ScheduledPayment | None = None
 ) -> PaymentRequest:
-    """Accept or refuse the payment as `payments.decision` decides, and apply an
-    acceptance: debit the account into clearing and create the request (PENDING,
-    or PENDING_TM at the program's review threshold). Raises ApiError (422) when
-    the payment is refused; nothing is then written. `schedule` is the schedule
-    the payment runs for, if any.
+    """Accept or refuse the payment as `payments.decision` decides, and write its
+    unit of work (`payments.writer`) as statements in this transaction: the
+    account debited into clearing, the request (PENDING, or PENDING_TM at the
+    program's review threshold) and its event. Raises ApiError (422) when the
+    payment is refused; nothing is then written. `schedule` is the schedule the
+    payment runs for, if any.
     """
     now = timezone.now()
     # No savepoint of its own: a refusal rolls back the caller's transaction.
@@ -208,33 +153,17 @@ def payment_accept(
     with transaction.atomic(savepoint=False):
         program = _program_of(account)
         conversion = _conversion(program, account, instruction)
-        if conversion:
-            debit, amount, currency = conversion.sell, conversion.buy, conversion.quote.currency_two
-        elif instruction.amount is None:
-            # Only a quote-funded payment may leave the amount to its quote.
-            raise validation_error("amount", "This field is required.")
-        else:
-            debit, amount, currency = instruction.amount, instruction.amount, instruction.currency
-        planned = plan(
-            Rules.of(program),
-            Instruction(
-                debit=debit,
-                amount=amount,
-                currency=currency,
-                fee_waived=instruction.fee_waived,
-                converted=conversion is not None,
-            ),
-            account_currency=account.currency,
-            now=now,
-        )
+        planned = _plan(program, account, instruction, conversion, now)
         if isinstance(planned, Refused):
             raise planned.error()
-        legs = ledger_legs(account, planned.legs, SystemAccounts())
-
-        # The request's id is chosen now: the debit's posting names it on the
-        # account's statement, in the same INSERT.
-        request_id = uuid.uuid4()
-
+        work = payment_work(
+            account=account,
+            decided=planned,
+            order=_order(instruction, schedule=schedule, quote=conversion.quote if conversion else None),
+            now=now,
+            system=SystemAccounts(),
+            count=planned.count,
+        )
         # The plan's requirements on the account row (funds for what its legs
         # take, the day's count under the limit) are applied in the one
         # statement that debits it: that statement takes the account's row lock
@@ -242,45 +171,19 @@ def payment_accept(
         # either requirement fails. Two payments from one account serialise on
         # it, so neither passes a check against money the other is spending. It
         # is the only lock the payment takes.
-        def debit_account() -> LedgerTransaction:
-            return ledger_post(
-                program_id=account.program_id,
-                sandbox=account.sandbox,
-                kind=LedgerTransaction.Kind.PAYMENT,
-                legs=legs,
-                memo=instruction.reference,
-                outbound=Outbound(account_id=account.id, count=planned.count),
-                request=RequestRef(id=request_id, reference=instruction.reference),
-            )
-
-        entry = None
         if planned.deferred is None and planned.count.admits_any():
             try:
-                entry = debit_account()
+                return work_write(work)
             except InsufficientBalance:
                 pass
-        if entry is None:
-            # Refused by the statement, or sure to be (a debit above the whole
-            # daily limit, a rule that answers after that limit): the decision
-            # on the locked row says which rule refuses it.
-            decided = planned.decide(Snapshot.of(lock_accounts([account.id])[account.id]))
-            if isinstance(decided, Refused):
-                raise decided.error()
-            # It fits now (money arrived meanwhile); under our lock the debit holds.
-            entry = debit_account()
-        request = _payment_request(
-            request_id,
-            account,
-            instruction,
-            planned,
-            entry,
-            schedule=schedule,
-            quote=conversion.quote if conversion else None,
-        )
-        insert_rows([request])
-        requests_keep_day([request], now)
-        payment_request_event(request, accepted_event_type(request))
-        return request
+        # Refused by the statement, or sure to be (a debit above the whole daily
+        # limit, a rule that answers after that limit): the decision on the
+        # locked row says which rule refuses it.
+        decided = planned.decide(Snapshot.of(lock_accounts([account.id])[account.id]))
+        if isinstance(decided, Refused):
+            raise decided.error()
+        # It fits now (money arrived meanwhile); under our lock the debit holds.
+        return work_write(work)
 
 
 def payment_accept_at_once(
@@ -290,14 +193,11 @@ def payment_accept_at_once(
     claim: FirstUse | None,
     respond: Callable[[PaymentRequest], StoredResponse],
 ) -> tuple[PaymentRequest, StoredResponse] | None:
-    """`payment_accept` of a payment the account accepts, in one statement
-    (PostgreSQL, outside any transaction): the same decision (`plan`, and the
-    row's requirements in the debit's conditional UPDATE) and the same rows (the
-    ledger movement and postings, the request, its event), written by
-    data-modifying steps that each write only if the debit did, with the
-    idempotency key's record (`claim`: its first use) and its answer
-    (`respond(request)`), all committed together by the statement. A key
-    already recorded refuses the whole statement: `KeyTaken`, nothing written.
+    """`payment_accept` of a payment the account accepts, with its unit of work
+    written in one statement (`payments.writer.work_write_at_once`: PostgreSQL,
+    outside any transaction) together with the idempotency key's record
+    (`claim`: its first use) and its answer (`respond(request)`). A key already
+    recorded refuses the whole statement: `KeyTaken`, nothing written.
 
     None when nothing was written and `payment_accept` must decide: another
     database, an FX quote, a plan that is refused or not admitted at once, or an
@@ -307,61 +207,18 @@ def payment_accept_at_once(
     if connection.vendor != "postgresql" or instruction.quote_id is not None or instruction.amount is None:
         return None
     now = timezone.now()
-    program = _program_of(account)
-    planned = plan(
-        Rules.of(program),
-        Instruction(
-            debit=instruction.amount,
-            amount=instruction.amount,
-            currency=instruction.currency,
-            fee_waived=instruction.fee_waived,
-        ),
-        account_currency=account.currency,
-        now=now,
-    )
+    planned = _plan(_program_of(account), account, instruction, None, now)
     if isinstance(planned, Refused) or planned.deferred is not None or not planned.count.admits_any():
         return None
-    name = connection.ops.quote_name
-    debit = name("debit")
-    request_id = uuid.uuid4()
-    steps = ledger_post_steps(
-        program_id=account.program_id,
-        sandbox=account.sandbox,
-        kind=LedgerTransaction.Kind.PAYMENT,
-        legs=ledger_legs(account, planned.legs, SystemAccounts()),
-        memo=instruction.reference,
-        outbound=Outbound(account_id=account.id, count=planned.count),
-        request=RequestRef(id=request_id, reference=instruction.reference),
-        debit="debit",
-        connection=connection,
+    work = payment_work(
+        account=account,
+        decided=planned,
+        order=_order(instruction),
+        now=now,
+        system=SystemAccounts(),
+        count=planned.count,
     )
-    if steps is None:
+    response = work_write_at_once(work, claim=claim, respond=respond)
+    if response is None:
         return None
-    request = _payment_request(request_id, account, instruction, planned, steps.entry)
-    rows_pre_save([request])
-    # As `requests_keep_day`: accepted across midnight, it stays on the decision's day.
-    if usage_day(request.created_at) != usage_day(now):
-        request.created_at = now
-    event = payment_request_event_new(request, accepted_event_type(request))
-    response = respond(request)
-    parts: list[tuple[str, tuple[str, list]]] = [("debit", steps.debit)]
-    parts += [(f"ledger_{index}", write) for index, write in enumerate(steps.writes)]
-    parts.append(("request", insert_select_sql([request], debit, connection)))
-    parts.append(("event", event_insert_sql(event, debit, connection)))
-    if claim:
-        parts.append(("key", claim.record_sql(connection, response, source=debit)))
-    # Only quoted names and the steps' own text go into it; every value is a parameter.
-    steps_sql = ", ".join(f"{name(step)} AS ({text})" for step, (text, _) in parts)
-    event_id = f"(SELECT {name('id')} FROM {name('event')})"  # noqa: S608
-    answer = f"{debit}.{name('balance')}, {debit}.{name('last_booked_at')}, {event_id}"
-    sql = f"WITH {steps_sql} SELECT {answer} FROM (SELECT 1) {name('one')} LEFT JOIN {debit} ON TRUE"  # noqa: S608
-    params = [param for _, (_, step_params) in parts for param in step_params]
-    with claim.writing(connection) if claim else nullcontext(), connection.cursor() as cursor:
-        cursor.execute(sql_bound(connection, sql, params))
-        balance, booked_at, event_id = cursor.fetchone()
-    if balance is None:
-        return None
-    steps.stored(balance, booked_at, connection)
-    rows_stored([request], connection)
-    events_written([event], [event_id], connection)
-    return request, response
+    return work.request, response

@@ -21,13 +21,12 @@ from decimal import Decimal
 from django.utils import timezone
 
 from bankapi.models import ZERO, Program
-from payments.decision import Accepted, Instruction, Refused, Rules, Snapshot, decide, funds_refusal
-from payments.events import payment_requests_accepted
-from payments.ledger import Leg, Movement, RequestRef, ledger_post_many, lock_accounts
+from payments.decision import Instruction, Refused, Rules, Snapshot, decide, funds_refusal
+from payments.ledger import Leg, Movement, ledger_post_many, lock_accounts
 from payments.models import LedgerTransaction, PaymentRequest, SystemAccount
 from payments.payees import Payee
-from payments.services.acceptance import SystemAccounts, ledger_legs, payment_fee, requests_keep_day
-from payments.services.limits import daily_outbound_store
+from payments.services.acceptance import payment_fee
+from payments.writer import SystemAccounts, WorkOrder, payment_work, works_write_bulk
 
 
 @dataclass(frozen=True)
@@ -139,7 +138,6 @@ def payments_accept_reserved(
             Leg(amount=-amount, currency=account.currency, system_account=clearing),
             Leg(amount=amount, currency=account.currency, account=account),
         ]
-    movements = [Movement(kind=LedgerTransaction.Kind.REVERSAL, legs=release_legs, memo=memo)]
     # Each account as the decision sees it: its reserved funds back, then as
     # each payment accepted leaves it.
     snapshots = {
@@ -147,8 +145,8 @@ def payments_accept_reserved(
         for account_id, amount in released.items()
     }
     now = timezone.now()
-    outcomes: list[Accepted | Refused] = []
-    accepted: list[tuple[ReservedPayment, Accepted]] = []
+    outcomes: list[PaymentRequest | Refused] = []
+    works = []
     for payment in payments:
         account = locked[payment.account_id]
         decided = decide(
@@ -161,41 +159,23 @@ def payments_accept_reserved(
             outcomes.append(decided)
             continue
         snapshots[account.id] = decided.after
-        movements.append(
-            Movement(
-                kind=LedgerTransaction.Kind.PAYMENT,
-                legs=ledger_legs(account, decided.legs, system),
-                memo=payment.reference,
-                request=RequestRef(id=payment.request_id, reference=payment.reference),
-            )
+        work = payment_work(
+            account=account,
+            decided=decided,
+            order=WorkOrder(reference=payment.reference, payee=payment.payee),
+            now=now,
+            system=system,
+            request_id=payment.request_id,
         )
-        outcomes.append(decided)
-        accepted.append((payment, decided))
-    entries = ledger_post_many(program_id=program.id, sandbox=sandbox, movements=movements, locked=locked)
-    requests = PaymentRequest.objects.bulk_create(
-        (
-            PaymentRequest(
-                id=payment.request_id,
-                program_id=program.id,
-                sandbox=sandbox,
-                customer_id=locked[payment.account_id].customer_id,
-                account_id=payment.account_id,
-                status=decided.status,
-                amount=decided.amount,
-                currency=decided.currency,
-                debit_amount=decided.debit,
-                fee=decided.fee,
-                reference=payment.reference,
-                payee=payment.payee.to_stored(),
-                acceptance=entry,
-            )
-            for (payment, decided), entry in zip(accepted, entries[1:], strict=True)
-        ),
-        batch_size=1000,
+        outcomes.append(work.request)
+        works.append(work)
+    works_write_bulk(
+        works,
+        program_id=program.id,
+        sandbox=sandbox,
+        locked=locked,
+        before=[Movement(kind=LedgerTransaction.Kind.REVERSAL, legs=release_legs, memo=memo)],
+        after=snapshots,
+        now=now,
     )
-    paying = {payment.account_id for payment, _ in accepted}
-    daily_outbound_store(locked, {account_id: snapshots[account_id] for account_id in paying})
-    requests_keep_day(requests, now)
-    payment_requests_accepted(requests)
-    by_decision = dict(zip((id(decided) for _, decided in accepted), requests, strict=True))
-    return [by_decision[id(outcome)] if isinstance(outcome, Accepted) else outcome for outcome in outcomes]
+    return outcomes
