@@ -19,6 +19,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from bankapi.errors import ApiError
 from bankapi.models import Account, Program
 from events.models import Event
 from payments.models import LedgerPosting, LedgerTransaction, PaymentRequest
@@ -181,3 +182,113 @@ def test_every_door_writes_the_same_rows(api, customer, customer_auth, case, amo
     for door, rows in written.items():
         for table, expected in route.items():
             assert rows[table] == expected, f"{door} wrote other {table} rows than the route ({case})"
+
+
+# (case, balance, amount, program settings, code): refused by the decision.
+REFUSED = [
+    (
+        "over the per-payment limit",
+        "10000.00",
+        "30.00",
+        {"per_payment_limit": Decimal("25.00")},
+        "LIMIT_EXCEEDED",
+    ),
+    (
+        "over the day's limit",
+        "10000.00",
+        "30.00",
+        {"daily_outbound_limit": Decimal("25.00")},
+        "LIMIT_EXCEEDED",
+    ),
+    ("short of the amount", "20.00", "30.00", {}, "INSUFFICIENT_FUNDS"),
+    ("short of the fee", "30.00", "30.00", {"fee_per_payment": Decimal("0.01")}, "INSUFFICIENT_FUNDS"),
+]
+
+
+def _counts() -> tuple[int, ...]:
+    return tuple(model.objects.count() for model in (PaymentRequest, LedgerTransaction, LedgerPosting, Event))
+
+
+def _refusal_by_route(api, auth, account: Account, amount: str) -> str:
+    response = api.post(
+        payments_url(account.customer_id, account.id),
+        {"amount": amount, "reference": "Invoice 42", "payee": PAYEE},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()),
+        **auth,
+    )
+    assert response.status_code == 422, response.json()
+    return response.json()["code"]
+
+
+def _refusal_by_transaction(account: Account, amount: str) -> str:
+    with pytest.raises(ApiError) as refused, transaction.atomic():
+        payment_accept(account=account, instruction=_instruction(amount))
+    return str(refused.value.code)
+
+
+def _refusal_by_batch_writer(account: Account, amount: str) -> str:
+    """As a batch pays an item: its funds held first (the hold's own refusal),
+    then accepted from them (the decision's)."""
+    program = Program.objects.get(id=account.program_id)
+    total = Decimal(amount) + program.fee_per_payment
+    with transaction.atomic():
+        held = funds_reserve(
+            program=program,
+            sandbox=account.sandbox,
+            reservations=[_reservation(account, total)],
+            memo="Batch funding",
+        )[account.id]
+    if held is not None:
+        return str(held.code)
+    with transaction.atomic():
+        [refused] = payments_accept_reserved(
+            program=program,
+            sandbox=account.sandbox,
+            payments=[
+                ReservedPayment(
+                    request_id=uuid.uuid4(),
+                    account_id=account.id,
+                    reserved=total,
+                    amount=Decimal(amount),
+                    currency="GBP",
+                    reference="Invoice 42",
+                    payee=Payee(
+                        name="Jane Payee", account=UkAccount(sort_code="200000", account_number="55779911")
+                    ),
+                )
+            ],
+            memo="Batch release",
+        )
+    assert not isinstance(refused, PaymentRequest)
+    return str(refused.code)
+
+
+@pytest.mark.parametrize(
+    ("case", "balance", "amount", "settings", "code"), REFUSED, ids=[case for case, *_ in REFUSED]
+)
+def test_every_door_refuses_alike_and_writes_nothing(
+    api, customer, customer_auth, case, balance, amount, settings, code
+):
+    Program.objects.filter(id=customer.program_id).update(**settings)
+    doors = {
+        "route": lambda account: _refusal_by_route(api, customer_auth, account, amount),
+        "transaction": lambda account: _refusal_by_transaction(account, amount),
+        "batch": lambda account: _refusal_by_batch_writer(account, amount),
+    }
+    for door, refuse in doors.items():
+        account = funded_account(customer, balance, **uk_account())
+        counts = _counts()
+        before = (
+            Account.objects.filter(id=account.id).values("balance", "outbound_day", "outbound_total").get()
+        )
+
+        assert refuse(account) == code, f"{door} ({case})"
+
+        written = tuple(after - was for after, was in zip(_counts(), counts, strict=True))
+        # A batch's hold that was made is released: two movements of two postings, no request.
+        assert written in ({(0, 0, 0, 0), (0, 2, 4, 0)} if door == "batch" else {(0, 0, 0, 0)}), door
+        after = (
+            Account.objects.filter(id=account.id).values("balance", "outbound_day", "outbound_total").get()
+        )
+        assert after == before, door
