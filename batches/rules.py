@@ -127,6 +127,8 @@ class WireShape:
 
     texts: tuple[tuple[str, str], ...]
     nested: tuple[tuple[str, "WireShape"], ...] = ()
+    # Fields the API does not show (kept for the service's own use).
+    hidden: tuple[str, ...] = ()
 
     def render(self, stored: dict[str, Any]) -> dict[str, Any]:
         """`stored` in the API's names: the keys the API's names give, in that
@@ -168,6 +170,7 @@ def wire_shape(
     return WireShape(
         texts=tuple((name, api) for api, name in names.items()),
         nested=tuple((name, nested[name]) for name in fields if name in nested),
+        hidden=tuple(name for name in fields if name in hidden),
     )
 
 

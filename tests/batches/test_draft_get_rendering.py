@@ -125,7 +125,11 @@ def varied_results() -> list[dict[str, Any]]:
 
 def test_each_shape_covers_exactly_its_dataclass_fields():
     for cls, shape in SHAPES:
-        named = [name for name, _api in shape.texts] + [name for name, _shape in shape.nested]
+        named = (
+            [name for name, _api in shape.texts]
+            + [name for name, _shape in shape.nested]
+            + list(shape.hidden)
+        )
         assert sorted(named) == sorted(field.name for field in dataclasses.fields(cls)), cls
 
 
@@ -138,7 +142,7 @@ def test_a_field_without_an_api_name_or_a_name_without_a_field_is_refused():
         wire_shape(WithPurpose, ACCOUNT_NAMES)
     with pytest.raises(TypeError, match=r"names of no field \['purpose'\]"):
         wire_shape(SentPayee, {**PAYEE_NAMES, "purpose": "purpose"}, {"account": ACCOUNT_SHAPE})
-    with pytest.raises(TypeError, match=r"fields without an API name \['payer'\]"):
+    with pytest.raises(TypeError, match=r"fields without an API name \['instruction_id', 'payer'\]"):
         wire_shape(SentPayment, PAYMENT_NAMES, {"payee": PAYEE_SHAPE})
 
 
@@ -151,6 +155,7 @@ def test_the_shapes_write_the_api_names_in_the_apis_order():
             ("currency", "currency"),
         ),
         nested=(("payer", PAYER_SHAPE), ("payee", PAYEE_SHAPE)),
+        hidden=("instruction_id",),
     )
     assert PAYEE_SHAPE.texts == (("name", "name"), ("payee_type", "accountType"))
     assert [api for _name, api in ACCOUNT_SHAPE.texts] == ["type", "sortCode", "accountNumber", "iban", "bic"]
