@@ -188,6 +188,7 @@ class ChangePasswordView(OptionalBearerView):
                     temporary_password=body["temporary_password"],
                     new_password=body["new_password"],
                     bearer_user=bearer_user,
+                    client=client_address(request),
                 )
             )
         )
