@@ -4,13 +4,16 @@ authenticator code too when `ADMIN_REQUIRE_TOTP` is on), every view of which is
 audited: the changes made from it and the personal-data pages opened (`audit`)."""
 
 from functools import update_wrapper
+from typing import Any
 
 from django.conf import settings
 from django.contrib import admin
+from django.db.models import Model
+from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from audit.services import staff_acting, staff_view_record
+from audit.services import staff_acting, staff_list_view_record, staff_view_record
 from bankapi.dashboard import dashboard_counters, dashboard_facts, dashboard_volume
 
 
@@ -52,24 +55,39 @@ class BankAdminSite(admin.AdminSite):
 
     def admin_view(self, view, cacheable=False):
         """Every back-office view runs as its staff user for the audit: what it
-        saves is recorded with before and after, and a record's page (its change
-        or history page) that shows personal data is recorded as viewed."""
+        saves is recorded with before and after, and every page that shows
+        personal data is recorded as viewed (`record_shown`)."""
         guarded = super().admin_view(view, cacheable)
         model_admin = getattr(view, "__self__", None)
-        records_views = isinstance(model_admin, admin.ModelAdmin) and view.__name__ in (
-            "change_view",
-            "history_view",
-        )
+        records_views = isinstance(model_admin, admin.ModelAdmin) and view.__name__ in SHOWING_VIEWS
 
         def audited(request, *args, **kwargs):
             with staff_acting(request.user, request.get_full_path()):
                 response = guarded(request, *args, **kwargs)
-            if records_views and request.method == "GET" and response.status_code == 200:
-                shown = (getattr(response, "context_data", None) or {}).get("original") or (
-                    getattr(response, "context_data", None) or {}
-                ).get("object")
-                if shown is not None:
-                    staff_view_record(request.user, shown, request.get_full_path())
+            if records_views and response.status_code == 200:
+                record_shown(request, model_admin.model, getattr(response, "context_data", None) or {})
             return response
 
         return update_wrapper(audited, guarded)
+
+
+# The ModelAdmin views whose pages show records: a record's own pages, and its
+# list (with its search, and the pages its actions ask about, posted to it).
+SHOWING_VIEWS = ("changelist_view", "change_view", "history_view", "delete_view")
+
+
+def record_shown(request: HttpRequest, model: type[Model], context: dict[str, Any]) -> None:
+    """Record, for the audit, the records of personal data this page showed."""
+    page = request.get_full_path()
+    changelist = context.get("cl")
+    if changelist is not None:
+        staff_list_view_record(request.user, model, changelist.result_list, changelist.query, page)
+        return
+    shown = context.get("original") or context.get("object")
+    if isinstance(shown, Model):
+        staff_view_record(request.user, shown, page)
+        return
+    # An action's intermediate page (ours and Django's delete_selected) lists the chosen rows.
+    rows = context.get("objects", context.get("queryset"))
+    if rows is not None:
+        staff_list_view_record(request.user, model, rows, "", page)
