@@ -59,13 +59,17 @@ class BankAdminSite(admin.AdminSite):
         personal data is recorded as viewed (`record_shown`)."""
         guarded = super().admin_view(view, cacheable)
         model_admin = getattr(view, "__self__", None)
-        records_views = isinstance(model_admin, admin.ModelAdmin) and view.__name__ in SHOWING_VIEWS
+        shows_model = (
+            model_admin.model
+            if isinstance(model_admin, admin.ModelAdmin) and view.__name__ in SHOWING_VIEWS
+            else None
+        )
 
         def audited(request, *args, **kwargs):
             with staff_acting(request.user, request.get_full_path()):
                 response = guarded(request, *args, **kwargs)
-            if records_views and response.status_code == 200:
-                record_shown(request, model_admin.model, getattr(response, "context_data", None) or {})
+            if shows_model is not None and response.status_code == 200:
+                record_shown(request, shows_model, getattr(response, "context_data", None) or {})
             return response
 
         return update_wrapper(audited, guarded)
