@@ -34,8 +34,9 @@ def filled_template(tmp_path: Path) -> dict[str, str]:
         "SECRET_KEY": "k" * 20 + "Q7#x" * 10,
         "FIELD_ENCRYPTION_KEY": Fernet.generate_key().decode(),
         "METRICS_TOKEN": "m" * 32,
+        "EMAIL_URL": "submission://bank%40example.com:mail-password@mail.example.com",
     }
-    assert empty == secrets.keys(), "the template leaves exactly the secrets and the database to fill in"
+    assert empty == secrets.keys(), "the template leaves the secrets, database and mail server to fill in"
     return {
         **values,
         **secrets,
