@@ -99,3 +99,13 @@ def test_the_delete_page_and_an_actions_page_record_the_records_they_show(staff_
     assert views[0].page == f"{url}{beneficiaries[0].id}/delete/"
     assert sorted(view.object_id for view in views[1:]) == sorted(str(b.id) for b in beneficiaries)
     assert {view.page for view in views[1:]} == {url}
+
+
+def test_the_audit_list_shows_what_a_search_was(staff_client, customer):
+    client = staff_client("compliance")
+    client.get(_url("bankapi.Customer"), {"q": str(customer.id)})
+
+    audit_list = client.get("/admin/audit/staffview/")
+
+    assert audit_list.status_code == 200
+    assert f'<td class="field-search">{customer.id}</td>' in audit_list.content.decode()
