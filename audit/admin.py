@@ -29,11 +29,12 @@ class ChangeRecordAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
 
 @admin.register(StaffView)
 class StaffViewAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
-    """Who opened which page of a customer's personal data, a card or a document."""
+    """Who opened which page of a customer's personal data, a card or a document,
+    and which records a list of them showed for which search."""
 
-    list_display = ("at", "actor_email", "content_type", "object_repr", "page")
+    list_display = ("at", "actor_email", "content_type", "object_repr", "search", "page")
     list_filter = ("content_type",)
     exact_search_fields = ("object_id", "actor_email")
     search_help_text = "An exact record id or staff e-mail."
     list_select_related = ("content_type",)
-    fields = ("at", "actor_email", "content_type", "object_id", "object_repr", "page")
+    fields = ("at", "actor_email", "content_type", "object_id", "object_repr", "search", "page")

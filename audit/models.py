@@ -43,6 +43,11 @@ class ChangeRecord(models.Model):
 
 
 class StaffView(models.Model):
+    """One record shown to a staff member: on its own page (change, history or
+    delete), or as a row of a list (a changelist, a search of it, or the rows an
+    action asks about), with the list's search text. A list that showed no row
+    leaves one record without an object id, so that the search is kept too."""
+
     at = models.DateTimeField(default=timezone.now)
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+", db_constraint=False
@@ -52,6 +57,9 @@ class StaffView(models.Model):
     object_id = models.CharField(max_length=64)
     object_repr = models.CharField(max_length=200)
     page = models.CharField(max_length=500)
+    search = models.CharField(
+        max_length=200, blank=True, default="", help_text="The list's search text, when a list showed it."
+    )
 
     class Meta:
         ordering = ("-at", "-id")

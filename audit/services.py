@@ -14,7 +14,7 @@ password hashes and PIN hashes.
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -54,18 +54,33 @@ AUDITED: dict[str, frozenset[str]] = {
 }
 
 # Models whose back-office pages show a customer's personal data, card details
-# or documents: opening one of their pages writes a StaffView.
+# or documents: opening one of their pages, or a list of them, writes a StaffView
+# per record shown. Besides the people themselves (customers, users, cardholders,
+# UBOs, payees), the records whose pages name them, their e-mails or their account
+# numbers: accounts, payments, schedules and batch items (the account and customer
+# they belong to), events (their customer), and the sign-in records (a user's
+# e-mail, or the e-mail typed at sign-in).
 PERSONAL_DATA: frozenset[str] = frozenset(
     {
         "bankapi.Customer",
+        "bankapi.Account",
         "authn.User",
+        "authn.PasskeyCredential",
+        "authn.LoginThrottle",
+        "authn.RefreshToken",
+        "authn.AuthChallenge",
         "payments.Beneficiary",
+        "payments.PaymentRequest",
+        "payments.ScheduledPayment",
+        "batches.BatchItem",
+        "batches.ScaChallenge",
         "cards.Card",
         "cards.Cardholder",
         "onboarding.Application",
         "onboarding.Ubo",
         "onboarding.VerificationStep",
         "onboarding.DocumentUpload",
+        "events.Event",
     }
 )
 
@@ -243,6 +258,26 @@ def staff_view_record(user: Any, instance: models.Model, page: str) -> StaffView
         object_repr=str(instance)[:200],
         page=page[:500],
     )
+
+
+def staff_list_view_record(
+    user: Any, model: type[models.Model], shown: Iterable[models.Model], search: str, page: str
+) -> list[StaffView]:
+    """Record that this staff user was shown these records of a list of personal
+    data (a changelist, its search, an action's page): one StaffView per record,
+    with the search text; one without an object id when the list showed none.
+    One INSERT, however many rows the page holds."""
+    if model._meta.label not in PERSONAL_DATA:
+        return []
+    common = {
+        "actor": user if getattr(user, "is_authenticated", False) else None,
+        "actor_email": getattr(user, "email", "") or "",
+        "content_type": ContentType.objects.get_for_model(model, for_concrete_model=False),
+        "search": search[:200],
+        "page": page[:500],
+    }
+    records = [StaffView(object_id=str(row.pk), object_repr=str(row)[:200], **common) for row in shown]
+    return StaffView.objects.bulk_create(records or [StaffView(object_id="", object_repr="", **common)])
 
 
 def changes_of(instance: models.Model, limit: int = 200) -> list[ChangeRecord]:

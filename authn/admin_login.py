@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from authn.services.password_checks import PasswordChecksBusy, password_check_slot
 from authn.services.staff import staff_totp_enrol
-from authn.services.throttle import throttle_attempt, throttle_clear
+from authn.services.throttle import client_address, sign_in_slot, throttle_attempt, throttle_clear
 from authn.services.totp import totp_verify
 from bankapi.errors import ApiError
 
@@ -23,7 +23,8 @@ class StaffLoginForm(AdminAuthenticationForm):
 
     Password attempts count towards the same lockout as API sign-ins (5 failures
     in 15 minutes lock the e-mail), counted before the password is checked. When
-    no password-check slot frees in time, the page answers 429 and nothing counts. A
+    no password-check slot frees in time, the page answers 429 and only the
+    address's failures count it (they rank its next wait for a slot). A
     staff member without an authenticator gets one on first sign-in: after a
     right password the page shows a new secret, and the next sign-in with a code
     of it enrols it.
@@ -49,9 +50,12 @@ class StaffLoginForm(AdminAuthenticationForm):
         password = self.cleaned_data.get("password")
         if not email or password is None:
             return self.cleaned_data
+        # A wait for a check slot is ranked and counted by address, as the API's sign-in.
+        request = self.request
+        slot = sign_in_slot(client_address(request)) if request is not None else password_check_slot()
         try:
-            # The slot first: a sign-in refused for want of one was never tried and must not count.
-            with password_check_slot():
+            # The slot first: a sign-in refused for want of one was never tried, so not the e-mail's failure.
+            with slot:
                 throttle_attempt(None, email, timezone.now())
                 self.user_cache = authenticate(self.request, username=email, password=password)
         except PasswordChecksBusy as error:

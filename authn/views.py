@@ -46,8 +46,10 @@ S401_CREDENTIALS = (
 )
 S429_BUSY = (
     "Password checks are deliberately slow and only a few run at once per server: when none "
-    "frees within a short wait, 429 with `Retry-After` at once. That attempt is not counted "
-    "anywhere; try again."
+    "frees within a short wait, 429 with `Retry-After`. Waiting requests are served by their "
+    "client address's recent failed sign-ins, fewest first. A request refused so counts in no "
+    "e-mail's lockout (the password was not tried), but as one failed attempt of its client "
+    "address towards the client throttle; try again."
 )
 S429_SECOND_FACTOR = (
     "Wrong codes also count per user, across sessions (TOTP codes here and in step-up confirmations, "
@@ -188,6 +190,7 @@ class ChangePasswordView(OptionalBearerView):
                     temporary_password=body["temporary_password"],
                     new_password=body["new_password"],
                     bearer_user=bearer_user,
+                    client=client_address(request),
                 )
             )
         )

@@ -14,6 +14,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib import admin
 from django.core.exceptions import ImproperlyConfigured
+from django.db.models import Model
+from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
@@ -24,10 +26,12 @@ from bankapi.dashboard import dashboard_counters, dashboard_facts, dashboard_vol
 class Audit:
     """How the back office is audited: `acting(user, page)` wraps a view so what
     it saves is recorded as that staff user's; `view_record(user, record, page)`
-    records a record's page opened."""
+    records a record's page opened; `list_view_record(user, model, rows,
+    search, page)` the records a list (or an action's page) showed."""
 
     acting: Callable[[Any, str], AbstractContextManager[None]]
     view_record: Callable[[Any, Any, str], object]
+    list_view_record: Callable[[Any, type[Model], Any, str, str], object]
 
 
 _audit: list[Audit] = []
@@ -83,25 +87,44 @@ class BankAdminSite(admin.AdminSite):
 
     def admin_view(self, view, cacheable=False):
         """Every back-office view runs as its staff user for the audit: what it
-        saves is recorded with before and after, and a record's page (its change
-        or history page) that shows personal data is recorded as viewed."""
+        saves is recorded with before and after, and every page that shows
+        personal data is recorded as viewed (`record_shown`)."""
         guarded = super().admin_view(view, cacheable)
         model_admin = getattr(view, "__self__", None)
-        records_views = isinstance(model_admin, admin.ModelAdmin) and view.__name__ in (
-            "change_view",
-            "history_view",
+        shows_model = (
+            model_admin.model
+            if isinstance(model_admin, admin.ModelAdmin) and view.__name__ in SHOWING_VIEWS
+            else None
         )
 
         def audited(request, *args, **kwargs):
             audit = _registered_audit()
             with audit.acting(request.user, request.get_full_path()):
                 response = guarded(request, *args, **kwargs)
-            if records_views and request.method == "GET" and response.status_code == 200:
-                shown = (getattr(response, "context_data", None) or {}).get("original") or (
-                    getattr(response, "context_data", None) or {}
-                ).get("object")
-                if shown is not None:
-                    audit.view_record(request.user, shown, request.get_full_path())
+            if shows_model is not None and response.status_code == 200:
+                record_shown(audit, request, shows_model, getattr(response, "context_data", None) or {})
             return response
 
         return update_wrapper(audited, guarded)
+
+
+# The ModelAdmin views whose pages show records: a record's own pages, and its
+# list (with its search, and the pages its actions ask about, posted to it).
+SHOWING_VIEWS = ("changelist_view", "change_view", "history_view", "delete_view")
+
+
+def record_shown(audit: Audit, request: HttpRequest, model: type[Model], context: dict[str, Any]) -> None:
+    """Record, for the audit, the records of personal data this page showed."""
+    page = request.get_full_path()
+    changelist = context.get("cl")
+    if changelist is not None:
+        audit.list_view_record(request.user, model, changelist.result_list, changelist.query, page)
+        return
+    shown = context.get("original") or context.get("object")
+    if isinstance(shown, Model):
+        audit.view_record(request.user, shown, page)
+        return
+    # An action's intermediate page (ours and Django's delete_selected) lists the chosen rows.
+    rows = context.get("objects", context.get("queryset"))
+    if rows is not None:
+        audit.list_view_record(request.user, model, rows, "", page)

@@ -203,6 +203,8 @@ class MetricsView(APIView):
     # Not a user's token: the scrape bearer is METRICS_TOKEN, checked below.
     authentication_classes: list = []
     permission_classes = [AllowAny]
+    # Scraped every few seconds from one address: no request budget, as the probes.
+    throttle_classes: list = []
     content_negotiation_class = _AnyAccept
 
     @extend_schema(

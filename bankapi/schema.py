@@ -270,12 +270,16 @@ def document_payload_limit(
 def document_request_budget(
     result: dict[str, Any], generator: object, request: object, public: bool
 ) -> dict[str, Any]:
-    """Postprocessing hook: every route has a request budget (429 with Retry-After).
+    """Postprocessing hook: every route has a request budget (429 with Retry-After),
+    but those whose view throttles nothing (the probes and `/metrics`).
 
     A route that documents 429 for its own reasons (sign-in lockouts) keeps its
     text, with the budget added to it.
     """
     from django.conf import settings
+
+    endpoints = getattr(generator, "endpoints", None) or []
+    unbudgeted = {path for path, _, _, view in endpoints if not view.cls.throttle_classes}
 
     budget = (
         f"The request budget is spent: {settings.REQUEST_BUDGET_PER_TOKEN} requests per access or "
@@ -289,7 +293,9 @@ def document_request_budget(
             "description": "Seconds to wait before trying again.",
         }
     }
-    for operations in result.get("paths", {}).values():
+    for path, operations in result.get("paths", {}).items():
+        if path in unbudgeted:
+            continue
         for operation in operations.values():
             responses = operation.setdefault("responses", {})
             own = responses.get("429")

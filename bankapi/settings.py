@@ -6,8 +6,8 @@ README, "Configuration"). Which kind of run this is fails closed:
 - No `DATABASE_URL`: the embedded default, a zero-setup development start
   (SQLite, Celery in-process, local files, console e-mail, generated secrets).
 - `DATABASE_URL` set: a deployment. SECRET_KEY, FIELD_ENCRYPTION_KEY, the JWT
-  private key and ALLOWED_HOSTS must be given; if any is missing, start-up stops
-  with one message naming all of them.
+  private key, ALLOWED_HOSTS and TRUSTED_PROXY_COUNT must be given; if any is
+  missing, start-up stops with one message naming all of them.
 - `BANKAPI_ENV` chooses explicitly: `production` (a deployment, whatever the
   database) or `development` (generated secrets, e.g. the test suite on PostgreSQL).
 """
@@ -45,7 +45,15 @@ ENVIRONMENT = "production" if PRODUCTION else "development"
 
 if PRODUCTION:
     require_deployment_settings(
-        ["SECRET_KEY", "FIELD_ENCRYPTION_KEY", ("JWT_PRIVATE_KEY", "JWT_PRIVATE_KEY_FILE"), "ALLOWED_HOSTS"],
+        [
+            "SECRET_KEY",
+            "FIELD_ENCRYPTION_KEY",
+            ("JWT_PRIVATE_KEY", "JWT_PRIVATE_KEY_FILE"),
+            "ALLOWED_HOSTS",
+            # No default in a deployment: behind a proxy, 0 would make every client
+            # the proxy's address (one client's failures throttling all of them).
+            "TRUSTED_PROXY_COUNT",
+        ],
         reason=(
             "BANKAPI_ENV is production"
             if _CHOSEN_ENV == "production"
@@ -78,9 +86,12 @@ AUTH_LOCKOUT_SECONDS = env_int("AUTH_LOCKOUT_SECONDS", 15 * 60)
 # user; at the maximum every such attempt answers 429 until the window ends.
 AUTH_CLIENT_MAX_FAILURES = env_int("AUTH_CLIENT_MAX_FAILURES", 50)
 AUTH_CLIENT_WINDOW_SECONDS = env_int("AUTH_CLIENT_WINDOW_SECONDS", 15 * 60)
-# How many proxies of ours append to X-Forwarded-For; 0 (default): the client is
-# the TCP peer and X-Forwarded-For is ignored.
+# How many proxies of ours append to X-Forwarded-For; 0: the client is the TCP
+# peer and X-Forwarded-For is ignored. Required in a deployment (0 when clients
+# connect directly); 0 by default on a development run.
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+if TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured(f"TRUSTED_PROXY_COUNT must not be negative, got {TRUSTED_PROXY_COUNT}")
 # Password and PIN hashes (Argon2, costly on purpose) checked at once per process;
 # a sign-in that finds every slot taken for this long answers 429 instead of
 # queueing, so a flood of sign-ins cannot take the CPU from the other routes.

@@ -16,6 +16,10 @@ from bankapi.schema import envelope, error_responses
 class HealthView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
+    # The probes spend no request budget: a load balancer probes from one address,
+    # often the proxy's, many times a minute; counted, its probes would be refused,
+    # with every bearer-less route of that address, and the node taken out of rotation.
+    throttle_classes: list = []
 
     @extend_schema(
         tags=["service"],
@@ -87,6 +91,7 @@ def _redis_ready() -> bool:
 class ReadyView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
+    throttle_classes: list = []  # no request budget, as HealthView
 
     @extend_schema(
         tags=["service"],

@@ -60,6 +60,8 @@ def production_environment(database_url: str, work_dir: Path) -> dict[str, str]:
         "FIELD_ENCRYPTION_KEY": Fernet.generate_key().decode(),
         "JWT_PRIVATE_KEY": pem,
         "ALLOWED_HOSTS": "127.0.0.1,localhost,testserver",
+        # Clients reach gunicorn directly, no proxy in front.
+        "TRUSTED_PROXY_COUNT": "0",
         "BANKAPI_VAR_DIR": str(work_dir / "var"),
         "STATIC_ROOT": str(static_root),
         "LOG_LEVEL": "WARNING",

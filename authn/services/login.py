@@ -32,6 +32,7 @@ from authn.services.throttle import (
     client_throttle_address,
     second_factor_attempt,
     second_factor_clear,
+    sign_in_slot,
     throttle_attempt,
     throttle_clear,
 )
@@ -116,12 +117,14 @@ def challenge_next(user: User) -> NextChallenge:
 def password_login(*, program: str | None, email: str, password: str, client: str) -> NextChallenge:
     """POST login: check the password, answer the next challenge (never tokens).
 
-    `client` is the caller's address, for the per-client throttle. The check
-    slot is taken before the client's attempt is counted, so a sign-in refused
-    for want of one costs no database write and a flood of them stays cheap; it
-    is given back before the challenge is made (that may send an e-mail).
+    `client` is the caller's address, for the per-client throttle and the
+    order in which waiting sign-ins get a check slot. The slot is taken before
+    the client's attempt is counted: a sign-in refused for want of one counts
+    once, as a failure of its address (`sign_in_slot`), and never in the
+    e-mail's lockout. The slot is given back before the challenge is made (that
+    may send an e-mail).
     """
-    with password_check_slot(), client_throttle_address(client):
+    with sign_in_slot(client), client_throttle_address(client):
         user = credentials_check(program=program, email=email, password=password)
     return challenge_next(user)
 
@@ -133,14 +136,16 @@ def password_change(
     temporary_password: str,
     new_password: str,
     bearer_user: User | None,
+    client: str,
 ) -> NextChallenge:
     """POST change-password: replace a temporary password, answer the next challenge.
 
     Every earlier token and unused sign-in session of the user is revoked: a
-    password reset ends old sessions.
+    password reset ends old sessions. `client` is the caller's address: it
+    waits for a check slot as a sign-in from there does (`sign_in_slot`).
     """
     # One slot for both hashes: the temporary password's check and the new one's.
-    with password_check_slot():
+    with sign_in_slot(client):
         user = credentials_check(program=program, email=email, password=temporary_password, temporary=True)
         if bearer_user is not None and bearer_user.id != user.id:
             raise ApiError(ErrorCode.UNAUTHORIZED, "The bearer token belongs to another user")

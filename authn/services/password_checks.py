@@ -5,11 +5,14 @@ memory. Without a bound, a flood of failed sign-ins spread over many addresses
 (so that no per-client or per-e-mail counter stops it) keeps every worker thread
 hashing, and payments and every other route wait for the CPU behind it.
 
-Each check takes one of `PASSWORD_CHECKS_IN_FLIGHT` slots of its process. A
-request that cannot get one within `PASSWORD_CHECK_WAIT_SECONDS` answers 429
-TOO_MANY_REQUESTS with `Retry-After` instead of queueing, and so does one that
-finds as many requests already waiting as there are slots: the flood is shed
-cheaply, and other routes keep the rest of the CPU and the server's threads.
+Each check takes one of `PASSWORD_CHECKS_IN_FLIGHT` slots of its process. When
+none is free, at most as many requests wait as there are slots, served in order
+of their rank (for a sign-in, its address's recent failures: fewest first, then
+first come); a newcomer that outranks the worst waiter takes its place, and the
+one left out, or one that gets no slot within `PASSWORD_CHECK_WAIT_SECONDS`,
+answers 429 TOO_MANY_REQUESTS with `Retry-After`. So a flood is shed cheaply,
+other routes keep the rest of the CPU and the server's threads, and a real user,
+whose address has no failures, is served before the flood that fills the queue.
 
 Every Argon2 hash on a request path runs inside `password_check_slot()`: sign-in
 and change-password (`authn.services.login.credentials_check`, the dummy hash of
@@ -19,9 +22,11 @@ without taking a second one, so a caller can take the slot before the work it
 must do only once the check is sure to run (counting the attempt in a lockout).
 """
 
+import itertools
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import cache
 
 from django.conf import settings
@@ -33,7 +38,9 @@ RETRY_AFTER_SECONDS = 1
 
 
 class PasswordChecksBusy(ApiError):
-    """Every slot stayed taken. Not a failed attempt: it counts in no lockout or throttle."""
+    """No slot for this check: every one stayed taken, or better-ranked requests
+    filled the queue. The password was never tried: it counts in no lockout; a
+    sign-in's refusal counts as a failure of its address (`sign_in_slot`)."""
 
     def __init__(self) -> None:
         super().__init__(
@@ -44,38 +51,94 @@ class PasswordChecksBusy(ApiError):
         )
 
 
+@dataclass(order=True)
+class _Waiter:
+    rank: int
+    arrival: int
+    granted: bool = field(default=False, compare=False)
+    answered: threading.Event = field(default_factory=threading.Event, compare=False)
+
+
+class _Gate:
+    """`size` slots, and at most `size` waiters, served lowest rank first.
+
+    A released slot is handed to the best waiter directly (it never falls free
+    for a newcomer to snatch), so the order holds. A waiting request holds a
+    server thread: under a flood a longer queue took every thread from the other
+    routes, hence the bound on waiters, and the newcomer that outranks the worst
+    of them takes its place.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.in_use = 0
+        self.waiters: list[_Waiter] = []
+        self._lock = threading.Lock()
+        self._arrivals = itertools.count()
+
+    def _take_free(self) -> bool:
+        if self.in_use < self.size and not self.waiters:
+            self.in_use += 1
+            return True
+        return False
+
+    def acquire(self, rank: Callable[[], int], timeout: float) -> bool:
+        with self._lock:
+            if self._take_free():
+                return True
+        # Only a request that must wait pays for its rank (it may read the database),
+        # and outside the lock.
+        waiter_rank = rank()
+        with self._lock:
+            if self._take_free():
+                return True
+            me = _Waiter(waiter_rank, next(self._arrivals))
+            self.waiters.append(me)
+            if len(self.waiters) > self.size:
+                worst = max(self.waiters)
+                self.waiters.remove(worst)
+                worst.answered.set()  # not granted: refused
+                if worst is me:
+                    return False
+        me.answered.wait(timeout)
+        with self._lock:
+            if not me.granted and me in self.waiters:
+                self.waiters.remove(me)  # waited long enough
+            return me.granted
+
+    def release(self) -> None:
+        with self._lock:
+            if self.waiters:
+                best = min(self.waiters)
+                self.waiters.remove(best)
+                best.granted = True  # the slot passes to it, still counted in use
+                best.answered.set()
+            else:
+                self.in_use -= 1
+
+
 @cache
-def _slots(size: int) -> threading.BoundedSemaphore:
-    # One semaphore per configured size, so that a changed setting takes effect
+def _gate(size: int) -> _Gate:
+    # One gate per configured size, so that a changed setting takes effect
     # (tests change it) without touching slots held under the old one.
-    return threading.BoundedSemaphore(size)
+    return _Gate(size)
 
 
 _held = threading.local()
 
-# Requests of this process waiting for a slot. At most as many wait as there are
-# slots; any more are refused at once: a waiting request holds a server thread,
-# and under a flood a queue of them would take every thread from other routes.
-_waiting = 0
-_waiting_lock = threading.Lock()
 
-
-def _wait_for(slots: threading.BoundedSemaphore, size: int) -> bool:
-    global _waiting
-    with _waiting_lock:
-        if _waiting >= size:
-            return False
-        _waiting += 1
-    try:
-        return slots.acquire(timeout=settings.PASSWORD_CHECK_WAIT_SECONDS)
-    finally:
-        with _waiting_lock:
-            _waiting -= 1
+def _no_failures() -> int:
+    return 0
 
 
 @contextmanager
-def password_check_slot() -> Iterator[None]:
-    """Hold a slot for the hash checks inside, or raise `PasswordChecksBusy` (429)."""
+def password_check_slot(rank: Callable[[], int] = _no_failures) -> Iterator[None]:
+    """Hold a slot for the hash checks inside, or raise `PasswordChecksBusy` (429).
+
+    `rank` orders this request among those waiting (lowest first); it is called
+    only when the request must wait. A sign-in passes its address's recent
+    failures (`authn.services.throttle.sign_in_slot`).
+    """
     if getattr(_held, "depth", 0):
         _held.depth += 1
         try:
@@ -83,13 +146,12 @@ def password_check_slot() -> Iterator[None]:
         finally:
             _held.depth -= 1
         return
-    size = settings.PASSWORD_CHECKS_IN_FLIGHT
-    slots = _slots(size)
-    if not slots.acquire(blocking=False) and not _wait_for(slots, size):
+    gate = _gate(settings.PASSWORD_CHECKS_IN_FLIGHT)
+    if not gate.acquire(rank, settings.PASSWORD_CHECK_WAIT_SECONDS):
         raise PasswordChecksBusy()
     _held.depth = 1
     try:
         yield
     finally:
         _held.depth = 0
-        slots.release()
+        gate.release()

@@ -13,9 +13,11 @@ Three counters of that kind, one implementation (`LoginThrottle.factor`):
 - passkey sign-ins, per user (verify-passkey); a verified assertion clears it.
 
 And one counter per client address (`client_throttle`): failed login,
-verify-2fa and verify-passkey attempts of any user from one address, 50 in 15
-minutes by default (`AUTH_CLIENT_MAX_FAILURES`, `AUTH_CLIENT_WINDOW_SECONDS`).
-The per-user counters cannot stop one client spraying many e-mails.
+verify-2fa and verify-passkey attempts of any user from one address, and sign-ins
+refused for want of a password-check slot (`sign_in_slot`), 50 in 15 minutes by
+default (`AUTH_CLIENT_MAX_FAILURES`, `AUTH_CLIENT_WINDOW_SECONDS`). The per-user
+counters cannot stop one client spraying many e-mails. The same count ranks the
+sign-ins waiting for a password-check slot: fewest failures first.
 
 Every attempt is counted up front, under the row lock and before the password
 hash or the code is checked, and a success then forgets the count. Counting only
@@ -40,7 +42,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from authn.models import LoginThrottle, User
-from authn.services.password_checks import PasswordChecksBusy
+from authn.services.password_checks import PasswordChecksBusy, password_check_slot
 from bankapi.errors import ApiError, too_many_requests
 
 Factor = LoginThrottle.Factor
@@ -220,10 +222,10 @@ def client_throttle_address(address: str) -> Iterator[None]:
     """Count a sign-in step of the client at `address` as a failure unless it succeeds.
 
     Failures are refused credentials (401) and refusals of a locked user (429):
-    a client hammering a locked account keeps counting. Bad input (400), a
-    sign-in that found no password-check slot free (its password was never
-    tried) and successes are forgiven. Use outside `transaction.atomic`, around
-    the service.
+    a client hammering a locked account keeps counting. Bad input (400) and
+    successes are forgiven, and so is a refusal for want of a password-check
+    slot inside: `sign_in_slot`, taken around this, counts those once. Use
+    outside `transaction.atomic`, around the service.
     """
     now = timezone.now()
     _client_attempt(address, now)
@@ -237,6 +239,64 @@ def client_throttle_address(address: str) -> Iterator[None]:
         _client_forgive(address, now)
         raise
     _client_forgive(address, now)
+
+
+def client_recent_failures(address: str, now: datetime | None = None) -> int:
+    """The failures counted for the client at `address` in its current window (0 when none)."""
+    row = (
+        LoginThrottle.objects.filter(
+            factor=Factor.CLIENT,
+            program_id=None,  # type: ignore[misc]  # django-stubs rejects None; Django: IS NULL
+            email=address,
+        )
+        .values_list("failures", "window_started_at")
+        .first()
+    )
+    window = timedelta(seconds=settings.AUTH_CLIENT_WINDOW_SECONDS)
+    if row is None or row[1] <= (now or timezone.now()) - window:
+        return 0
+    return row[0]
+
+
+def _client_refused(address: str, now: datetime) -> None:
+    """Count a sign-in refused for want of a password-check slot as a failure of its client.
+
+    Up to the throttle's maximum, where the client is throttled for the rest of
+    its window whatever else it does: a flood refused for hours would otherwise
+    outgrow the counter.
+    """
+    window = timedelta(seconds=settings.AUTH_CLIENT_WINDOW_SECONDS)
+    with transaction.atomic():
+        throttle = _locked_row(Factor.CLIENT, None, address, now)
+        if throttle.window_started_at <= now - window:
+            throttle.window_started_at, throttle.failures, throttle.locked_until = now, 0, None
+        elif throttle.failures >= settings.AUTH_CLIENT_MAX_FAILURES:
+            return
+        throttle.failures += 1
+        throttle.save()
+
+
+@contextmanager
+def sign_in_slot(address: str) -> Iterator[None]:
+    """A password-check slot for a sign-in from the client at `address`, or 429.
+
+    While it waits, the sign-in is served by its address's recent failures,
+    fewest first: under a flood of failed sign-ins from many addresses, each of
+    them soon has failures and a real user's address has none, so the user is
+    served first instead of drawing lots with the flood. A refusal for want of
+    a slot counts as a failure of the address (never of the e-mail: the
+    password was not tried), so a flood that is only ever refused still reaches
+    the client throttle and ranks last. Use outside `transaction.atomic`.
+    """
+    entered = False
+    try:
+        with password_check_slot(lambda: client_recent_failures(address)):
+            entered = True
+            yield
+    except PasswordChecksBusy:
+        if not entered:
+            _client_refused(address, timezone.now())
+        raise
 
 
 def throttle_purge(now: datetime) -> int:

@@ -140,7 +140,7 @@ def test_attempts_arriving_while_a_password_is_checked_count_against_the_same_fi
 @pytest.fixture
 def every_attempt_gets_a_check_slot(settings):
     """The races below are between attempts whose passwords are checked: enough
-    password-check slots that none is refused for want of one (429, not counted)."""
+    password-check slots that none is refused for want of one (429, not an e-mail's failure)."""
     settings.PASSWORD_CHECKS_IN_FLIGHT = 32
 
 

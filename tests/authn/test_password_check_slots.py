@@ -2,9 +2,10 @@
 
 Argon2 is slow on purpose. A sign-in that cannot get a check slot within
 PASSWORD_CHECK_WAIT_SECONDS answers 429 TOO_MANY_REQUESTS with Retry-After
-instead of queueing behind a flood, and that refusal counts in no lockout or
-client throttle: the password was never tried. Slots are held here by another
-thread, as concurrent requests of the same server process would hold them.
+instead of queueing behind a flood; that refusal counts in no lockout (the
+password was never tried) but as a failure of its address. Slots are held here
+by another thread, as concurrent requests of the same server process would hold
+them. The order in which waiting sign-ins are served: test_sign_in_priority.py.
 """
 
 import threading
@@ -90,18 +91,26 @@ def test_the_number_of_slots_is_a_setting(api, totp_person, settings):
     assert_busy(response)
 
 
-def test_refusals_for_want_of_a_slot_count_in_no_lockout_or_client_throttle(api, totp_person, settings):
+def test_a_refusal_for_want_of_a_slot_counts_as_a_failure_of_its_address_never_of_the_email(
+    api, totp_person, settings
+):
+    """Otherwise a flood that is only ever refused would never be throttled; but the
+    password was not tried, so the e-mail's lockout (a real user's) is untouched."""
     settings.AUTH_CLIENT_MAX_FAILURES = 3
-    spare = totp_person
+    spare, flooder = totp_person, "192.0.2.66"
 
     with slots_taken(2):
-        statuses = [login(api, spare, "a wrong password 42").status_code for _ in range(8)]
+        statuses = [login(api, spare, "a wrong password 42", flooder).status_code for _ in range(8)]
+    from_the_flooder = login(api, spare, address=flooder)
+    from_elsewhere = login(api, spare, address="192.0.2.67")
 
-    # Eight wrong passwords tried would have locked the e-mail (5) and the client (3).
     assert statuses == [429] * 8
     assert not LoginThrottle.objects.filter(email=spare.email).exists()
-    assert not LoginThrottle.objects.filter(factor=LoginThrottle.Factor.CLIENT, failures__gt=0).exists()
-    challenge_of(login(api, spare), "SOFTWARE_TOKEN_MFA")
+    client = LoginThrottle.objects.get(factor=LoginThrottle.Factor.CLIENT, email=flooder)
+    assert client.failures == 3, "counted up to the throttle's maximum, not beyond"
+    body = assert_error(from_the_flooder, 429, "TOO_MANY_REQUESTS")
+    assert "from this client" in body["message"]
+    challenge_of(from_elsewhere, "SOFTWARE_TOKEN_MFA")
 
 
 def test_change_password_waits_for_a_slot_too(api, new_person):
@@ -189,7 +198,7 @@ def test_no_more_sign_ins_wait_for_a_slot_than_there_are_slots(api, totp_person,
     with slots_taken(1):
         waiter = threading.Thread(target=wait_for_a_slot)
         waiter.start()
-        while password_checks._waiting < 1:
+        while len(password_checks._gate(1).waiters) < 1:
             time.sleep(0.01)
         # Refused at once: had it waited too, it would have outlasted the waiter's
         # 30 seconds, and the waiter would have found no slot either.

@@ -33,8 +33,9 @@ def capabilities(api, auth: dict, address: str = "192.0.2.1"):
     return api.get("/v1/capabilities", REMOTE_ADDR=address, **auth)
 
 
-def health(api, address: str, **headers):
-    return api.get("/healthz", REMOTE_ADDR=address, **headers)
+def jwks(api, address: str, **headers):
+    """A route without a bearer: it spends its address's budget."""
+    return api.get("/.well-known/jwks.json", REMOTE_ADDR=address, **headers)
 
 
 def assert_over_budget(response, retry_after: int) -> None:
@@ -105,10 +106,10 @@ def test_behind_trusted_proxies_the_budget_is_the_forwarded_clients(api, db, set
     proxy, first, second = new_address(), new_address(), new_address()
 
     answers = [
-        health(api, proxy, HTTP_X_FORWARDED_FOR=first).status_code,
-        health(api, proxy, HTTP_X_FORWARDED_FOR=second).status_code,
+        jwks(api, proxy, HTTP_X_FORWARDED_FOR=first).status_code,
+        jwks(api, proxy, HTTP_X_FORWARDED_FOR=second).status_code,
         # What a client puts left of the proxy's entry is not trusted.
-        health(api, proxy, HTTP_X_FORWARDED_FOR=f"{new_address()}, {first}").status_code,
+        jwks(api, proxy, HTTP_X_FORWARDED_FOR=f"{new_address()}, {first}").status_code,
     ]
 
     assert answers == [200, 200, 429]
@@ -120,10 +121,38 @@ def test_a_request_with_a_bearer_spends_its_tokens_budget_not_its_addresss(api, 
     address, auth = new_address(), access_header(*customer)
 
     with_bearer = [capabilities(api, auth, address).status_code for _ in range(3)]
-    without = [health(api, address).status_code for _ in range(2)]
+    without = [jwks(api, address).status_code for _ in range(2)]
 
     assert with_bearer == [200, 200, 200]
     assert without == [200, 429]
+
+
+def test_the_probes_and_metrics_spend_no_budget_and_leave_the_addresss_budget_to_the_other_routes(
+    api, totp_person, settings
+):
+    """A load balancer probing every second from one address (the proxy's) must
+    neither be refused itself nor spend the budget of the routes behind it."""
+    settings.REQUEST_BUDGET_PER_ADDRESS = 3
+    spare, address = totp_person, new_address()
+
+    with time_machine.travel(WINDOW_START, tick=False):
+        probes = [api.get(path, REMOTE_ADDR=address) for path in ("/healthz", "/readyz", "/metrics") * 5]
+        sign_in = auth_post(
+            api,
+            "login",
+            {"email": spare.email, "password": spare.password},
+            program=spare.program_id,
+            REMOTE_ADDR=address,
+        )
+        keys = [jwks(api, address).status_code for _ in range(2)]
+        over = jwks(api, address)
+        still_probed = [api.get(path, REMOTE_ADDR=address).status_code for path in ("/healthz", "/readyz")]
+
+    assert [response.status_code for response in probes] == [200] * 15
+    challenge_of(sign_in, "SOFTWARE_TOKEN_MFA")
+    assert keys == [200, 200]
+    assert_over_budget(over, retry_after=60)
+    assert still_probed == [200, 200]
 
 
 def test_the_default_budgets_let_hundreds_of_requests_a_minute_through(api, db, settings):
@@ -133,8 +162,8 @@ def test_the_default_budgets_let_hundreds_of_requests_a_minute_through(api, db, 
     address = new_address()
 
     with time_machine.travel(WINDOW_START, tick=False):
-        answers = [health(api, address).status_code for _ in range(300)]
-        over = health(api, address)
+        answers = [jwks(api, address).status_code for _ in range(300)]
+        over = jwks(api, address)
 
     assert answers == [200] * 300
     assert_over_budget(over, retry_after=60)
@@ -146,13 +175,16 @@ def test_while_redis_cannot_be_reached_requests_are_served_and_a_warning_logged(
     address = new_address()
 
     with caplog.at_level(logging.WARNING, logger="authn.request_budget"):
-        answers = [health(api, address).status_code for _ in range(3)]
+        answers = [jwks(api, address).status_code for _ in range(3)]
 
     assert answers == [200, 200, 200]
     assert "Redis unavailable" in caplog.text
 
 
-def test_every_route_documents_the_budgets_429_with_retry_after(api, db):
+UNBUDGETED = {"/healthz", "/readyz", "/metrics"}
+
+
+def test_every_route_but_the_probes_and_metrics_documents_the_budgets_429_with_retry_after(api, db):
     document = api.get("/v1/openapi.json").json()
 
     operations = [
@@ -162,6 +194,9 @@ def test_every_route_documents_the_budgets_429_with_retry_after(api, db):
     ]
     assert operations
     for path, method, operation in operations:
+        if path in UNBUDGETED:
+            assert "429" not in operation["responses"], f"{method.upper()} {path} spends no budget"
+            continue
         answer = operation["responses"].get("429")
         assert answer, f"{method.upper()} {path} does not document 429"
         assert "request budget" in answer["description"], f"{method.upper()} {path}"

@@ -166,6 +166,27 @@ def test_the_sign_in_flood_bench_runs(scratch_database):
 
 
 @requires_postgres
+def test_the_sign_ins_under_flood_bench_runs(scratch_database):
+    out = run(
+        "sign_ins_under_flood.py",
+        "--duration",
+        "1",
+        "--users",
+        "1",
+        "--sign-ins",
+        "2",
+        "--flooders",
+        "2",
+        "--flood-rate",
+        "4",
+        env=without_databases() | {"BENCH_DATABASE_URL": scratch_database},
+    )
+
+    assert "quiet: real sign-ins" in out and "flood: real sign-ins" in out, out
+    assert "success=" in out.splitlines()[-1] and "latency=" in out.splitlines()[-1], out
+
+
+@requires_postgres
 def test_the_payments_bench_runs_its_in_process_steps(scratch_database):
     out = run(
         "payments_bench.py",

@@ -25,6 +25,7 @@ def run_check(env: dict[str, str], *args: str, command: str = "check") -> subpro
             "DATABASE_URL",
             "REDIS_URL",
             "ALLOWED_HOSTS",
+            "TRUSTED_PROXY_COUNT",
             "DJANGO_SETTINGS_MODULE",
         }
     }
@@ -51,6 +52,7 @@ def test_production_refuses_to_start_without_jwt_key(tmp_path):
             "SECRET_KEY": "x" * 50,
             "FIELD_ENCRYPTION_KEY": "Jx2yW1r7fWc3xXz9m1hHn8mJ7y3Q6Qv0Rk4bV2d8TgA=",
             "ALLOWED_HOSTS": "api.example.com",
+            "TRUSTED_PROXY_COUNT": "1",
         }
     )
     assert result.returncode != 0
@@ -82,10 +84,18 @@ def production_variables(tmp_path: Path) -> dict[str, str]:
         "JWT_PRIVATE_KEY_FILE": str(key_file),
         "ALLOWED_HOSTS": "api.example.com",
         "STATIC_ROOT": str(tmp_path / "static"),
+        # Clients connect directly: 0 is a value, and a deployment must give one.
+        "TRUSTED_PROXY_COUNT": "0",
     }
 
 
-REQUIRED = ["SECRET_KEY", "FIELD_ENCRYPTION_KEY", "JWT_PRIVATE_KEY or JWT_PRIVATE_KEY_FILE", "ALLOWED_HOSTS"]
+REQUIRED = [
+    "SECRET_KEY",
+    "FIELD_ENCRYPTION_KEY",
+    "JWT_PRIVATE_KEY or JWT_PRIVATE_KEY_FILE",
+    "ALLOWED_HOSTS",
+    "TRUSTED_PROXY_COUNT",
+]
 
 
 def test_a_database_url_without_bankapi_env_is_a_deployment_and_names_everything_missing(tmp_path):
@@ -102,7 +112,8 @@ def test_a_database_url_without_bankapi_env_is_a_deployment_and_names_everything
 
 
 @pytest.mark.parametrize(
-    "absent", ["SECRET_KEY", "FIELD_ENCRYPTION_KEY", "JWT_PRIVATE_KEY_FILE", "ALLOWED_HOSTS"]
+    "absent",
+    ["SECRET_KEY", "FIELD_ENCRYPTION_KEY", "JWT_PRIVATE_KEY_FILE", "ALLOWED_HOSTS", "TRUSTED_PROXY_COUNT"],
 )
 def test_a_deployment_missing_one_setting_names_that_one(tmp_path, absent):
     env = {k: v for k, v in production_variables(tmp_path).items() if k != absent}
@@ -151,6 +162,26 @@ def test_celery_worker_and_beat_stop_with_one_message_on_a_deployment_missing_se
     assert result.returncode != 0
     assert "SECRET_KEY must be set in production" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_deployment_without_trusted_proxy_count_stops_naming_it_alone(tmp_path):
+    """Behind a proxy, a forgotten TRUSTED_PROXY_COUNT makes every client one
+    address (the proxy's): one client's failures would throttle everyone. So a
+    deployment must say how many proxies append to X-Forwarded-For, 0 included."""
+    env = {k: v for k, v in production_variables(tmp_path).items() if k != "TRUSTED_PROXY_COUNT"}
+
+    missing = run_check(env)
+    empty = run_check({**env, "TRUSTED_PROXY_COUNT": ""})
+    negative = run_check({**env, "TRUSTED_PROXY_COUNT": "-1"})
+
+    for result in (missing, empty):
+        assert result.returncode != 0
+        assert "Cannot start: DATABASE_URL is set, so this is a deployment" in result.stderr
+        assert "  TRUSTED_PROXY_COUNT must be set in production" in result.stderr
+        assert "SECRET_KEY must be set" not in result.stderr
+        assert "Traceback" not in result.stderr
+    assert negative.returncode != 0
+    assert "TRUSTED_PROXY_COUNT must not be negative" in negative.stderr
 
 
 def test_an_unreadable_jwt_key_file_stops_with_one_message(tmp_path):
