@@ -89,6 +89,11 @@ WEBHOOK_DELIVERIES = Counter(
     ["outcome"],
     registry=_REGISTRY,
 )
+TASK_PUBLISH_FAILURES = Counter(
+    "bankapi_task_publish_failures",
+    "Celery tasks not queued (the broker, Redis, could not be reached); the sweeps run their work later.",
+    registry=_REGISTRY,
+)
 # Every outcome is exported from the start (at 0), so that a rate over it exists
 # before the first event of its kind.
 for _counter, _outcomes in (

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.models import Program
+from bankapi.tasks import task_publish_after_commit
 from batches.models import Batch, BatchItem
 from batches.rules import PayerBook, item_check
 from batches.sent import SentAccount, SentPayee, SentPayer, SentPayment
@@ -110,5 +111,5 @@ def batch_item_retry(*, item: BatchItem) -> BatchItem:
         locked.save(update_fields=["status", "error", "reserved_amount", "updated_at"])
         batch.status = Batch.Status.FUNDED
         batch.save(update_fields=["status", "updated_at"])
-        transaction.on_commit(lambda: process_batch.delay(str(batch.id)))
+        task_publish_after_commit(process_batch, str(batch.id))
     return locked

@@ -4,13 +4,13 @@ flow, or reset their verification; and what the hosted flow reports back."""
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
 
 from django.core.mail import send_mail
 from django.db import transaction
 
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.scope import parse_uuid
+from bankapi.tasks import task_publish_after_commit
 from onboarding.links import UboLink, now_seconds, ubo_link_token
 from onboarding.models import Application, Ubo, VerificationStep
 from onboarding.providers import provider_named
@@ -68,9 +68,7 @@ def ubo_verification_links_send(
             ubo.save(update_fields=["status", "updated_at"])
             token = ubo_link_token(ubo, success_url=success_url, reject_url=reject_url, expires_at=expires_at)
             link = f"{link_base.rstrip('/')}/v1/ubo-verification/{token}"
-            transaction.on_commit(
-                partial(send_ubo_verification_email.delay, str(ubo.id), link, expires_at), robust=True
-            )
+            task_publish_after_commit(send_ubo_verification_email, str(ubo.id), link, expires_at)
             results.append(UboActionResult(ubo_id=ubo.id, link=link))
     return results
 

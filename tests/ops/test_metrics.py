@@ -29,6 +29,7 @@ SERIES = {
     "bankapi_batch_items_total",
     "bankapi_webhook_deliveries_total",
     "bankapi_outbox_oldest_pending_seconds",
+    "bankapi_task_publish_failures_total",
 }
 PAYMENTS_ROUTE = "/v1/customers/{customerId}/accounts/{accountId}/payments"
 AN_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-|\d{4,}")
