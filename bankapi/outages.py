@@ -124,8 +124,49 @@ def broker_unavailable(error: BaseException | None) -> bool:
     return isinstance(error, away)
 
 
+class _Backoff:
+    """Whether to ask the database now, for a reader that can do without it (the
+    gauges of a scrape): not for `DATABASE_BACKOFF_SECONDS` after it was away."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.failed_at: float | None = None
+
+    def open(self) -> bool:
+        with self.lock:
+            return self.failed_at is None or time.monotonic() - self.failed_at >= DATABASE_BACKOFF_SECONDS
+
+    def failed(self) -> None:
+        with self.lock:
+            self.failed_at = time.monotonic()
+
+    def answered(self) -> None:
+        with self.lock:
+            self.failed_at = None
+
+
+DATABASE_BACKOFF_SECONDS = 15.0
+database_backoff = _Backoff()
+
+
 def outages_forget() -> None:
     """Start counting afresh (tests)."""
     with _throttle.lock:
         _throttle.last.clear()
         _throttle.skipped.clear()
+    database_backoff.answered()
+
+
+def redis_answers(timeout: float) -> bool:
+    """Whether the configured Redis answers a PING within `timeout` seconds."""
+    import redis
+    from django.conf import settings
+
+    url = str(settings.REDIS_URL)
+    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    try:
+        return bool(client.ping())
+    except (redis.exceptions.RedisError, OSError):
+        return False
+    finally:
+        client.close()

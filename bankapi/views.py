@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from bankapi.api import ScopedAPIView
 from bankapi.capabilities import capabilities_get
+from bankapi.outages import redis_answers
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
 
@@ -74,16 +75,6 @@ class IndexView(APIView):
         )
 
 
-def _redis_ready() -> bool:
-    import redis
-
-    client = redis.Redis.from_url(str(settings.REDIS_URL), socket_connect_timeout=1, socket_timeout=1)
-    try:
-        return bool(client.ping())
-    finally:
-        client.close()
-
-
 class ReadyView(APIView):
     """200 while the node can serve payments, that is while the database answers;
     503 when it does not. Redis is reported but does not fail readiness: payments
@@ -121,10 +112,7 @@ class ReadyView(APIView):
         except Exception:  # noqa: BLE001 - any failure means not ready
             checks["database"] = "unavailable"
         if settings.REDIS_URL:
-            try:
-                checks["redis"] = "ok" if _redis_ready() else "unavailable"
-            except Exception:  # noqa: BLE001
-                checks["redis"] = "unavailable"
+            checks["redis"] = "ok" if redis_answers(timeout=1.0) else "unavailable"
         else:
             checks["redis"] = "not configured"
         ready = checks["database"] == "ok"

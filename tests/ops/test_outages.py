@@ -7,17 +7,25 @@ fault test does it for real (PostgreSQL restarted and killed, PgBouncer restarte
 
 import contextlib
 import logging
+from datetime import timedelta
 
 import psycopg
 import pytest
 from django.db import InterfaceError, OperationalError
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.test import override_settings
+from django.utils import timezone
+from prometheus_client.parser import text_string_to_metric_families
 from rest_framework.test import APIClient
 
 from bankapi.outages import database_unavailable, outages_forget
+from batches.models import Batch
+from tests.batches.conftest import payment
+from tests.batches.helpers import batch_submitted
+from tests.conftest import requires_redis
 from tests.payments.conftest import payments_url
 from tests.proof.processes import free_port
+from tests.support.factories import custodian_with_clients
 
 
 def _refused() -> OperationalError:
@@ -124,3 +132,63 @@ def test_readiness_follows_the_database_not_redis(api, db, monkeypatch):
         assert not_ready.json()["checks"] == {"database": "unavailable", "redis": "unavailable"}
     with override_settings(REDIS_URL=None):
         assert api.get("/readyz").json()["checks"] == {"database": "ok", "redis": "not configured"}
+
+
+def scrape(api) -> dict[str, float]:
+    response = api.get("/metrics")
+    assert response.status_code == 200, response.content
+    return {
+        sample.name: sample.value
+        for family in text_string_to_metric_families(response.content.decode())
+        for sample in family.samples
+        if not sample.labels
+    }
+
+
+def test_metrics_answer_at_once_while_the_database_is_away(api, db, monkeypatch, caplog):
+    asked: list[int] = []
+    real_cursor = BaseDatabaseWrapper._cursor
+
+    def refuse(self, name=None):
+        asked.append(1)
+        raise _refused()
+
+    assert "bankapi_outbox_oldest_pending_seconds" in scrape(api)
+    with monkeypatch.context() as patch:
+        patch.setattr(BaseDatabaseWrapper, "_cursor", refuse)
+        away = [scrape(api) for _ in range(3)]
+    # The counters answer; the database's gauges are left out, and after the first
+    # failure not even asked for (no scrape waits on a database that is away).
+    for samples in away:
+        assert "bankapi_task_publish_failures_total" in samples
+        assert "bankapi_outbox_oldest_pending_seconds" not in samples
+    assert len(asked) == 1
+    assert not [record for record in caplog.records if record.exc_info]
+    assert len([r for r in caplog.records if r.levelno >= logging.WARNING]) == 1
+    assert BaseDatabaseWrapper._cursor is real_cursor
+
+
+def test_redis_availability_is_a_metric(api, db):
+    nothing_listens = f"redis://127.0.0.1:{free_port()}/0"
+    with override_settings(REDIS_URL=nothing_listens):
+        assert scrape(api)["bankapi_redis_up"] == 0
+
+
+@pytest.mark.redis
+@requires_redis
+def test_redis_up_when_it_answers(api, db):
+    assert scrape(api)["bankapi_redis_up"] == 1
+
+
+def test_a_stalled_batch_is_a_metric(api, program):
+    custodian = custodian_with_clients(program, clients=1)
+    # Submitted; its processing task never ran (the after-commit work is not run here).
+    batch = batch_submitted(custodian.user, [payment(custodian.accounts[0], "1.00")])
+    assert scrape(api)["bankapi_batch_oldest_stall_seconds"] < 60
+    # Left in PROCESSING by a dead worker, untouched for ten minutes.
+    Batch.objects.filter(id=batch.id).update(
+        status=Batch.Status.PROCESSING, updated_at=timezone.now() - timedelta(minutes=10)
+    )
+    assert 600 <= scrape(api)["bankapi_batch_oldest_stall_seconds"] < 660
+    Batch.objects.filter(id=batch.id).update(status=Batch.Status.COMPLETED)
+    assert scrape(api)["bankapi_batch_oldest_stall_seconds"] == 0
