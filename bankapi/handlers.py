@@ -6,7 +6,7 @@ authentication classes (imported by DRF's settings) must not pull in.
 
 import logging
 import sys
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpRequest, JsonResponse
@@ -25,6 +25,8 @@ from bankapi.errors import (
 from bankapi.outages import database_unavailable, outage_log
 
 logger = logging.getLogger("bankapi.errors")
+
+ResponseT = TypeVar("ResponseT", Response, JsonResponse)
 
 
 def _from_drf(exc: drf_exceptions.APIException) -> ApiError:
@@ -94,11 +96,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     return _render(ApiError(ErrorCode.INTERNAL_SERVER_ERROR, "Internal server error"), request_id)
 
 
-def _unavailable(response: Any, error: BaseException) -> Any:
+def _unavailable(response: ResponseT, error: BaseException) -> ResponseT:
     """A 503 for the database being away: one outage line (rate-limited) instead of
     a traceback, and not Django's own error line per request either."""
     outage_log(logger, "database", "Database unavailable; answering 503", error=error)
-    response._has_been_logged = True  # read by django.utils.log.log_response
+    response._has_been_logged = True  # type: ignore[attr-defined]  # read by django.utils.log.log_response
     return response
 
 
@@ -124,8 +126,8 @@ def handler500(request: HttpRequest) -> JsonResponse:
     # Called inside Django's `except` around a middleware or a non-DRF view (the
     # admin): a database that cannot be reached is a 503 there too.
     error = sys.exc_info()[1]
-    if database_unavailable(error):
-        return _unavailable(_json_error(request, service_unavailable()), error)  # type: ignore[arg-type]
+    if error is not None and database_unavailable(error):
+        return _unavailable(_json_error(request, service_unavailable()), error)
     return json_error(request, ErrorCode.INTERNAL_SERVER_ERROR, "Internal server error")
 
 
