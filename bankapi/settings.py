@@ -299,6 +299,11 @@ CELERY_BEAT_SCHEDULE: dict = {
     },
     # Batches and draft verifications a dead worker left unfinished run again.
     "batches-resume-stalled": {"task": "batches.tasks.resume_stalled_batches", "schedule": 60.0},
+    # UBO verification e-mails whose task was lost (the broker away, a worker killed).
+    "onboarding-resend-lost-ubo-emails": {
+        "task": "onboarding.tasks.resend_lost_ubo_emails",
+        "schedule": 300.0,
+    },
 }
 
 # How long a verified batch draft can be submitted.

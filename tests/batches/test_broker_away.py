@@ -7,29 +7,13 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from bankapi.celery import app
-from bankapi.outages import outages_forget
 from batches.models import Batch, Draft
 from batches.tasks import resume_stalled_batches
 from tests.batches.conftest import URL, payment
 from tests.batches.test_submit import initiate, submit, totp
-from tests.proof.processes import free_port
+from tests.support.broker import broker_away  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def broker_away(monkeypatch):
-    """Tasks go to a broker (not in-process) that nothing answers at."""
-    outages_forget()
-    broker_url = app.conf.broker_url
-    app.conf.task_always_eager = False
-    app.conf.broker_url = f"redis://127.0.0.1:{free_port()}/0"
-    monkeypatch.setattr(app, "_pool", None)
-    monkeypatch.setattr(app.amqp, "_producer_pool", None)
-    yield
-    app.conf.broker_url = broker_url
-    app.conf.task_always_eager = True
-    outages_forget()
 
 
 def publish_failures(api) -> float:
@@ -38,8 +22,9 @@ def publish_failures(api) -> float:
     return family.samples[0].value
 
 
+@pytest.mark.usefixtures("broker_away")
 def test_verify_and_submit_answer_their_success_and_the_sweep_runs_the_work(
-    api, custodian_auth, custodian_user, custodian_accounts, broker_away, caplog
+    api, custodian_auth, custodian_user, custodian_accounts, caplog
 ):
     payments = [payment(custodian_accounts[0], "10.00"), payment(custodian_accounts[1], "5.00")]
     failures = publish_failures(api)
