@@ -98,7 +98,9 @@ def ubo_emails_lost(older_than: timedelta) -> list[tuple[str, str, int]]:
     cutoff = timezone.now() - older_than
     now = now_seconds()
     lost = []
-    unsent = Ubo.objects.filter(email_pending__isnull=False, status=Ubo.Status.LINK_SENT, updated_at__lt=cutoff)
+    unsent = Ubo.objects.filter(
+        email_pending__isnull=False, status=Ubo.Status.LINK_SENT, updated_at__lt=cutoff
+    )
     for ubo in unsent:
         pending: dict[str, Any] = ubo.email_pending or {}
         if pending.get("expiresAt", 0) > now:
