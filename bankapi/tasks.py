@@ -9,7 +9,7 @@ from django.db import transaction
 
 from bankapi.idempotency import idempotency_records_purge
 from bankapi.metrics import TASK_PUBLISH_FAILURES
-from bankapi.outages import broker_unavailable, outage_log
+from bankapi.outages import broker_unavailable, failure_log
 
 logger = logging.getLogger(__name__)
 
@@ -49,8 +49,9 @@ def task_publish(task: Task, *args: Any, **options: Any) -> bool:
         task.apply_async(args, **options)
     except Exception as error:  # noqa: BLE001 - whatever it is, the committed work stands
         TASK_PUBLISH_FAILURES.inc()
+        # The broker away: one line per outage. Anything else is a bug: its traceback.
         kind = "broker" if broker_unavailable(error) else f"publish:{task.name}"
-        outage_log(logger, kind, "Task %s not queued; the sweep will run it", task.name, error=error)
+        failure_log(logger, kind, "Task %s not queued; the sweep will run it", task.name)
         return False
     return True
 

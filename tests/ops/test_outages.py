@@ -7,6 +7,7 @@ fault test does it for real (PostgreSQL restarted and killed, PgBouncer restarte
 
 import contextlib
 import logging
+import time
 from datetime import timedelta
 
 import psycopg
@@ -18,7 +19,7 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 from rest_framework.test import APIClient
 
-from bankapi.outages import database_unavailable, outages_forget
+from bankapi.outages import database_unavailable, failure_log, outages_forget
 from batches.models import Batch
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
@@ -192,3 +193,37 @@ def test_a_stalled_batch_is_a_metric(api, program):
     assert 600 <= scrape(api)["bankapi_batch_oldest_stall_seconds"] < 660
     Batch.objects.filter(id=batch.id).update(status=Batch.Status.COMPLETED)
     assert scrape(api)["bankapi_batch_oldest_stall_seconds"] == 0
+
+
+def test_the_outbox_relay_logs_an_outage_once_not_per_pass(monkeypatch, caplog):
+    from events import relay
+
+    passes: list[int] = []
+
+    def database_away(limit=None, send=None):
+        passes.append(1)
+        raise _refused()
+
+    monkeypatch.setattr(relay, "relay_once", database_away)
+    caplog.set_level(logging.INFO)
+    worker = relay.OutboxRelay(poll_seconds=0.01, batch=10)
+    worker.start()
+    deadline = time.monotonic() + 10
+    while len(passes) < 20 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    worker.stop()
+    assert len(passes) >= 20
+    lines = [record for record in caplog.records if record.name == "events.relay"]
+    assert len(lines) == 1 and not lines[0].exc_info, [record.getMessage() for record in lines]
+    assert "outbox relay pass failed" in lines[0].getMessage()
+
+
+def test_a_bug_in_a_retried_loop_keeps_its_traceback(caplog):
+    logger = logging.getLogger("bankapi.test")
+    for _ in range(5):
+        try:
+            raise ValueError("a bug")
+        except ValueError:
+            failure_log(logger, "bug", "pass failed")
+    (record,) = caplog.records
+    assert record.exc_info and record.exc_info[0] is ValueError
