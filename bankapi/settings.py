@@ -181,6 +181,12 @@ _on_postgres = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 # reads the connection's socket instead of sending `SELECT 1` on every request
 # (bankapi/connection_health.py).
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 600 if _on_postgres else 0)
+if _on_postgres:
+    # A database host that does not answer (down, or its network) costs a request
+    # at most this many seconds before its 503, not the system's TCP timeout.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5)
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite serialises writers; wait for the lock instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
