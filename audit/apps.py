@@ -6,9 +6,6 @@ class AuditConfig(AppConfig):
     verbose_name = "Audit"
 
     def ready(self) -> None:
-        from audit.services import connect_recorders, staff_acting, staff_view_record
-        from bankapi.admin_site import Audit, audit_register
+        from audit.services import connect_recorders
 
         connect_recorders()
-        # The back-office site runs every view under this audit (the kernel imports no app).
-        audit_register(Audit(acting=staff_acting, view_record=staff_view_record))

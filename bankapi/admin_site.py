@@ -1,48 +1,17 @@
 """The back-office admin site: Django's admin with a dashboard on its index and
 the sign-in form named by the setting `ADMIN_LOGIN_FORM` (authn's: an
 authenticator code too when `ADMIN_REQUIRE_TOTP` is on), every view of which is
-audited: the changes made from it and the personal-data pages opened. The audit
-is the `audit` app's, which registers it here when ready (`audit_register`): the
-kernel imports no app."""
+audited: the changes made from it and the personal-data pages opened (`audit`)."""
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from functools import update_wrapper
-from typing import Any
 
 from django.conf import settings
 from django.contrib import admin
-from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
+from audit.services import staff_acting, staff_view_record
 from bankapi.dashboard import dashboard_counters, dashboard_facts, dashboard_volume
-
-
-@dataclass(frozen=True)
-class Audit:
-    """How the back office is audited: `acting(user, page)` wraps a view so what
-    it saves is recorded as that staff user's; `view_record(user, record, page)`
-    records a record's page opened."""
-
-    acting: Callable[[Any, str], AbstractContextManager[None]]
-    view_record: Callable[[Any, Any, str], object]
-
-
-_audit: list[Audit] = []
-
-
-def audit_register(audit: Audit) -> None:
-    """The audit every back-office view runs under (one; a second replaces it)."""
-    _audit[:] = [audit]
-
-
-def _registered_audit() -> Audit:
-    # No view runs unaudited: a site without an audit registered refuses to serve.
-    if not _audit:
-        raise ImproperlyConfigured("The back office needs an audit: install the `audit` app.")
-    return _audit[0]
 
 
 class BankAdminSite(admin.AdminSite):
@@ -93,15 +62,14 @@ class BankAdminSite(admin.AdminSite):
         )
 
         def audited(request, *args, **kwargs):
-            audit = _registered_audit()
-            with audit.acting(request.user, request.get_full_path()):
+            with staff_acting(request.user, request.get_full_path()):
                 response = guarded(request, *args, **kwargs)
             if records_views and request.method == "GET" and response.status_code == 200:
                 shown = (getattr(response, "context_data", None) or {}).get("original") or (
                     getattr(response, "context_data", None) or {}
                 ).get("object")
                 if shown is not None:
-                    audit.view_record(request.user, shown, request.get_full_path())
+                    staff_view_record(request.user, shown, request.get_full_path())
             return response
 
         return update_wrapper(audited, guarded)

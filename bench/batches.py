@@ -42,21 +42,16 @@ django.setup()
 
 import pyotp  # noqa: E402
 from django.conf import settings  # noqa: E402
-from django.db import connection, transaction  # noqa: E402
+from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from scratch import scratch_database  # noqa: E402
-from seeding import seed  # noqa: E402
 
 from authn.models import User  # noqa: E402
 from authn.tokens import tokens_issue  # noqa: E402
 from bankapi.celery import app  # noqa: E402
-from bankapi.models import Account  # noqa: E402
-from bankapi.scope import Scope  # noqa: E402
-from batches.actors import Actor  # noqa: E402
+from bankapi.models import Account, Custodian, Customer, Program  # noqa: E402
+from bankapi.roles import Role  # noqa: E402
 from batches.models import Batch, Draft  # noqa: E402
-from batches.rules import sent_payment_from_wire  # noqa: E402
-from batches.services.challenges import payments_checked  # noqa: E402
-from batches.services.processing import batch_create  # noqa: E402
 from payments.ledger import ledger_check, ledger_fund_account  # noqa: E402
 
 URL = "/v1/batch-payments"
@@ -70,6 +65,33 @@ class QueryCounter:
     def __call__(self, execute, sql, params, many, context):
         self.count += 1
         return execute(sql, params, many, context)
+
+
+def seed(payers: int) -> tuple[User, list[Account]]:
+    program = Program.objects.create(name="Bench Batch Program", account_type=Program.AccountType.CONSUMER)
+    custodian = Custodian.objects.create(program=program, name="Bench Custodian")
+    accounts = []
+    for index in range(payers):
+        customer = Customer.objects.create(program=program, name=f"Bench Client {index}", custodian=custodian)
+        account = Account.objects.create(
+            program=program,
+            customer=customer,
+            name="Bench GBP",
+            currency="GBP",
+            sort_code="600000",
+            account_number=f"{index:08d}",
+        )
+        ledger_fund_account(account, Decimal("100000.00"), key=f"bench-batch:{account.id}")
+        accounts.append(account)
+    user = User.objects.create(
+        email="bench.custodian@example.com",
+        program=program,
+        role=Role.CUSTODIAN,
+        custodian=custodian,
+        totp_secret=pyotp.random_base32(),
+        totp_confirmed=True,
+    )
+    return user, accounts
 
 
 def payments(accounts: list[Account], items: int) -> list[dict]:
@@ -165,6 +187,8 @@ def timed_run(user: User, accounts: list[Account], items: int) -> tuple[float, f
 def counted_run(user: User, accounts: list[Account], items: int) -> tuple[int, int]:
     """The same verification and processing in-process (tasks run eagerly), counting
     their queries: the worker's own queries cannot be counted from here."""
+    from tests.batches.helpers import batch_submitted
+
     batch_payments = payments(accounts, items)
     client = Client()
     token = tokens_issue(user).access_token
@@ -177,26 +201,9 @@ def counted_run(user: User, accounts: list[Account], items: int) -> tuple[int, i
     # once per 30-second step, and the step-up's few queries are per batch.
     counter = QueryCounter()
     with connection.execute_wrapper(counter):
-        batch = _submitted(user, batch_payments)
+        batch = batch_submitted(user, batch_payments)
     assert Batch.objects.get(id=batch.id).status == Batch.Status.COMPLETED
     return verify_queries, counter.count
-
-
-def _submitted(user: User, batch_payments: list[dict]) -> Batch:
-    """The batch written by the submit's service, as the custodian's token acts."""
-    actor = Actor(
-        scope=Scope(
-            program_id=user.program_id,
-            sandbox=user.sandbox,
-            role=user.role,
-            user_id=user.id,
-            custodian_id=user.custodian_id,
-        )
-    )
-    sent = [sent_payment_from_wire(payment) for payment in batch_payments]
-    checked, currency = payments_checked(actor, sent)
-    with transaction.atomic():
-        return batch_create(actor=actor, user=user, checked=checked, currency=currency, draft=None)
 
 
 def main() -> None:

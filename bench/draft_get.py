@@ -49,13 +49,12 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from rest_framework.renderers import JSONRenderer  # noqa: E402
 from scratch import scratch_database  # noqa: E402
-from seeding import seed  # noqa: E402
 
-from authn.tokens import tokens_issue  # noqa: E402
 from bankapi.celery import app  # noqa: E402
 from batches.models import Draft  # noqa: E402
 from batches.presenters import draft_detail  # noqa: E402
 from batches.rules import sent_payment_to_wire  # noqa: E402
+from tests.support.factories import ProgramFactory, custodian_with_clients  # noqa: E402
 
 URL = "/v1/batch-payments"
 PAYEE_UK = {
@@ -127,9 +126,9 @@ def main() -> None:
 
     app.conf.task_always_eager = True
     with scratch_database():
-        user, payers = seed(args.payers)
-        accounts = [{"sortCode": a.sort_code, "accountNumber": a.account_number} for a in payers]
-        client = Client(HTTP_AUTHORIZATION=f"Bearer {tokens_issue(user).access_token}")
+        setup = custodian_with_clients(ProgramFactory(), clients=args.payers)
+        accounts = [{"sortCode": a.sort_code, "accountNumber": a.account_number} for a in setup.accounts]
+        client = Client(**setup.person.access)
         answer = client.post(
             URL,
             json.dumps({"action": "verify", "payments": payments(accounts, args.payments)}).encode(),

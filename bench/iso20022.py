@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def _file(transactions: int, version: str) -> bytes:
-    from bench.pain001 import large_file, scan
+    from tests.support.pain001 import large_file, scan
 
     return large_file([scan("400000", f"{n:08d}") for n in range(10)], transactions, version=version)
 

@@ -9,7 +9,7 @@ from tests.batches.conftest import URL
 from tests.batches.iso20022 import upload
 from tests.batches.test_submit import totp
 from tests.support.factories import custodian_with_clients
-from bench.pain001 import Instruction, Tx, pain001, scan
+from tests.support.pain001 import Instruction, Tx, pain001, scan
 
 pytestmark = pytest.mark.django_db
 

@@ -31,7 +31,7 @@ from batches.rules import (
 from batches.sent import CheckedPayment, SentAccount, SentPayee, SentPayer, SentPayment
 from tests.batches.conftest import PAYEE_IBAN, URL, payment, verify
 from tests.batches.iso20022 import upload
-from bench.pain001 import Instruction, Tx, iban, pain001, scan
+from tests.support.pain001 import Instruction, Tx, iban, pain001, scan
 
 SHAPES = [
     (SentAccount, ACCOUNT_SHAPE),

@@ -21,7 +21,7 @@ from tests.batches.conftest import URL
 from tests.batches.iso20022 import report, statuses, upload
 from tests.conftest import requires_postgres, requires_redis
 from tests.support.factories import funded_account
-from bench.pain001 import V09, large_file, scan
+from tests.support.pain001 import V09, large_file, scan
 from tests.support.race import run_at_once
 from tests.support.worker import celery_workers
 

@@ -18,7 +18,7 @@ from tests.batches.conftest import PAYEE_IBAN, URL, payment, verify
 from tests.batches.helpers import batch_submitted
 from tests.batches.iso20022 import upload
 from tests.batches.test_submit import totp
-from bench.pain001 import Instruction, Tx, pain001, scan
+from tests.support.pain001 import Instruction, Tx, pain001, scan
 
 MIGRATION = "stored_payments_in_domain_names"
 EXECUTION_DAY = "2026-12-01"
