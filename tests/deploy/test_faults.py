@@ -400,3 +400,8 @@ def test_faults_under_a_steady_payment_load(deployment):
     found = web_log.find("Traceback")
     assert found < 0, web_log[max(found - 1500, 0) : found + 4000]
     assert web_log.count("Database unavailable") < 40, web_log.count("Database unavailable")
+    # The worker's outbox relay polls five times a second: one line per outage, not per pass.
+    relay_lines = deployment.log("worker1").count("outbox relay pass failed")
+    assert relay_lines <= 6, relay_lines
+    figures_logged = f"web log: {web_log.count('Database unavailable')} outage lines; relay: {relay_lines}"
+    report_figures("Fault test: log lines", figures_logged)
