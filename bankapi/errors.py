@@ -37,6 +37,7 @@ class ErrorCode(enum.StrEnum):
     NOT_SUPPORTED = "NOT_SUPPORTED"
     DRAFT_EXPIRED = "DRAFT_EXPIRED"
     TOO_MANY_REQUESTS = "TOO_MANY_REQUESTS"
+    SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
     INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
 
 
@@ -68,6 +69,7 @@ HTTP_STATUS: dict[str, int] = {
     ErrorCode.NOT_SUPPORTED: 422,
     ErrorCode.DRAFT_EXPIRED: 422,
     ErrorCode.TOO_MANY_REQUESTS: 429,
+    ErrorCode.SERVICE_UNAVAILABLE: 503,
     ErrorCode.INTERNAL_SERVER_ERROR: 500,
 }
 
@@ -127,6 +129,18 @@ def too_many_requests(message: str, retry_after_seconds: float) -> ApiError:
         ErrorCode.TOO_MANY_REQUESTS,
         message,
         headers={"Retry-After": str(seconds)},
+        retryable=True,
+    )
+
+
+def service_unavailable() -> ApiError:
+    """The database cannot be reached: nothing is wrong with the request, retry soon."""
+    from bankapi.outages import DATABASE_RETRY_AFTER_SECONDS
+
+    return ApiError(
+        ErrorCode.SERVICE_UNAVAILABLE,
+        "The service cannot reach its database; retry after the Retry-After header's seconds",
+        headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)},
         retryable=True,
     )
 

@@ -5,7 +5,8 @@ authentication classes (imported by DRF's settings) must not pull in.
 """
 
 import logging
-from typing import Any
+import sys
+from typing import Any, TypeVar
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpRequest, JsonResponse
@@ -14,15 +15,18 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from bankapi.errors import (
-    HTTP_STATUS,
     ApiError,
     ErrorCode,
     flatten_validation_errors,
     not_found,
+    service_unavailable,
     too_many_requests,
 )
+from bankapi.outages import database_unavailable, outage_log
 
 logger = logging.getLogger("bankapi.errors")
+
+ResponseT = TypeVar("ResponseT", Response, JsonResponse)
 
 
 def _from_drf(exc: drf_exceptions.APIException) -> ApiError:
@@ -86,15 +90,32 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         return _render(ApiError(ErrorCode.FORBIDDEN, "Forbidden"), request_id)
     if isinstance(exc, drf_exceptions.APIException):
         return _render(_from_drf(exc), request_id)
+    if database_unavailable(exc):
+        return _unavailable(_render(service_unavailable(), request_id), exc)
     logger.exception("Unhandled error (request id %s)", request_id)
     return _render(ApiError(ErrorCode.INTERNAL_SERVER_ERROR, "Internal server error"), request_id)
 
 
+def _unavailable(response: ResponseT, error: BaseException) -> ResponseT:
+    """A 503 for the database being away: one outage line (rate-limited) instead of
+    a traceback, and not Django's own error line per request either."""
+    outage_log(logger, "database", "Database unavailable; answering 503", error=error)
+    response._has_been_logged = True  # type: ignore[attr-defined]  # read by django.utils.log.log_response
+    return response
+
+
 def json_error(request: HttpRequest, code: ErrorCode, message: str) -> JsonResponse:
-    body = ApiError(code, message).body()
-    if HTTP_STATUS[code] >= 500:
+    return _json_error(request, ApiError(code, message))
+
+
+def _json_error(request: HttpRequest, error: ApiError) -> JsonResponse:
+    body = error.body()
+    if error.status >= 500:
         body["requestId"] = getattr(request, "request_id", None)
-    return JsonResponse(body, status=HTTP_STATUS[code])
+    response = JsonResponse(body, status=error.status)
+    for name, value in error.headers.items():
+        response[name] = value
+    return response
 
 
 def handler404(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
@@ -102,6 +123,11 @@ def handler404(request: HttpRequest, exception: Exception | None = None) -> Json
 
 
 def handler500(request: HttpRequest) -> JsonResponse:
+    # Called inside Django's `except` around a middleware or a non-DRF view (the
+    # admin): a database that cannot be reached is a 503 there too.
+    error = sys.exc_info()[1]
+    if error is not None and database_unavailable(error):
+        return _unavailable(_json_error(request, service_unavailable()), error)
     return json_error(request, ErrorCode.INTERNAL_SERVER_ERROR, "Internal server error")
 
 

@@ -11,7 +11,8 @@ default: one process, tasks in-process) the counts live in memory.
 
 Counting costs no SQL: values are kept in memory or in memory-mapped files. Only
 the gauges computed at scrape (`scrape_gauge_register`) read the database, and
-only when scraped.
+only when scraped; a scrape never waits on a database that is away (see
+`_ScrapeGauges`). `bankapi_redis_up` asks Redis at scrape, within half a second.
 """
 
 import hmac
@@ -21,7 +22,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import Error as DatabaseFailure
+from django.db import connection, transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
@@ -46,10 +48,13 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from bankapi.errors import ApiError, ErrorCode
-from bankapi.metrics_files import multiprocess_directory
+from bankapi.metrics_files import multiprocess_directory, multiprocess_directory_ensure
+from bankapi.outages import database_backoff, database_unavailable, outage_log, redis_answers
 from bankapi.schema import error_responses
 
 logger = logging.getLogger(__name__)
+
+multiprocess_directory_ensure()
 
 # `_created` timestamps double every counter's series for no alert anyone sets.
 disable_created_metrics()  # type: ignore[no-untyped-call]
@@ -87,6 +92,11 @@ WEBHOOK_DELIVERIES = Counter(
     "bankapi_webhook_deliveries",
     "Webhook delivery attempts: delivered (a 2xx answer) or failed (anything else, a timeout included).",
     ["outcome"],
+    registry=_REGISTRY,
+)
+TASK_PUBLISH_FAILURES = Counter(
+    "bankapi_task_publish_failures",
+    "Celery tasks not queued (the broker, Redis, could not be reached); the sweeps run their work later.",
     registry=_REGISTRY,
 )
 # Every outcome is exported from the start (at 0), so that a rate over it exists
@@ -144,17 +154,57 @@ def scrape_gauge_register(name: str, documentation: str, compute: Callable[[], f
     _scrape_gauges[name] = (documentation, compute)
 
 
+# A scrape's database reads are cut off after this long (PostgreSQL's statement
+# timeout); the database away, they are skipped for a while (`database_backoff`):
+# a scrape answers at once with what needs no database.
+SCRAPE_STATEMENT_TIMEOUT_MS = 2000
+
+
 class _ScrapeGauges(Collector):
+    """The gauges read from the database at scrape, in one transaction whose
+    statements PostgreSQL cuts off after `SCRAPE_STATEMENT_TIMEOUT_MS`. When the
+    database does not answer they are left out of the scrape (alert on `absent()`
+    if need be), one warning line per outage, and after an outage not asked
+    again for `DATABASE_BACKOFF_SECONDS`: the counters still answer at once."""
+
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        for name, (documentation, compute) in sorted(_scrape_gauges.items()):
-            try:
-                value = compute()
-            except DatabaseError:
-                # The counters still answer while the database is down; the
-                # gauge is absent from this scrape (alert on `absent()` if need be).
-                logger.warning("Metric %s not computed: the database did not answer", name, exc_info=True)
-                continue
+        if not _scrape_gauges or not database_backoff.open():
+            return
+        values: list[tuple[str, str, float]] = []
+        try:
+            with transaction.atomic():
+                if connection.vendor == "postgresql":
+                    with connection.cursor() as cursor:
+                        # LOCAL: ends with the transaction (safe behind PgBouncer).
+                        cursor.execute(f"SET LOCAL statement_timeout = {SCRAPE_STATEMENT_TIMEOUT_MS}")
+                for name, (documentation, compute) in sorted(_scrape_gauges.items()):
+                    values.append((name, documentation, compute()))
+        except DatabaseFailure as error:
+            if database_unavailable(error):
+                database_backoff.failed()
+            outage_log(logger, "metrics", "Database gauges left out of /metrics", error=error)
+            return
+        database_backoff.answered()
+        for name, documentation, value in values:
             yield GaugeMetricFamily(name, documentation, value=value)
+
+    def describe(self) -> list:
+        return []
+
+
+class _RedisUp(Collector):
+    """`bankapi_redis_up`: 1 when Redis (the broker and the request budgets' store)
+    answered a PING within half a second at this scrape, else 0; absent where no
+    Redis is configured."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        if not settings.REDIS_URL:
+            return
+        yield GaugeMetricFamily(
+            "bankapi_redis_up",
+            "1 when Redis answered at this scrape, else 0 (queued work then waits for the sweeps).",
+            value=1.0 if redis_answers(timeout=0.5) else 0.0,
+        )
 
     def describe(self) -> list:
         return []
@@ -170,6 +220,7 @@ def metrics_text() -> bytes:
         body = generate_latest(_REGISTRY)
     gauges = CollectorRegistry()
     gauges.register(_ScrapeGauges())
+    gauges.register(_RedisUp())
     return body + generate_latest(gauges)
 
 

@@ -14,6 +14,14 @@ def multiprocess_directory() -> str | None:
     return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
 
 
+def multiprocess_directory_ensure() -> None:
+    """The directory exists before the first count is written to it: a Celery
+    worker may start before gunicorn, which would otherwise create it."""
+    directory = multiprocess_directory()
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+
+
 def mark_process_dead(pid: int) -> None:
     """For the gunicorn master when a worker exits: its live gauges go away (its
     counts stay, summed into every later scrape)."""

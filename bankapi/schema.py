@@ -162,7 +162,9 @@ class ErrorSerializer(serializers.Serializer):
         many=True, required=False, help_text="On VALIDATION_ERROR."
     )
     retryable = serializers.BooleanField(required=False, help_text="On authentication errors.")
-    requestId = serializers.CharField(required=False, help_text="On INTERNAL_SERVER_ERROR.")
+    requestId = serializers.CharField(
+        required=False, help_text="On INTERNAL_SERVER_ERROR and SERVICE_UNAVAILABLE."
+    )
     batchId = serializers.CharField(
         required=False, help_text="On DUPLICATE_MESSAGE: the draft or batch the earlier file made."
     )
@@ -184,6 +186,10 @@ _DESCRIPTIONS = {
     415: "UNSUPPORTED_MEDIA_TYPE: the body's Content-Type is not one the route takes.",
     422: "The request was understood but cannot be carried out.",
     429: "TOO_MANY_REQUESTS: retry after the `Retry-After` header's seconds.",
+    503: (
+        "SERVICE_UNAVAILABLE: the database cannot be reached for a moment. Retry after the "
+        "`Retry-After` header's seconds (a create with the same `Idempotency-Key`)."
+    ),
 }
 
 
@@ -193,7 +199,7 @@ def error_responses(*statuses: int, **descriptions: str) -> dict[int, OpenApiRes
     `descriptions` overrides the text per status, e.g. `s422="INSUFFICIENT_FUNDS ..."`.
     """
     out = {}
-    for status in (*statuses, 500):
+    for status in (*statuses, 500, 503):
         text = descriptions.get(f"s{status}") or _DESCRIPTIONS.get(
             status, "INTERNAL_SERVER_ERROR, with the request id."
         )

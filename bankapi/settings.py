@@ -192,6 +192,12 @@ _on_postgres = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 # reads the connection's socket instead of sending `SELECT 1` on every request
 # (bankapi/connection_health.py).
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 600 if _on_postgres else 0)
+if _on_postgres:
+    # A database host that does not answer (down, or its network) costs a request
+    # at most this many seconds before its 503, not the system's TCP timeout.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5)
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite serialises writers; wait for the lock instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
@@ -310,6 +316,11 @@ CELERY_BEAT_SCHEDULE: dict = {
     },
     # Batches and draft verifications a dead worker left unfinished run again.
     "batches-resume-stalled": {"task": "batches.tasks.resume_stalled_batches", "schedule": 60.0},
+    # UBO verification e-mails whose task was lost (the broker away, a worker killed).
+    "onboarding-resend-lost-ubo-emails": {
+        "task": "onboarding.tasks.resend_lost_ubo_emails",
+        "schedule": 300.0,
+    },
 }
 
 # How long a verified batch draft can be submitted.

@@ -3,3 +3,13 @@ from django.apps import AppConfig
 
 class BatchesConfig(AppConfig):
     name = "batches"
+
+    def ready(self) -> None:
+        from bankapi.metrics import scrape_gauge_register
+        from batches.selectors import batches_oldest_stall_seconds
+
+        scrape_gauge_register(
+            "bankapi_batch_oldest_stall_seconds",
+            "Seconds since the unfinished batch waiting longest last progressed (0: every batch finished).",
+            batches_oldest_stall_seconds,
+        )

@@ -139,3 +139,13 @@ def batch_or_draft(actor: Actor, batch_id: str, *, draft_payments: bool = True) 
 
 def batch_items(batch: Batch) -> list[BatchItem]:
     return list(batch.items.order_by("index"))
+
+
+def batches_oldest_stall_seconds() -> float:
+    """Seconds since the unfinished batch that has waited longest last moved (its
+    funding, a chunk of its items paid): the operator's figure of a stalled batch,
+    a worker died or none runs. 0 when every batch is finished. Across every program."""
+    from django.db.models import Min
+
+    oldest = Batch.objects.exclude(status__in=Batch.FINAL).aggregate(oldest=Min("updated_at"))["oldest"]
+    return max((timezone.now() - oldest).total_seconds(), 0.0) if oldest is not None else 0.0

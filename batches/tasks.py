@@ -4,6 +4,7 @@ from datetime import timedelta
 
 from celery import shared_task
 
+from bankapi.tasks import task_publish
 from batches.services.drafts import draft_verify, drafts_stalled
 from batches.services.processing import batch_process, batches_stalled
 
@@ -32,7 +33,7 @@ def resume_stalled_batches(older_than_seconds: float = STALLED_AFTER.total_secon
     drafts = drafts_stalled(older_than)
     batches = batches_stalled(older_than)
     for draft_id in drafts:
-        verify_draft.delay(draft_id)
+        task_publish(verify_draft, draft_id)
     for batch_id in batches:
-        process_batch.delay(batch_id)
+        task_publish(process_batch, batch_id)
     return {"drafts": len(drafts), "batches": len(batches)}

@@ -111,10 +111,13 @@ def pending_queues(event_ids: list[int]) -> set[tuple[uuid.UUID, str]]:
 
 
 def drains_enqueue(queues: Iterable[tuple[Any, str]]) -> None:
+    """A drain task per queue; one the broker does not take stays pending for the
+    beat sweep (`deliveries_sweep`)."""
+    from bankapi.tasks import task_publish
     from events.tasks import deliveries_drain
 
     for endpoint_id, resource_key in queues:
-        deliveries_drain.delay(str(endpoint_id), resource_key)
+        task_publish(deliveries_drain, str(endpoint_id), resource_key)
 
 
 def retry_delay(attempts: int) -> timedelta:

@@ -16,14 +16,14 @@ from django.db import transaction
 
 from bankapi.logs import log_request_id
 from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored
-from bankapi.tasks import tasks_run_in_process
+from bankapi.tasks import task_publish, tasks_run_in_process
 from events.models import Event, EventType
 
 
 def _fan_out_in_process(event_ids: list[int]) -> None:
     from events.tasks import events_fan_out
 
-    events_fan_out.delay(event_ids)
+    task_publish(events_fan_out, event_ids)
 
 
 def event_record(

@@ -36,6 +36,8 @@ from django.conf import settings
 from django.db import close_old_connections, connection
 
 from bankapi.logs import log_context_of_request
+from bankapi.outages import failure_log
+from bankapi.tasks import task_publish
 from events.delivery import deliveries_drain as deliveries_drain_now
 from events.delivery import drains_enqueue, outbox_fan_out
 
@@ -77,8 +79,9 @@ class OutboxRelay(threading.Thread):
             while not self.stopping.is_set():
                 try:
                     moved = relay_once(self.batch, self.send)
-                except Exception:
-                    logger.exception("outbox relay pass failed; retrying")
+                except Exception:  # noqa: BLE001 - logged (with its traceback unless an outage)
+                    # Once per outage, not five times a second (the database away).
+                    failure_log(logger, "relay", "outbox relay pass failed; retrying")
                     connection.close()  # a broken connection is replaced on the next pass
                     moved = 0
                 if moved < self.batch:
@@ -116,10 +119,10 @@ class OutboxRelay(threading.Thread):
             if result.retry_at is not None:
                 # The retry task carries the id of the request it is for.
                 with log_context_of_request(result.retry_request_id):
-                    deliveries_drain.apply_async((endpoint_id, resource_key), eta=result.retry_at)
-        except Exception:
+                    task_publish(deliveries_drain, endpoint_id, resource_key, eta=result.retry_at)
+        except Exception:  # noqa: BLE001 - logged (with its traceback unless an outage)
             # Its delivery stays pending (leased at worst): the beat sweep sends it.
-            logger.exception("outbox relay: draining %s failed", resource_key)
+            failure_log(logger, "relay-drain", "outbox relay: draining %s failed", resource_key)
         finally:
             self.backlog.release()
             close_old_connections()

@@ -3,13 +3,12 @@
 from celery import shared_task
 
 from bankapi.logs import log_context_of_request
-from bankapi.tasks import task_in_process
+from bankapi.tasks import task_in_process, task_publish
 from events import delivery
 
 
 def _drain_later(queues) -> None:
-    for endpoint_id, resource_key in queues:
-        deliveries_drain.delay(str(endpoint_id), resource_key)
+    delivery.drains_enqueue(queues)
 
 
 @shared_task
@@ -26,7 +25,7 @@ def deliveries_drain(self, endpoint_id: str, resource_key: str) -> int:
         # In-process a retry waits for the sweep instead. The retry task carries
         # the id of the request whose event it is for, whoever queued this one.
         with log_context_of_request(result.retry_request_id):
-            deliveries_drain.apply_async((endpoint_id, resource_key), eta=result.retry_at)
+            task_publish(deliveries_drain, endpoint_id, resource_key, eta=result.retry_at)
     return result.delivered
 
 

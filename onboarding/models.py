@@ -77,6 +77,10 @@ class Ubo(models.Model):
     # Part of every verification link: a reset bumps it, so links sent before
     # the reset stop working.
     link_generation = models.PositiveIntegerField(default=1)
+    # The verification e-mail not yet sent (what rebuilds its link: the redirect
+    # URLs, the expiry and the link's base), cleared once it left or gave up: the
+    # beat sweep sends it when its task was lost (the broker away, a worker died).
+    email_pending = models.JSONField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

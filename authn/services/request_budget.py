@@ -12,7 +12,8 @@ Where the count lives:
   one command and one round trip per request, atomic (no read-then-write race
   between processes). A MULTI pipeline did the same with four commands, and
   cost the request several times the Python. If Redis
-  cannot be reached the request is served and a warning logged: the budget is a
+  cannot be reached the request is served and a warning logged (one per outage
+  and process every few seconds, no traceback): the budget is a
   guard against floods, and refusing every request while Redis is down would be
   the outage it exists to prevent (readiness reports Redis meanwhile).
 - Without it (the embedded default), in this process's memory: a dict under a
@@ -27,6 +28,8 @@ from typing import Any
 
 import redis
 from django.conf import settings
+
+from bankapi.outages import outage_log
 
 logger = logging.getLogger("authn.request_budget")
 
@@ -90,8 +93,9 @@ def budget_spend(key: str, limit: int, now: float | None = None) -> float | None
     if url:
         try:
             count = _redis_add_one(url, key, window, window_seconds)
-        except redis.RedisError:
-            logger.warning("Request budget not counted: Redis unavailable", exc_info=True)
+        except redis.RedisError as error:
+            # One line per outage, not a traceback per request.
+            outage_log(logger, "redis-budget", "Request budget not counted: Redis unavailable", error=error)
             return None
     else:
         count = _local.add_one(key, window)

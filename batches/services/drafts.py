@@ -3,11 +3,11 @@
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from bankapi.models import Account
+from bankapi.tasks import task_publish_after_commit
 from batches.actors import Actor, payer_accounts_of
 from batches.iso20022.reading import Pain001
 from batches.models import Draft
@@ -39,7 +39,7 @@ def draft_create(*, actor: Actor, payments: list[SentPayment], document: Pain001
         message_name=document.message_name if document is not None else "",
         instructions=[i.to_stored() for i in document.instructions] if document is not None else None,
     )
-    transaction.on_commit(lambda: verify_draft.delay(str(draft.id)))
+    task_publish_after_commit(verify_draft, str(draft.id))
     return draft
 
 

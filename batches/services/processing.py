@@ -30,6 +30,7 @@ from django.utils import timezone
 from authn.models import User
 from bankapi.metrics import BATCH_ITEMS
 from bankapi.models import Program
+from bankapi.tasks import task_publish_after_commit
 from batches.actors import Actor
 from batches.events import batch_event
 from batches.models import Batch, BatchItem, Draft
@@ -90,7 +91,7 @@ def batch_create(
         batch_size=1000,
     )
     _count_outcomes(failed=len(checked) - valid)
-    transaction.on_commit(lambda: process_batch.delay(str(batch.id)))
+    task_publish_after_commit(process_batch, str(batch.id))
     return batch
 
 

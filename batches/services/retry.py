@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.models import Program
+from bankapi.tasks import task_publish_after_commit
 from batches.models import Batch, BatchItem
 from batches.services.processing import item_failure
 from payments.decision import Instruction, Refused, Rules, Snapshot, decide
@@ -104,7 +105,7 @@ def batch_item_retry(*, item: BatchItem) -> BatchItem:
         locked.save(update_fields=["status", "error", "failure_code", "reserved_amount", "updated_at"])
         batch.status = Batch.Status.FUNDED
         batch.save(update_fields=["status", "updated_at"])
-        transaction.on_commit(lambda: process_batch.delay(str(batch.id)))
+        task_publish_after_commit(process_batch, str(batch.id))
     return locked
 
 

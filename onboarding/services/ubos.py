@@ -3,14 +3,16 @@ flow, or reset their verification; and what the hosted flow reports back."""
 
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from functools import partial
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.core.mail import send_mail
 from django.db import transaction
+from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.scope import parse_uuid
+from bankapi.tasks import task_publish_after_commit
 from onboarding.links import UboLink, now_seconds, ubo_link_token
 from onboarding.models import Application, Ubo, VerificationStep
 from onboarding.providers import provider_named
@@ -61,18 +63,58 @@ def ubo_verification_links_send(
     from onboarding.tasks import send_ubo_verification_email
 
     expires_at = now_seconds() + ttl_seconds
+    pending = {
+        "successUrl": success_url,
+        "rejectUrl": reject_url,
+        "expiresAt": expires_at,
+        "linkBase": link_base,
+    }
     results = []
     with transaction.atomic():
         for ubo in _ubos_named(application, ubo_ids):
             ubo.status = Ubo.Status.LINK_SENT
-            ubo.save(update_fields=["status", "updated_at"])
-            token = ubo_link_token(ubo, success_url=success_url, reject_url=reject_url, expires_at=expires_at)
-            link = f"{link_base.rstrip('/')}/v1/ubo-verification/{token}"
-            transaction.on_commit(
-                partial(send_ubo_verification_email.delay, str(ubo.id), link, expires_at), robust=True
-            )
+            ubo.email_pending = pending
+            ubo.save(update_fields=["status", "email_pending", "updated_at"])
+            link = _ubo_link(ubo, pending)
+            task_publish_after_commit(send_ubo_verification_email, str(ubo.id), link, expires_at)
             results.append(UboActionResult(ubo_id=ubo.id, link=link))
     return results
+
+
+def _ubo_link(ubo: Ubo, pending: dict[str, Any]) -> str:
+    token = ubo_link_token(
+        ubo,
+        success_url=pending["successUrl"],
+        reject_url=pending["rejectUrl"],
+        expires_at=pending["expiresAt"],
+    )
+    return f"{pending['linkBase'].rstrip('/')}/v1/ubo-verification/{token}"
+
+
+def ubo_emails_lost(older_than: timedelta) -> list[tuple[str, str, int]]:
+    """Verification e-mails still unsent this long after their action (or their
+    last attempt), links not expired: (UBO id, link, expiry) to send again. Their
+    task was lost: the broker was away, or a worker died with it."""
+    cutoff = timezone.now() - older_than
+    now = now_seconds()
+    lost = []
+    unsent = Ubo.objects.filter(
+        email_pending__isnull=False, status=Ubo.Status.LINK_SENT, updated_at__lt=cutoff
+    )
+    for ubo in unsent:
+        pending: dict[str, Any] = ubo.email_pending or {}
+        if pending.get("expiresAt", 0) > now:
+            lost.append((str(ubo.id), _ubo_link(ubo, pending), int(pending["expiresAt"])))
+    return lost
+
+
+def ubo_email_settled(ubo_id: str, *, done: bool) -> None:
+    """Done (the e-mail left, or gave up for good): the sweep no longer sends it.
+    Not done (a retry is due): its last attempt is now, the sweep waits from there."""
+    if done:
+        Ubo.objects.filter(id=ubo_id).update(email_pending=None, updated_at=timezone.now())
+    else:
+        Ubo.objects.filter(id=ubo_id, email_pending__isnull=False).update(updated_at=timezone.now())
 
 
 def ubo_verification_reset(*, application: Application, ubo_ids: list[str]) -> list[UboActionResult]:
@@ -83,7 +125,8 @@ def ubo_verification_reset(*, application: Application, ubo_ids: list[str]) -> l
         for ubo in _ubos_named(application, ubo_ids):
             ubo.status = Ubo.Status.PENDING
             ubo.link_generation += 1
-            ubo.save(update_fields=["status", "link_generation", "updated_at"])
+            ubo.email_pending = None
+            ubo.save(update_fields=["status", "link_generation", "email_pending", "updated_at"])
             provider.ubo_reset(ubo)
             results.append(UboActionResult(ubo_id=ubo.id, status=ubo.status))
     return results

@@ -167,6 +167,7 @@ class Deployment:
             "ALLOWED_HOSTS": "127.0.0.1",
             "STATIC_ROOT": str(self.folder / "static"),
             "BANKAPI_VAR_DIR": str(self.folder / "var"),
+            "PROMETHEUS_MULTIPROC_DIR": str(self.folder / "var" / "metrics"),
             # One task at a time per worker: two tasks sent at once go to both workers.
             "CELERY_CONCURRENCY": "1",
         }

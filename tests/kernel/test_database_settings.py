@@ -40,3 +40,37 @@ def test_connection_age_can_be_set_and_sqlite_closes_by_default():
         "health": True,
     }
     assert database_settings({})["max_age"] == 0
+
+
+def test_a_database_that_does_not_answer_is_given_up_after_the_connect_timeout():
+    """A server that takes the TCP connection and never answers (a hung host, a
+    stopped pooler's socket): the request gives up after DATABASE_CONNECT_TIMEOUT
+    seconds (and answers 503), instead of waiting on the system's TCP timeout."""
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # connections complete in the kernel; nothing ever answers them
+        port = silent.getsockname()[1]
+        code = (
+            "import django, time; django.setup(); from django.db import connection, OperationalError\n"
+            "started = time.monotonic()\n"
+            "try:\n    connection.ensure_connection()\nexcept OperationalError:\n"
+            "    print(round(time.monotonic() - started, 1))\n"
+        )
+        clean = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "DATABASE_CONN_MAX_AGE"}}
+        result = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env={
+                **clean,
+                "DJANGO_SETTINGS_MODULE": "bankapi.settings",
+                "DATABASE_URL": f"postgres://bank@127.0.0.1:{port}/bank",
+                "DATABASE_CONNECT_TIMEOUT": "2",
+            },
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert result.returncode == 0, result.stderr
+    assert 1.5 <= float(result.stdout.strip().splitlines()[-1]) < 10

@@ -1,0 +1,172 @@
+"""Outages of what the service depends on (the database, the broker): how they are
+recognised, answered and logged.
+
+- The database cannot be reached (PostgreSQL restarting or killed, PgBouncer
+  restarting, the network): every route answers 503 SERVICE_UNAVAILABLE with
+  `Retry-After` in the error envelope (`bankapi.handlers`), never a 500, since
+  nothing is wrong with the request or the code.
+- A log line per failed request (or per relay pass, five a second) would bury the
+  one line that matters under thousands during a few seconds' outage. Outage
+  lines are warnings without a traceback, written at most once per
+  `OUTAGE_LOG_INTERVAL` seconds per kind and process, the next one saying how
+  many were left out in between.
+"""
+
+import logging
+import threading
+import time
+from typing import Any
+
+from django.db import InterfaceError, OperationalError
+
+# Seconds a client is asked to wait before retrying while the database is away:
+# a restart behind PgBouncer takes about a second.
+DATABASE_RETRY_AFTER_SECONDS = 1
+# At most one outage line per kind and process in this many seconds.
+OUTAGE_LOG_INTERVAL = 10.0
+
+# SQLSTATEs of a server or pooler that cannot serve at all (not of a statement):
+# class 08 (connection exceptions; PgBouncer answers its own errors, "server
+# login retry" or "query_wait_timeout", as 08P01), and the server shutting down,
+# crashed, starting up, or out of connections.
+_UNAVAILABLE_STATES = {"57P01", "57P02", "57P03", "53300"}
+
+
+def database_unavailable(error: BaseException | None) -> bool:
+    """Whether `error` says the database could not be reached or dropped the
+    connection, rather than refusing a statement (a deadlock, a constraint, a
+    timeout are other failures, answered as before)."""
+    if not isinstance(error, (OperationalError, InterfaceError)):
+        return False
+    if isinstance(error, InterfaceError):
+        # Django's "connection already closed": the server went away under it.
+        return True
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - psycopg is a dependency
+        return False
+    cause = error.__cause__
+    if not isinstance(cause, psycopg.Error):
+        return False
+    state = cause.sqlstate
+    # No SQLSTATE: a failure on the client's side of the connection (refused,
+    # reset, the server closed it unexpectedly), not an answer of the server.
+    return state is None or state.startswith("08") or state in _UNAVAILABLE_STATES
+
+
+class _Throttle:
+    """When each kind of outage line was last written, and how many were left out since."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.last: dict[str, float] = {}
+        self.skipped: dict[str, int] = {}
+
+    def admit(self, kind: str) -> int | None:
+        """None: leave this line out; else the number of lines left out before it."""
+        now = time.monotonic()
+        with self.lock:
+            last = self.last.get(kind)
+            if last is not None and now - last < OUTAGE_LOG_INTERVAL:
+                self.skipped[kind] = self.skipped.get(kind, 0) + 1
+                return None
+            self.last[kind] = now
+            return self.skipped.pop(kind, 0)
+
+
+_throttle = _Throttle()
+
+
+def outage_log(
+    logger: logging.Logger, kind: str, message: str, *args: Any, error: BaseException | None = None
+) -> None:
+    """One warning line, unless a line of this `kind` was written by this process in
+    the last `OUTAGE_LOG_INTERVAL` seconds; the error's type and text close it, no
+    traceback (an outage is not a bug)."""
+    skipped = _throttle.admit(kind)
+    if skipped is None:
+        return
+    text = message % args if args else message
+    if error is not None:
+        said = str(error).strip().splitlines()
+        text += f": {type(error).__name__}: {said[0] if said else ''}"
+    if skipped:
+        text += f" ({skipped} more like it in the last {OUTAGE_LOG_INTERVAL:.0f} s not logged)"
+    logger.warning("%s", text)
+
+
+def failure_log(logger: logging.Logger, kind: str, message: str, *args: Any) -> None:
+    """Inside an `except` block, for a loop that retries on its own: an outage
+    (`database_unavailable`, or the broker away) as `outage_log` writes it, any
+    other error with its traceback, at the same pace."""
+    import sys
+
+    error = sys.exc_info()[1]
+    if database_unavailable(error) or broker_unavailable(error):
+        outage_log(logger, kind, message, *args, error=error)
+        return
+    skipped = _throttle.admit(kind)
+    if skipped is None:
+        return
+    suffix = f" ({skipped} more like it not logged)" if skipped else ""
+    logger.exception(message + suffix, *args)
+
+
+def broker_unavailable(error: BaseException | None) -> bool:
+    """Whether `error` says the Celery broker (Redis) could not be reached."""
+    if error is None:
+        return False
+    from kombu.exceptions import OperationalError as KombuOperationalError
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    away = (KombuOperationalError, RedisConnectionError, RedisTimeoutError, ConnectionError)
+    return isinstance(error, away)
+
+
+class _Backoff:
+    """Whether to ask the database now, for a reader that can do without it (the
+    gauges of a scrape): not for `DATABASE_BACKOFF_SECONDS` after it was away."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.failed_at: float | None = None
+
+    def open(self) -> bool:
+        with self.lock:
+            return self.failed_at is None or time.monotonic() - self.failed_at >= DATABASE_BACKOFF_SECONDS
+
+    def failed(self) -> None:
+        with self.lock:
+            self.failed_at = time.monotonic()
+
+    def answered(self) -> None:
+        with self.lock:
+            self.failed_at = None
+
+
+DATABASE_BACKOFF_SECONDS = 15.0
+database_backoff = _Backoff()
+
+
+def outages_forget() -> None:
+    """Start counting afresh (tests)."""
+    with _throttle.lock:
+        _throttle.last.clear()
+        _throttle.skipped.clear()
+    database_backoff.answered()
+
+
+def redis_answers(timeout: float) -> bool:
+    """Whether the configured Redis answers a PING within `timeout` seconds."""
+    import redis
+    from django.conf import settings
+
+    url = str(settings.REDIS_URL)
+    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    try:
+        return bool(client.ping())
+    except (redis.exceptions.RedisError, OSError):
+        return False
+    finally:
+        client.close()
