@@ -16,21 +16,19 @@ from batches.models import Batch, BatchItem, Draft, ScaChallenge
 from batches.services.retry import batch_item_retry
 
 
-class OwnerLabels:
+class OwnerLabels(admin.ModelAdmin):
     """Who a draft, challenge or batch belongs to, named as an operator says it:
     the custodian paying for its clients, or the customer paying from its own
     accounts (`owner_customer`), and the one customer whose accounts a batch sent
     on that customer's route may pay from (`route_customer`)."""
 
-    readonly_fields: tuple[str, ...] = ()
-
-    def get_fields(self, request, obj=None) -> list[str]:
+    def get_fields(self, request, obj=None):
         # Every column, read-only, the two customer columns under their labels.
         names = {"owner_customer": "paying_customer", "route_customer": "payers_limited_to"}
-        columns = [names.get(field.name, field.name) for field in self.model._meta.fields]  # type: ignore[attr-defined]
+        columns = [names.get(field.name, field.name) for field in self.model._meta.fields]
         return columns + [name for name in self.readonly_fields if name not in columns]
 
-    def get_readonly_fields(self, request, obj=None) -> list[str]:
+    def get_readonly_fields(self, request, obj=None):
         return self.get_fields(request, obj)
 
     @admin.display(description="custodian or customer")
