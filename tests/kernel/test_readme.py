@@ -268,7 +268,7 @@ def test_every_walkthrough_runs_in_order_in_one_shell(tmp_path):
             cwd=tmp_path,
             capture_output=True,
             text=True,
-            timeout=420,
+            timeout=600,
             env={**os.environ, "PORT": str(port), "TMPDIR": str(scratch)},
         )
 
