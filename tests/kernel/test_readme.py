@@ -322,3 +322,23 @@ def test_the_code_helper_waits_for_the_next_code_once_this_shell_sent_one():
     # The second waited for the next 30-second step, and gave its code.
     assert second == totp.at((sent + 1) * 30) != first
     shutil.rmtree(work)
+
+
+def test_another_port_is_served_as_the_readme_says():
+    said = README.read_text().split("**Another port.**", 1)[1].split("\n\n", 1)[0]
+    assert (
+        "`make run PORT=8001`" in said
+        and "`WEBAUTHN_ORIGINS=http://localhost:8001 make run PORT=8001`" in said
+    )
+    assert "export PORT=8001" in said and "API=http://127.0.0.1:${PORT:-8000}" in walkthrough_script()
+
+    result = subprocess.run(
+        ["make", "-n", "run", "PORT=8001", "VENV=/nonexistent-venv"],
+        cwd=README.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "runserver 127.0.0.1:8001" in result.stdout and "http://127.0.0.1:8001/v1/docs" in result.stdout
