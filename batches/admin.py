@@ -12,12 +12,43 @@ from django.utils.html import format_html
 
 from bankapi import dashboard
 from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, apply_each, money
+from bankapi.admin_display import short_id
 from batches.models import Batch, BatchItem, Draft, ScaChallenge
 from batches.services.retry import batch_item_retry
 
 
+class OwnerLabels(admin.ModelAdmin):
+    """Who a draft, challenge or batch belongs to, named as an operator says it:
+    the custodian paying for its clients, or the customer paying from its own
+    accounts (`owner_customer`), and the one customer whose accounts a batch sent
+    on that customer's route may pay from (`route_customer`)."""
+
+    def get_fields(self, request, obj=None):
+        # Every column, read-only, the two customer columns under their labels.
+        names = {"owner_customer": "paying_customer", "route_customer": "payers_limited_to"}
+        columns = [names.get(field.name, field.name) for field in self.model._meta.fields]
+        return columns + [name for name in self.readonly_fields if name not in columns]
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.get_fields(request, obj)
+
+    @admin.display(description="custodian or customer")
+    def owner_label(self, row) -> str:
+        if row.custodian_id:
+            return f"Custodian: {row.custodian}"
+        return f"Customer: {row.owner_customer}" if row.owner_customer_id else "-"
+
+    @admin.display(description="customer paying from its own accounts")
+    def paying_customer(self, row) -> str:
+        return str(row.owner_customer) if row.owner_customer_id else "-"
+
+    @admin.display(description="payer accounts limited to the customer")
+    def payers_limited_to(self, row) -> str:
+        return str(row.route_customer) if row.route_customer_id else "-"
+
+
 @admin.register(Batch)
-class BatchAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+class BatchAdmin(OwnerLabels, ExactSearchMixin, ReadOnlyModelAdmin):
     list_display = (
         "id",
         "status",
@@ -25,8 +56,7 @@ class BatchAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
         "valid_count",
         "currency",
         "message_id",
-        "custodian",
-        "owner_customer",
+        "owner_label",
         "program",
         "sandbox",
         "created_at",
@@ -49,13 +79,14 @@ class BatchAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
 @admin.register(BatchItem)
 class BatchItemAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     list_display = (
-        "batch",
+        "id",
+        "batch_id_short",
         "index",
         "end_to_end_id",
         "status",
         "amount_with_currency",
         "account",
-        "payment",
+        "payment_id_short",
         "error",
         "updated_at",
     )
@@ -71,6 +102,15 @@ class BatchItemAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     @admin.display(description="amount", ordering="amount")
     def amount_with_currency(self, item: BatchItem) -> str:
         return money(item.amount, item.currency)
+
+    @admin.display(description="batch")
+    def batch_id_short(self, item: BatchItem) -> str:
+        url = reverse("admin:batches_batch_change", args=[item.batch_id])
+        return format_html('<a href="{}">{}</a>', url, short_id(item.batch_id))
+
+    @admin.display(description="payment")
+    def payment_id_short(self, item: BatchItem) -> str:
+        return short_id(item.payment_id)
 
     def has_retry_permission(self, request) -> bool:
         return request.user.has_perm("batches.retry_batchitem")
@@ -90,7 +130,7 @@ class BatchItemAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
 
 
 @admin.register(Draft)
-class DraftAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+class DraftAdmin(OwnerLabels, ExactSearchMixin, ReadOnlyModelAdmin):
     list_display = (
         "id",
         "message_id",
@@ -98,18 +138,18 @@ class DraftAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
         "verified_at",
         "expires_at",
         "submitted_at",
-        "custodian",
+        "owner_label",
         "sandbox",
     )
     list_filter = ("sandbox", "program")
     exact_search_fields = ("id", "custodian", "owner_customer")
     search_help_text = "An exact draft id, custodian id or customer id."
-    list_select_related = ("custodian",)
+    list_select_related = ("custodian", "owner_customer")
     ordering = ("-created_at",)
 
 
 @admin.register(ScaChallenge)
-class ScaChallengeAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+class ScaChallengeAdmin(OwnerLabels, ExactSearchMixin, ReadOnlyModelAdmin):
     """What initiate answered: the challenge a submit must present (no secret in it)."""
 
     list_display = ("id", "user", "total_amount_with_currency", "expires_at", "consumed_at", "sandbox")

@@ -15,6 +15,7 @@ from django.utils.timesince import timesince
 
 from bankapi import dashboard, outbound
 from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin, apply_each
+from bankapi.admin_display import readable_fields
 from bankapi.errors import ApiError
 from events.endpoints import (
     endpoint_create,
@@ -126,11 +127,20 @@ class EventAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     actions = ("redeliver_selected",)
 
     def has_change_permission(self, request, obj=None) -> bool:
-        # Read-only fields; the permission lets operators run the redeliver action.
-        return request.user.has_perm("events.change_event")
+        # The permission lets operators run the redeliver action on the list; an
+        # event itself is a record: its page reads "View event", with no Save.
+        return obj is None and request.user.has_perm("events.change_event")
+
+    def get_fields(self, request, obj=None):
+        return [field.name if field.name != "data" else "data_fields" for field in self.model._meta.fields]
 
     def get_readonly_fields(self, request, obj=None):
-        return [field.name for field in self.model._meta.fields]
+        return self.get_fields(request, obj)
+
+    @admin.display(description="data")
+    def data_fields(self, event: Event) -> str:
+        # The resource as its route shows it, one labelled row a field.
+        return readable_fields(event.data)
 
     @admin.action(description="Deliver selected events again", permissions=["change"])
     def redeliver_selected(self, request, queryset):

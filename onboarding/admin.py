@@ -6,6 +6,9 @@ stage service)."""
 from django import forms
 from django.contrib import admin
 from django.urls import reverse
+from django.utils.formats import date_format
+from django.utils.html import format_html, format_html_join
+from django.utils.timezone import localtime
 
 from bankapi import dashboard
 from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, apply_each
@@ -131,12 +134,13 @@ class ApplicationAdmin(ExactSearchMixin, admin.ModelAdmin):
         "customer",
         "is_company",
         "workflow_stage",
-        "verification_provider",
         "program",
         "sandbox",
         "created_at",
     )
-    list_filter = ("workflow_stage", "is_company", "sandbox", "program")
+    # The provider is on the application's page and a filter: a column more would
+    # push the list past a laptop screen's width.
+    list_filter = ("workflow_stage", "is_company", "verification_provider", "sandbox", "program")
     exact_search_fields = ("id", "customer")
     search_help_text = "An exact application id or customer id."
     list_select_related = ("customer", "program")
@@ -151,7 +155,7 @@ class ApplicationAdmin(ExactSearchMixin, admin.ModelAdmin):
         "is_company",
         "workflow_stage",
         "verification_provider",
-        "legal_documents_acceptance",
+        "legal_acceptance",
         "created_at",
         "updated_at",
     )
@@ -165,7 +169,7 @@ class ApplicationAdmin(ExactSearchMixin, admin.ModelAdmin):
         "applicant_email",
         "workflow_stage",
         "verification_provider",
-        "legal_documents_acceptance",
+        "legal_acceptance",
         "created_at",
         "updated_at",
     )
@@ -184,6 +188,41 @@ class ApplicationAdmin(ExactSearchMixin, admin.ModelAdmin):
     def has_add_permission(self, request) -> bool:
         # Applications are started by the applicant through the API.
         return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # An application is the record of a customer's onboarding: it is rejected,
+        # never deleted.
+        return False
+
+    @admin.display(description="legal documents accepted")
+    def legal_acceptance(self, application: Application) -> str:
+        acceptance = application.legal_acceptance()
+        if acceptance is None:
+            return "Not yet accepted"
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    document.name,
+                    document.version,
+                    "required" if document.required else "optional",
+                    ", ".join(document.applicable_to) or "-",
+                    document.effective_date.isoformat(),
+                    # sha256:<64 hex digits>: the start, the whole on hover.
+                    format_html('<span title="{}">{}…</span>', document.hash, document.hash[:19]),
+                )
+                for document in acceptance.documents
+            ),
+        )
+        return format_html(
+            "Set version {} accepted on {}"
+            '<table class="readable-fields"><thead><tr><th>Document</th><th>Version</th><th>Required</th>'
+            "<th>Applies to</th><th>Effective</th><th>Hash</th></tr></thead><tbody>{}</tbody></table>",
+            acceptance.document_set_version,
+            date_format(localtime(acceptance.accepted_at), "DATETIME_FORMAT"),
+            rows,
+        )
 
     def has_review_permission(self, request) -> bool:
         return request.user.has_perm("onboarding.review_application")
@@ -246,6 +285,10 @@ class DocumentUploadAdmin(ExactSearchMixin, admin.ModelAdmin):
     def has_change_permission(self, request, obj=None) -> bool:
         return False
 
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # The record of what a customer uploaded: kept.
+        return False
+
 
 def applications_in_review() -> tuple[int, str]:
     count = Application.objects.filter(workflow_stage=Application.Stage.IN_REVIEW).count()
@@ -273,6 +316,10 @@ class UboAdmin(ExactSearchMixin, admin.ModelAdmin):
     actions = ("reset_verification",)
 
     def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # A UBO belongs to its company application, which names it.
         return False
 
     def has_reset_permission(self, request) -> bool:

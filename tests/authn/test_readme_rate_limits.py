@@ -1,13 +1,15 @@
-"""The README's rate-limit settings are the service's, with the defaults it states."""
+"""The production guide's rate-limit settings are the service's, with the defaults it states."""
 
 import re
 
 from bankapi import settings as configured
 from tests.kernel.test_readme import README
 
+PRODUCTION = README.parent / "docs" / "production.md"
 
-def test_the_readme_states_each_rate_limit_setting_and_its_real_default():
-    section = README.read_text().split("## Sign-in floods and request budgets", 1)[1].split("\n## ", 1)[0]
+
+def test_the_production_guide_states_each_rate_limit_setting_and_its_real_default():
+    section = PRODUCTION.read_text().split("## Sign-in floods and request budgets", 1)[1].split("\n## ", 1)[0]
 
     stated = dict(re.findall(r"^\| `([A-Z_]+)` \| [^|]+ \| `([^`]+)` \|$", section, re.M))
 

@@ -281,7 +281,7 @@ def test_reason_codes_follow_the_first_reason_of_each_refused_payment(
         ("NOT-MINE", "AC04"),
     ]
     assert reported["group"] == "RJCT"
-    # The XSD admits only well-shaped BICs: a refused one comes from a JSON batch.
+    # A JSON batch's BIC of a bad shape: RC01 as well.
     bad_bic = {
         "name": "Hans",
         "account": {"type": "iban", "iban": "DE89370400440532013000", "bic": "COBADEFF1"},

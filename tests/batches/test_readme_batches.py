@@ -3,14 +3,12 @@
 import json
 import re
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from batches.models import Batch
 from payments.models import PaymentRequest
-from tests.kernel.test_readme import README, walkthrough_script
+from tests.kernel.test_readme import README, for_server, run_blocks, walkthrough_script
 
 
 def batches_script() -> str:
@@ -28,14 +26,9 @@ def test_readme_takes_a_batch_from_verify_to_completed_items(
 ):
     (tmp_path / "var").mkdir()
     (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
-    script = (walkthrough_script() + "\n" + batches_script()).replace(
-        "http://127.0.0.1:8000", live_server.url
-    )
-    script = script.replace(".venv/bin/python", sys.executable)
+    script = for_server(walkthrough_script() + "\n" + batches_script(), live_server.url)
 
-    result = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=150
-    )
+    result = run_blocks(script, tmp_path)
 
     assert result.returncode == 0, result.stdout + result.stderr
     documents = [json.loads(chunk) for chunk in re.findall(r"^\{\n.*?^\}$", result.stdout, re.S | re.M)]

@@ -3,8 +3,6 @@
 import json
 import re
 import shutil
-import subprocess
-import sys
 
 import pytest
 from lxml import etree
@@ -13,7 +11,7 @@ from batches.iso20022.schemas import xml_schema
 from batches.models import Batch
 from payments.models import PaymentRequest
 from tests.batches.iso20022 import statuses
-from tests.kernel.test_readme import README, walkthrough_script
+from tests.kernel.test_readme import README, for_server, run_blocks, walkthrough_script
 
 
 def files_script() -> str:
@@ -34,21 +32,18 @@ def test_readme_takes_a_file_from_upload_to_its_status_report(
 ):
     (tmp_path / "var").mkdir()
     (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
-    script = (walkthrough_script() + "\n" + files_script()).replace("http://127.0.0.1:8000", live_server.url)
-    script = script.replace(".venv/bin/python", sys.executable)
+    script = for_server(walkthrough_script() + "\n" + files_script(), live_server.url)
 
-    result = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=150
-    )
+    result = run_blocks(script, tmp_path)
 
     assert result.returncode == 0, result.stdout + result.stderr
-    drafted = _report(tmp_path / "draft-status.xml", "pain.002.001.03")
+    drafted = _report(next(tmp_path.glob("scratch/*/draft-status.xml")), "pain.002.001.03")
     assert drafted["group"] == "PART"
     assert [e[:3] for e in drafted["instructions"][0][1]] == [
         ("INV-7", "ACTC", None),
         ("INV-8", "RJCT", "AM03"),
     ]
-    paid = _report(tmp_path / "batch-status.xml", "pain.002.001.12")
+    paid = _report(next(tmp_path.glob("scratch/*/batch-status.xml")), "pain.002.001.12")
     assert paid["group"] == "PART" and paid["messageId"].startswith("ERP-")
     assert [e[:3] for e in paid["instructions"][0][1]] == [("INV-7", "ACSC", None), ("INV-8", "RJCT", "AM03")]
     batch = Batch.objects.get(message_id=paid["messageId"])

@@ -3,13 +3,11 @@
 import json
 import re
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from cards.models import Card
-from tests.kernel.test_readme import README, walkthrough_script
+from tests.kernel.test_readme import README, for_server, run_blocks, walkthrough_script
 
 
 def cards_script() -> str:
@@ -21,12 +19,9 @@ def cards_script() -> str:
 def test_readme_reveals_a_cards_details_with_a_totp_code(transactional_db, live_server, sandbox, tmp_path):
     (tmp_path / "var").mkdir()
     (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
-    script = (walkthrough_script() + "\n" + cards_script()).replace("http://127.0.0.1:8000", live_server.url)
-    script = script.replace(".venv/bin/python", sys.executable)
+    script = for_server(walkthrough_script() + "\n" + cards_script(), live_server.url)
 
-    result = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=150
-    )
+    result = run_blocks(script, tmp_path)
 
     assert result.returncode == 0, result.stdout + result.stderr
     last = re.findall(r"^\{\n.*?^\}$", result.stdout, re.S | re.M)[-1]

@@ -27,7 +27,7 @@ from django.conf import settings
 
 from tests.conftest import requires_redis
 from tests.events.test_readme_webhooks import webhooks_script
-from tests.kernel.test_readme import walkthrough_script
+from tests.kernel.test_readme import for_server, walkthrough_script
 from tests.proof.processes import free_port
 from tests.support.worker import database_url
 
@@ -141,8 +141,7 @@ def test_make_dev_runs_web_worker_and_beat_and_ctrl_c_stops_them_all(tmp_path):
         # that gets that payment's two events, signed.
         (tmp_path / "reader" / "var").mkdir(parents=True)
         (tmp_path / "reader" / "var" / "sandbox.json").write_text(json.dumps(sandbox))
-        script = (walkthrough_script() + "\n" + webhooks_script()).replace("http://127.0.0.1:8000", url)
-        script = script.replace(".venv/bin/python", sys.executable)
+        script = for_server(walkthrough_script() + "\n" + webhooks_script(), url)
         reader = subprocess.run(
             ["bash", "-euo", "pipefail", "-c", script],
             cwd=tmp_path / "reader",
@@ -183,9 +182,11 @@ def test_make_dev_runs_web_worker_and_beat_and_ctrl_c_stops_them_all(tmp_path):
 
 
 def running_it_commands() -> tuple[str, dict[str, str]]:
-    """The README's one-process-per-terminal block: its `export` line, and its
+    """docs/production.md's one-process-per-terminal block: its `export` line, and its
     `make worker` and `make beat` lines by name."""
-    section = (ROOT / "README.md").read_text().split("### Running it", 1)[1].split("\n### ", 1)[0]
+    section = (
+        (ROOT / "docs" / "production.md").read_text().split("### Running it", 1)[1].split("\n### ", 1)[0]
+    )
     block = re.findall(r"```sh\n(.*?)```", section, re.S)[-1]
     export = next(line for line in block.splitlines() if line.startswith("export "))
     lines = {line.split("#")[0].strip() for line in block.splitlines()}

@@ -1,7 +1,7 @@
 """The deployment of deploy/, run as written on one machine.
 
 From the files an operator installs (deploy/pgbouncer.ini, deploy/bankapi.env.example,
-deploy/Procfile, deploy/gunicorn.conf.py) and the README's "Production deployment"
+deploy/Procfile, deploy/gunicorn.conf.py) and docs/production.md's "Production deployment"
 commands, changed only in ports, paths and the database's name: PgBouncer
 (Debian's) in transaction pooling in front of PostgreSQL (database `deploytest`),
 Redis db 11, two gunicorn web nodes, two Celery workers and one beat, all with
@@ -63,7 +63,12 @@ pytestmark = [
 
 
 def readme_deployment_script() -> str:
-    section = (ROOT / "README.md").read_text().split("## Production deployment", 1)[1].split("\n## ", 1)[0]
+    section = (
+        (ROOT / "docs" / "production.md")
+        .read_text()
+        .split("## Production deployment", 1)[1]
+        .split("\n## ", 1)[0]
+    )
     return "\n".join(re.findall(r"```bash\n(.*?)```", section, re.S))
 
 
@@ -282,8 +287,13 @@ def deployment():
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_the_readme_lists_the_procfile_commands(deployment):
-    section = (ROOT / "README.md").read_text().split("## Production deployment", 1)[1].split("\n## ", 1)[0]
+def test_the_production_guide_lists_the_procfile_commands(deployment):
+    section = (
+        (ROOT / "docs" / "production.md")
+        .read_text()
+        .split("## Production deployment", 1)[1]
+        .split("\n## ", 1)[0]
+    )
     blocks = re.findall(r"^```(\w*)\n(.*?)^```$", section, re.S | re.M)
     listed = [body for language, body in blocks if not language]
     assert [line for block in listed for line in block.splitlines()] == list(procfile().values())

@@ -4,17 +4,21 @@ import calendar
 import contextlib
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+import pyotp
 import pytest
 import time_machine
 
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
+from tests.support.embedded_server import embedded_gunicorn
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -24,20 +28,33 @@ def walkthrough_script() -> str:
     return "\n".join(re.findall(r"```bash\n(.*?)```", section, re.S))
 
 
+def for_server(script: str, url: str) -> str:
+    """README blocks against the server at `url`, with this interpreter for `.venv/bin/python`."""
+    return script.replace("http://127.0.0.1:${PORT:-8000}", url).replace(".venv/bin/python", sys.executable)
+
+
+def run_blocks(script: str, folder: Path, timeout: int = 150) -> subprocess.CompletedProcess[str]:
+    """`script` in a bash of its own run from `folder`; its temporary folders (mktemp)
+    go to `folder/scratch`."""
+    scratch = folder / "scratch"
+    scratch.mkdir(exist_ok=True)
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "TMPDIR": str(scratch)},
+    )
+
+
 @pytest.mark.skipif(shutil.which("curl") is None, reason="the walk-through uses curl")
 def test_readme_walkthrough_runs_end_to_end(transactional_db, live_server, sandbox, tmp_path):
     (tmp_path / "var").mkdir()
     (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
-    script = walkthrough_script().replace("http://127.0.0.1:8000", live_server.url)
-    script = script.replace(".venv/bin/python", sys.executable)
+    script = for_server(walkthrough_script(), live_server.url)
 
-    result = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_blocks(script, tmp_path)
 
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
@@ -139,12 +156,9 @@ def test_the_sandbox_clock_example_pays_the_schedule_it_makes(
 ):
     (tmp_path / "var").mkdir()
     (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
-    script = (walkthrough_script() + "\n" + clock_script()).replace("http://127.0.0.1:8000", live_server.url)
-    script = script.replace(".venv/bin/python", sys.executable)
+    script = for_server(walkthrough_script() + "\n" + clock_script(), live_server.url)
 
-    result = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
+    result = run_blocks(script, tmp_path)
 
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
@@ -208,3 +222,123 @@ def test_the_contents_list_every_section_in_order_and_each_link_finds_its_headin
     assert all(anchor in anchors for _, _, anchor in links), [a for _, _, a in links if a not in anchors]
     top = [title for level, title in headings if level == "##"]
     assert [title for indent, title, _ in links if not indent] == top
+
+
+def readme_blocks() -> str:
+    """Every bash block of the walk-throughs, in the README's order."""
+    walkthroughs = README.read_text().split("## Walk-through", 1)[1]
+    return "\n".join(re.findall(r"```bash\n(.*?)```", walkthroughs, re.S))
+
+
+def embedded_environment(var: Path) -> dict[str, str]:
+    """What `make run` gives its commands: the embedded default, its files in `var`."""
+    environment = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    return {**environment, "BANKAPI_VAR_DIR": str(var), "BANKAPI_ENV": "development"}
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the walk-throughs use curl")
+def test_every_walkthrough_runs_in_order_in_one_shell(tmp_path):
+    """A reader's run: `make run`'s server (gunicorn here, on a port the kernel picks,
+    with `PORT` exported as the README says), then every block pasted in order into
+    one bash, as written; the blocks that sign a user in again or confirm with a code
+    wait for the next code themselves."""
+    var = tmp_path / "var"
+    var.mkdir()
+    environment = embedded_environment(var)
+    manage = [sys.executable, str(README.parent / "manage.py")]
+    subprocess.run(
+        [*manage, "migrate", "--noinput"], env=environment, check=True, capture_output=True, timeout=300
+    )
+    sandbox = subprocess.run(
+        [*manage, "bootstrap_sandbox", "--json"],
+        env=environment,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    ).stdout
+    (var / "sandbox.json").write_bytes(sandbox)
+    # The project folder as the reader has it: var/ and the .venv `make run` made.
+    (tmp_path / ".venv").symlink_to(Path(sys.prefix))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+
+    with embedded_gunicorn(var) as port:
+        result = subprocess.run(
+            ["bash", "-c", readme_blocks()],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "PORT": str(port), "TMPDIR": str(scratch)},
+        )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    # Each walk-through reached its end: the lines each one prints.
+    for line in (
+        r"^payment request \S+$",
+        r"^statements in \S+/statement\.csv and \S+/statement\.xml$",
+        r"^batch \S+$",
+        r"^application \S+$",
+        r"^same bytes$",
+        r"^a changed body: refused$",
+        r"^schedule \S+ from \S+$",
+    ):
+        assert re.search(line, out, re.M), (line, out[-3000:], result.stderr[-3000:])
+    assert '"pan"' in out and '"status": "PARTIALLY_FAILED"' in out
+    assert out.count("<GrpSts>PART</GrpSts>") == 2  # the file's pain.002, drafted and paid
+    assert re.search(r'"paid":\s*3,\s*"held":\s*0,\s*"failed":\s*0', out)
+    # Nothing written into the project folder: the files went to the temporary folder.
+    assert sorted(path.name for path in tmp_path.iterdir()) == [".venv", "scratch", "var"]
+    written = {path.name for folder in scratch.iterdir() for path in folder.iterdir()}
+    assert {
+        "statement.csv",
+        "statement.xml",
+        "payments.xml",
+        "draft-status.xml",
+        "batch-status.xml",
+    } <= written
+
+
+def test_the_code_helper_waits_for_the_next_code_once_this_shell_sent_one():
+    """The service takes a TOTP code once: the walk-throughs' `code` gives the current
+    one, and the next one where this shell already sent the current one."""
+    secret = pyotp.random_base32()
+    script = helpers() + f'\ncode {secret}; code {secret}; echo "$WORK"'
+
+    started = time.time()
+    result = subprocess.run(
+        ["bash", "-c", script.replace(".venv/bin/python", sys.executable)],
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+
+    assert result.returncode == 0, result.stderr
+    first, second, work = result.stdout.split()
+    step = int(started) // 30
+    totp = pyotp.TOTP(secret)
+    (sent,) = [s for s in (step, step + 1) if totp.at(s * 30) == first]
+    # The second waited for the next 30-second step, and gave its code.
+    assert second == totp.at((sent + 1) * 30) != first
+    shutil.rmtree(work)
+
+
+def test_another_port_is_served_as_the_readme_says():
+    said = README.read_text().split("**Another port.**", 1)[1].split("\n\n", 1)[0]
+    assert (
+        "`make run PORT=8001`" in said
+        and "`WEBAUTHN_ORIGINS=http://localhost:8001 make run PORT=8001`" in said
+    )
+    assert "export PORT=8001" in said and "API=http://127.0.0.1:${PORT:-8000}" in walkthrough_script()
+
+    result = subprocess.run(
+        ["make", "-n", "run", "PORT=8001", "VENV=/nonexistent-venv"],
+        cwd=README.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "runserver 127.0.0.1:8001" in result.stdout and "http://127.0.0.1:8001/v1/docs" in result.stdout

@@ -1,16 +1,13 @@
 """The README's onboarding section works after its walk-through, as written."""
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from onboarding.models import Application, DocumentUpload
-from tests.kernel.test_readme import README, walkthrough_script
+from tests.kernel.test_readme import README, for_server, run_blocks, walkthrough_script
 
 
 def onboarding_script() -> str:
@@ -36,23 +33,11 @@ def test_readme_onboards_an_individual_to_an_uploaded_document(
     }
     (tmp_path / "var").mkdir()
     (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
-    script = (walkthrough_script() + "\n" + onboarding_script()).replace(
-        "http://127.0.0.1:8000", live_server.url
-    )
-    script = script.replace(".venv/bin/python", sys.executable)
+    script = for_server(walkthrough_script() + "\n" + onboarding_script(), live_server.url)
 
+    # mktemp's folder, where the walk-throughs keep their files: tmp_path/scratch.
+    result = run_blocks(script, tmp_path)
     scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    # mktemp's folder, where the section keeps its files.
-    environment = {**os.environ, "TMPDIR": str(scratch)}
-    result = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=150,
-        env=environment,
-    )
 
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout

@@ -5,8 +5,6 @@ import io
 import json
 import re
 import shutil
-import subprocess
-import sys
 from decimal import Decimal
 
 import pytest
@@ -14,7 +12,7 @@ import xmlschema
 
 from bankapi.models import Account
 from payments.statement_formats import CAMT053_XSD, CSV_HEADER
-from tests.kernel.test_readme import README, walkthrough_script
+from tests.kernel.test_readme import README, for_server, run_blocks, walkthrough_script
 
 SECTION = "## Statements, balances and limits: reconciling an account"
 
@@ -28,14 +26,9 @@ def statements_script() -> str:
 def test_readme_reconciles_the_walkthroughs_account(transactional_db, live_server, sandbox, tmp_path):
     (tmp_path / "var").mkdir()
     (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
-    script = (walkthrough_script() + "\n" + statements_script()).replace(
-        "http://127.0.0.1:8000", live_server.url
-    )
-    script = script.replace(".venv/bin/python", sys.executable)
+    script = for_server(walkthrough_script() + "\n" + statements_script(), live_server.url)
 
-    result = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=150
-    )
+    result = run_blocks(script, tmp_path)
 
     assert result.returncode == 0, result.stdout + result.stderr
     statement, balance, limits = (
@@ -49,7 +42,9 @@ def test_readme_reconciles_the_walkthroughs_account(transactional_db, live_serve
     assert Decimal(statement["closingBalance"]) == account.balance
     assert balance["balance"] == statement["openingBalance"]
     assert Decimal(limits["daily"]["used"]) >= Decimal("25.00")
-    rows = list(csv.DictReader(io.StringIO((tmp_path / "statement.csv").read_text(), newline="")))
+    rows = list(
+        csv.DictReader(io.StringIO(next(tmp_path.glob("scratch/*/statement.csv")).read_text(), newline=""))
+    )
     assert [row["entryId"] for row in rows] == [e["entryId"] for e in statement["entries"]]
     assert list(rows[0]) == list(CSV_HEADER)
-    xmlschema.XMLSchema(str(CAMT053_XSD)).validate(str(tmp_path / "statement.xml"))
+    xmlschema.XMLSchema(str(CAMT053_XSD)).validate(str(next(tmp_path.glob("scratch/*/statement.xml"))))
