@@ -15,12 +15,12 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from batches.models import Batch, BatchItem
+from bench.pain001 import V09, Instruction, Tx, iban, pain001, scan
 from payments.models import PaymentRequest
 from tests.backoffice.conftest import staff_user
 from tests.batches.conftest import URL, balance
 from tests.batches.iso20022 import report, statuses, upload
 from tests.batches.test_submit import totp
-from tests.support.pain001 import V09, Instruction, Tx, iban, pain001, scan
 
 pytestmark = pytest.mark.django_db
 PAYEE_DE = iban("DE89370400440532013000", "COBADEFFXXX")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.pain001 import Instruction, Tx, iban, pain001, scan
 from tests.batches.conftest import (  # noqa: F401 - fixtures of the batch tests, used below
     api,
     custodian_accounts,
@@ -14,7 +15,6 @@ from tests.batches.conftest import (  # noqa: F401 - fixtures of the batch tests
     custodian_setup,
 )
 from tests.batches.iso20022 import report, statuses, upload
-from tests.support.pain001 import Instruction, Tx, iban, pain001, scan
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
