@@ -50,8 +50,6 @@ if PRODUCTION:
             "FIELD_ENCRYPTION_KEY",
             ("JWT_PRIVATE_KEY", "JWT_PRIVATE_KEY_FILE"),
             "ALLOWED_HOSTS",
-            # No default in a deployment: behind a proxy, 0 would make every client
-            # the proxy's address (one client's failures throttling all of them).
             "TRUSTED_PROXY_COUNT",
         ],
         reason=(
@@ -88,7 +86,7 @@ AUTH_CLIENT_MAX_FAILURES = env_int("AUTH_CLIENT_MAX_FAILURES", 50)
 AUTH_CLIENT_WINDOW_SECONDS = env_int("AUTH_CLIENT_WINDOW_SECONDS", 15 * 60)
 # How many proxies of ours append to X-Forwarded-For; 0: the client is the TCP
 # peer and X-Forwarded-For is ignored. Required in a deployment (0 when clients
-# connect directly); 0 by default on a development run.
+# connect directly): behind a proxy, a forgotten 0 makes every client the proxy.
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 if TRUSTED_PROXY_COUNT < 0:
     raise ImproperlyConfigured(f"TRUSTED_PROXY_COUNT must not be negative, got {TRUSTED_PROXY_COUNT}")

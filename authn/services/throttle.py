@@ -241,7 +241,7 @@ def client_throttle_address(address: str) -> Iterator[None]:
     _client_forgive(address, now)
 
 
-def client_recent_failures(address: str, now: datetime | None = None) -> int:
+def client_recent_failures(address: str) -> int:
     """The failures counted for the client at `address` in its current window (0 when none)."""
     row = (
         LoginThrottle.objects.filter(
@@ -253,7 +253,7 @@ def client_recent_failures(address: str, now: datetime | None = None) -> int:
         .first()
     )
     window = timedelta(seconds=settings.AUTH_CLIENT_WINDOW_SECONDS)
-    if row is None or row[1] <= (now or timezone.now()) - window:
+    if row is None or row[1] <= timezone.now() - window:
         return 0
     return row[0]
 
