@@ -18,6 +18,9 @@ from typing import Any
 
 
 class ErrorCode(enum.StrEnum):
+    # Still listed here though one domain answers each, until they move to their
+    # domain's codes: INVALID_CREDENTIALS (authn), INSUFFICIENT_FUNDS and
+    # LIMIT_EXCEEDED (payments), DUPLICATE_MESSAGE and DRAFT_EXPIRED (batches).
     VALIDATION_ERROR = "VALIDATION_ERROR"
     IDEMPOTENCY_KEY_MISMATCH = "IDEMPOTENCY_KEY_MISMATCH"
     UNAUTHORIZED = "UNAUTHORIZED"

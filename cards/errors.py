@@ -9,4 +9,4 @@ class CardErrorCode(DomainErrorCode):
     CARD_NOT_FOUND = "CARD_NOT_FOUND"
 
 
-STATUSES = {CardErrorCode.CARD_NOT_FOUND: 404}
+STATUSES: dict[DomainErrorCode, int] = {CardErrorCode.CARD_NOT_FOUND: 404}

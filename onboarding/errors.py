@@ -9,4 +9,4 @@ class OnboardingErrorCode(DomainErrorCode):
     WEB_TOKEN_PROVIDER_MISMATCH = "WEB_TOKEN_PROVIDER_MISMATCH"
 
 
-STATUSES = {OnboardingErrorCode.WEB_TOKEN_PROVIDER_MISMATCH: 409}
+STATUSES: dict[DomainErrorCode, int] = {OnboardingErrorCode.WEB_TOKEN_PROVIDER_MISMATCH: 409}

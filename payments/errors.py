@@ -11,7 +11,7 @@ class PaymentErrorCode(DomainErrorCode):
     QUOTE_ALREADY_USED = "QUOTE_ALREADY_USED"
 
 
-STATUSES = {
+STATUSES: dict[DomainErrorCode, int] = {
     PaymentErrorCode.PROVIDER_ERROR: 422,
     PaymentErrorCode.QUOTE_EXPIRED: 422,
     PaymentErrorCode.QUOTE_ALREADY_USED: 422,
