@@ -128,6 +128,7 @@ INSTALLED_APPS = [
     "cards",
     "onboarding",
     "events",
+    "approvals",
     "audit",
 ]
 
@@ -299,6 +300,8 @@ CELERY_BEAT_SCHEDULE: dict = {
     },
     # Batches and draft verifications a dead worker left unfinished run again.
     "batches-resume-stalled": {"task": "batches.tasks.resume_stalled_batches", "schedule": 60.0},
+    # Approvals past their expiry read EXPIRED at once; this marks them so (and writes the event).
+    "approvals-expire": {"task": "approvals.tasks.expire_approvals", "schedule": 60.0},
 }
 
 # How long a verified batch draft can be submitted.
@@ -348,7 +351,11 @@ SANDBOX_BOOTSTRAP_STEPS = [
     "cards.sandbox.bootstrap",
     "onboarding.sandbox.bootstrap",
     "batches.sandbox.bootstrap",
+    "approvals.sandbox.bootstrap",
 ]
+
+# The approval policy every route that moves money asks (bankapi.approval_gate).
+APPROVAL_GATE = "approvals.gate.GATE"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["authn.authentication.BearerAuthentication"],

@@ -11,6 +11,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, Polymorphic
 from rest_framework.response import Response
 
 from authn.serializers import StepUpPasskeyChallengeSerializer, confirmation_of, passkey_step_up_data
+from bankapi.approval_gate import HELD_RESPONSE
 from bankapi.api import ScopedAPIView
 from bankapi.errors import ApiError
 from bankapi.formats import CALENDAR_DAY_PATTERN
@@ -155,6 +156,8 @@ POST_RESPONSES = {
         "passkey-challenge: `{success, data: {passkeySession, fido2options}}`. "
         "submit: `{success, data: SubmitAnswer}` (header `Idempotent-Replayed: true` on a replay).",
     ),
+    # submit, when the approval policy of the custodian (or customer) holds it: the batch is made once approved.
+    202: HELD_RESPONSE,
     **error_responses(
         400,
         401,

@@ -8,12 +8,14 @@ from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 
 from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
+from bankapi.approval_gate import HELD_RESPONSE, Hold, approval_hold
 from bankapi.errors import ApiError
 from bankapi.idempotency import HEADER, Fingerprint, OwnerKind, StoredResponse, idempotency_key_resolve
 from bankapi.metrics import PAYMENTS
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
 from bankapi.scope import parse_uuid
+from payments.approval_content import payment_hold
 from payments.models import Beneficiary, PaymentRequest
 from payments.plain_inputs import payment_body_plain
 from payments.selectors import (
@@ -39,6 +41,7 @@ from payments.serializers import (
     payment_created_data,
 )
 from payments.services import create, transfers
+from payments.services.acceptance import PaymentInstruction
 from payments.services.create import (
     PaymentSubmission,
     payment_fingerprint,
@@ -167,6 +170,7 @@ class PaymentCreateView(AccountCreateView):
                 envelope("PaymentCreatedResponse", PaymentCreatedSerializer()),
                 description="Accepted. `Idempotent-Replayed: true` on a replay of an earlier answer.",
             ),
+            202: HELD_RESPONSE,
             **error_responses(
                 400,
                 401,
@@ -196,12 +200,11 @@ class PaymentCreateView(AccountCreateView):
         crypto_quote = body.get("cryptoQuote")
         read = self.preloaded_row()
         read_with_caller = read if isinstance(read, Beneficiary) else None
-        return self.respond_once(
-            key=key,
-            fingerprint=payment_fingerprint(
-                account=self.account, amount=body["amount"], beneficiary_id=body.get("beneficiaryId")
-            ),
-            checks=lambda: payment_instruction_build(
+        scheduled_date = body.get("scheduledDate")
+        frequency = body.get("frequency", "NEVER")
+
+        def checks() -> tuple[PaymentInstruction, Hold | None]:
+            instruction = payment_instruction_build(
                 account=self.account,
                 amount=body["amount"],
                 currency=body.get("currency", ""),
@@ -214,26 +217,49 @@ class PaymentCreateView(AccountCreateView):
                 fee_waived=body.get("feeWaived", False),
                 quote_id=crypto_quote["quoteId"] if crypto_quote else None,
                 beneficiary_read=read_with_caller,
-            ),
-            work=lambda instruction: _counted(
+            )
+            # The approval policy, before anything moves (it only reads).
+            return instruction, payment_hold(
+                account=self.account, user_id=self.request.user.id, instruction=instruction, body=body
+            )
+
+        def work(checked: tuple[PaymentInstruction, Hold | None]) -> PaymentSubmission | StoredResponse:
+            instruction, hold = checked
+            if hold is not None:
+                return approval_hold(hold)
+            return _counted(
                 payment_submit(
                     account=self.account,
                     instruction=instruction,
-                    scheduled_date=body.get("scheduledDate"),
-                    frequency=body.get("frequency", "NEVER"),
+                    scheduled_date=scheduled_date,
+                    frequency=frequency,
                 )
-            ),
-            serializer=payment_created_data,
-            work_at_once=lambda instruction, claim, rendered: _at_once_counted(
+            )
+
+        def work_at_once(checked, claim, rendered) -> StoredResponse | None:
+            instruction, hold = checked
+            if hold is not None:
+                return None
+            return _at_once_counted(
                 payment_submit_at_once(
                     account=self.account,
                     instruction=instruction,
-                    scheduled_date=body.get("scheduledDate"),
-                    frequency=body.get("frequency", "NEVER"),
+                    scheduled_date=scheduled_date,
+                    frequency=frequency,
                     claim=claim,
                     rendered=rendered,
                 )
+            )
+
+        return self.respond_once(
+            key=key,
+            fingerprint=payment_fingerprint(
+                account=self.account, amount=body["amount"], beneficiary_id=body.get("beneficiaryId")
             ),
+            checks=checks,
+            work=work,
+            serializer=payment_created_data,
+            work_at_once=work_at_once,
         )
 
 

@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from authn.models import User
 from authn.services.stepup import Confirmation, PasskeyStepUp, step_up_confirm, step_up_passkey_challenge
+from bankapi.approval_gate import approval_hold
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.idempotency import (
     Fingerprint,
@@ -37,6 +38,7 @@ from bankapi.idempotency import (
 )
 from bankapi.models import Program
 from batches.actors import Actor
+from batches.approval_content import batch_hold
 from batches.models import Batch, Draft, ScaChallenge
 from batches.rules import payments_hash
 from batches.sent import SentPayment
@@ -131,6 +133,11 @@ def batch_submit(
             if not taken:
                 raise ApiError(ErrorCode.INVALID_STATE, "This draft has already been submitted.")
         checked, currency = payments_checked(actor, payments)
+        # The approval policy, once the challenge (and draft) are spent: a held
+        # submit answers 202 and makes its batch only when approved.
+        hold = batch_hold(actor=actor, checked=checked, currency=currency, payments=payments, draft=draft)
+        if hold is not None:
+            return approval_hold(hold)
         batch = batch_create(actor=actor, user=user, checked=checked, currency=currency, draft=draft)
         return StoredResponse.rendered(200, {"success": True, "data": present(batch)})
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = "bankapi"
-DOMAIN_APPS = ("authn", "payments", "batches", "cards", "onboarding", "events")
+DOMAIN_APPS = ("authn", "payments", "batches", "cards", "onboarding", "events", "approvals")
 # The kernel modules whose job is to wire the apps together: the root urls and
 # the Celery app (settings name classes by dotted string and import nothing).
 WIRING = {"bankapi/urls.py", "bankapi/celery.py"}
@@ -23,6 +23,10 @@ ALLOWED = {
     ("batches", "events"): "batch state changes write their events in the same transaction",
     ("cards", "events"): "a card issued writes its event in the same transaction",
     ("onboarding", "events"): "application changes write their events in the same transaction",
+    ("approvals", "payments"): "an approved payment or schedule runs through the payment create services",
+    ("approvals", "batches"): "an approved batch submit makes its batch through batch submit's services",
+    ("approvals", "authn"): "approving takes the authn step-up (passkey over the content, or TOTP)",
+    ("approvals", "events"): "approval state changes write their events in the same transaction",
 }
 
 
