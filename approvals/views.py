@@ -22,6 +22,7 @@ from approvals.services import (
 )
 from authn.serializers import StepUpPasskeyChallengeSerializer, confirmation_of, passkey_step_up_data
 from bankapi.api import PAGE_PARAMETERS, CursorListView, ScopedAPIView
+from bankapi.approval_gate import exempt
 from bankapi.errors import validation_error
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
@@ -105,6 +106,8 @@ class ApprovalView(ScopedAPIView):
 
 
 class ApprovalChallengeView(ScopedAPIView):
+    approval_policy = exempt("moves nothing")
+
     @extend_schema(
         tags=TAGS,
         summary="Open a passkey approval",
@@ -135,6 +138,8 @@ class ApprovalChallengeView(ScopedAPIView):
 
 
 class ApprovalApproveView(ScopedAPIView):
+    approval_policy = exempt("runs a request the gate held, once its approvals are complete")
+
     @extend_schema(
         tags=TAGS,
         summary="Approve a held request",
@@ -179,6 +184,8 @@ class ApprovalApproveView(ScopedAPIView):
 
 
 class ApprovalRejectView(ScopedAPIView):
+    approval_policy = exempt("moves nothing")
+
     @extend_schema(
         tags=TAGS,
         summary="Reject a held request",
@@ -199,6 +206,8 @@ class ApprovalRejectView(ScopedAPIView):
 
 
 class SandboxApprovalExpireView(ScopedAPIView):
+    approval_policy = exempt("moves nothing")
+
     @extend_schema(
         tags=["sandbox"],
         summary="Sandbox: expire a pending approval now",

@@ -122,3 +122,14 @@ def policy_owner_of_account(account: Any) -> tuple[uuid.UUID | None, uuid.UUID |
     if program.account_type == Program.AccountType.BUSINESS:
         return customer.id, None
     return None
+
+
+# What a view that can move money declares as `approval_policy`: `COVERED` when
+# its POST asks this gate before it moves anything, else `exempt(reason)`. A
+# test finds every such route from the URL configuration and fails for one that
+# declares neither (tests/approvals/test_route_coverage.py).
+COVERED = "covered"
+
+
+def exempt(reason: str) -> str:
+    return f"exempt: {reason}"

@@ -8,7 +8,7 @@ from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 
 from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
-from bankapi.approval_gate import HELD_RESPONSE, Hold, approval_hold
+from bankapi.approval_gate import COVERED, HELD_RESPONSE, Hold, approval_hold, exempt
 from bankapi.errors import ApiError
 from bankapi.idempotency import HEADER, Fingerprint, OwnerKind, StoredResponse, idempotency_key_resolve
 from bankapi.metrics import PAYMENTS
@@ -143,6 +143,7 @@ def _at_once_counted(done: tuple[PaymentSubmission, StoredResponse] | None) -> S
 
 
 class PaymentCreateView(AccountCreateView):
+    approval_policy = COVERED
     customer_row = Beneficiary
     idempotency_operation = create.OPERATION
 
@@ -264,6 +265,7 @@ class PaymentCreateView(AccountCreateView):
 
 
 class InternationalTransferCreateView(AccountCreateView):
+    approval_policy = exempt("its FX quote lives 30 seconds, too short to wait for approvers")
     idempotency_operation = transfers.OPERATION
 
     @extend_schema(
@@ -397,6 +399,8 @@ class ScheduledPaymentListView(AccountScopedView, CursorListView):
 
 
 class ScheduledPaymentView(AccountScopedView):
+    approval_policy = exempt("cancelling a schedule stops money; it moves none")
+
     @extend_schema(
         tags=["payments"],
         summary="Cancel a scheduled payment",
@@ -432,6 +436,8 @@ SANDBOX_ERRORS = error_responses(
 
 
 class SandboxSettleView(ScopedAPIView):
+    approval_policy = exempt("sandbox: settles a payment already accepted, after any approval it needed")
+
     @extend_schema(
         tags=["sandbox"],
         summary="Sandbox: settle a PENDING payment request",
@@ -448,6 +454,8 @@ class SandboxSettleView(ScopedAPIView):
 
 
 class SandboxFailView(ScopedAPIView):
+    approval_policy = exempt("sandbox: fails a payment and returns its funds")
+
     @extend_schema(
         tags=["sandbox"],
         summary="Sandbox: fail a PENDING or PENDING_TM payment request",
