@@ -14,6 +14,7 @@ from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin
 class ApprovalPolicyAdmin(admin.ModelAdmin):
     list_display = ("__str__", "program", "sandbox", "expires_after_hours", "passkey_required", "updated_at")
     list_filter = ("sandbox", "passkey_required")
+    list_select_related = ("customer", "custodian", "program")
     raw_id_fields = ("customer", "custodian")
     fields = (
         "program",
@@ -45,6 +46,7 @@ class SignatureInline(admin.TabularInline):
 class ApprovalAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     list_display = ("id", "kind", "status", "required", "customer", "custodian", "created_at", "expires_at")
     list_filter = ("status", "kind", "sandbox")
+    list_select_related = ("customer", "custodian")
     exact_search_fields = ("id",)
     inlines = [SignatureInline]
     readonly_fields = (
