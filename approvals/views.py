@@ -67,6 +67,7 @@ STATUS_PARAMETER = OpenApiParameter(
 @extend_schema_view(
     get=extend_schema(
         tags=TAGS,
+        operation_id="approvals_list",
         summary="Approvals of the caller's customer or custodian",
         description="Newest first, cursor paginated.",
         parameters=[STATUS_PARAMETER, *PAGE_PARAMETERS],

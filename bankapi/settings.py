@@ -420,6 +420,10 @@ SPECTACULAR_SETTINGS = {
         {"name": "sandbox", "description": "Sandbox only: settle or fail payments, run the schedule."},
         {"name": "fx", "description": "Foreign exchange quotes."},
         {"name": "batch payments", "description": "Verify, initiate and submit many payments at once."},
+        {
+            "name": "approvals",
+            "description": "Payments, schedules and batches that other users of the customer approve first.",
+        },
         {"name": "cards", "description": "Cardholders and card security."},
         {"name": "onboarding", "description": "Applications, legal documents, UBOs and document uploads."},
         {"name": "webhooks", "description": "Endpoints that receive events."},
