@@ -3,6 +3,7 @@ policy, and a second user of each who approves (`businessApprover`, `custodianAp
 
 from approvals.models import ApprovalPolicy
 from authn.sandbox import DOMAIN, sandbox_user
+from bankapi.models import Custodian, Customer
 from bankapi.roles import Role
 from bankapi.sandbox import SandboxContext
 
@@ -10,10 +11,12 @@ SANDBOX_TIERS = [{"minAmount": "20000.00", "approvers": 1}]
 SANDBOX_EXPIRES_AFTER_HOURS = 168
 
 
-def _policy(**owner) -> None:
-    party = owner.get("customer") or owner.get("custodian")
+def _policy(*, customer: Customer | None = None, custodian: Custodian | None = None) -> None:
+    party: Customer | Custodian | None = customer or custodian
+    assert party is not None
     ApprovalPolicy.objects.update_or_create(
-        **owner,
+        customer=customer,
+        custodian=custodian,
         defaults={
             "program": party.program,
             "sandbox": True,

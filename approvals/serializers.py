@@ -103,7 +103,8 @@ class ContentField(serializers.Field):
 class ApprovalSerializer(serializers.Serializer):
     approvalId = serializers.UUIDField(source="id")
     status = serializers.SerializerMethodField()
-    required = serializers.IntegerField()
+    # The metaclass takes declared fields off the class: this does not replace Field.required.
+    required = serializers.IntegerField()  # type: ignore[assignment]
     approved = serializers.SerializerMethodField()
     expiresAt = serializers.DateTimeField(source="expires_at")
     initiatorUserId = serializers.UUIDField(source="initiator_id")

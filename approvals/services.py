@@ -13,6 +13,7 @@ racing to complete the count, one runs the request and the other is 409.
 """
 
 import os
+import uuid
 from datetime import datetime
 
 from django.db import transaction
@@ -152,7 +153,7 @@ def approval_reject(*, scope: Scope, user: User, approval_id: str, reason: str) 
         return done
 
 
-def _expire(approval_pk, now: datetime, *, at_once: bool) -> Approval | None:
+def _expire(approval_pk: uuid.UUID, now: datetime, *, at_once: bool) -> Approval | None:
     with transaction.atomic():
         locked = Approval.objects.select_for_update().get(pk=approval_pk)
         if locked.status != Approval.Status.PENDING_APPROVAL or (not at_once and locked.expires_at > now):

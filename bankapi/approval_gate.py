@@ -67,7 +67,8 @@ class HeldSerializer(serializers.Serializer):
 
     approvalId = serializers.UUIDField(help_text="Read it at GET /v1/approvals/{approvalId}.")
     status = serializers.ChoiceField(choices=["PENDING_APPROVAL"])
-    required = serializers.IntegerField(
+    # The metaclass takes declared fields off the class: this does not replace Field.required.
+    required = serializers.IntegerField(  # type: ignore[assignment]
         help_text="How many other users of the customer (or custodian) must approve."
     )
     approved = serializers.IntegerField(help_text="Always 0 here.")

@@ -221,7 +221,7 @@ class PaymentCreateView(AccountCreateView):
             )
             # The approval policy, before anything moves (it only reads).
             return instruction, payment_hold(
-                account=self.account, user_id=self.request.user.id, instruction=instruction, body=body
+                account=self.account, user_id=self.scope.user_id, instruction=instruction, body=body
             )
 
         def work(checked: tuple[PaymentInstruction, Hold | None]) -> PaymentSubmission | StoredResponse:
