@@ -201,8 +201,7 @@ class PaymentCreateView(AccountCreateView):
         crypto_quote = body.get("cryptoQuote")
         read = self.preloaded_row()
         read_with_caller = read if isinstance(read, Beneficiary) else None
-        scheduled_date = body.get("scheduledDate")
-        frequency = body.get("frequency", "NEVER")
+        when = {"scheduled_date": body.get("scheduledDate"), "frequency": body.get("frequency", "NEVER")}
 
         def checks() -> tuple[PaymentInstruction, Hold | None]:
             instruction = payment_instruction_build(
@@ -219,37 +218,9 @@ class PaymentCreateView(AccountCreateView):
                 quote_id=crypto_quote["quoteId"] if crypto_quote else None,
                 beneficiary_read=read_with_caller,
             )
-            # The approval policy, before anything moves (it only reads).
+            # The approval policy, before anything moves (it only reads): a held payment answers 202.
             return instruction, payment_hold(
                 account=self.account, user_id=self.scope.user_id, instruction=instruction, body=body
-            )
-
-        def work(checked: tuple[PaymentInstruction, Hold | None]) -> PaymentSubmission | StoredResponse:
-            instruction, hold = checked
-            if hold is not None:
-                return approval_hold(hold)
-            return _counted(
-                payment_submit(
-                    account=self.account,
-                    instruction=instruction,
-                    scheduled_date=scheduled_date,
-                    frequency=frequency,
-                )
-            )
-
-        def work_at_once(checked, claim, rendered) -> StoredResponse | None:
-            instruction, hold = checked
-            if hold is not None:
-                return None
-            return _at_once_counted(
-                payment_submit_at_once(
-                    account=self.account,
-                    instruction=instruction,
-                    scheduled_date=scheduled_date,
-                    frequency=frequency,
-                    claim=claim,
-                    rendered=rendered,
-                )
             )
 
         return self.respond_once(
@@ -258,9 +229,21 @@ class PaymentCreateView(AccountCreateView):
                 account=self.account, amount=body["amount"], beneficiary_id=body.get("beneficiaryId")
             ),
             checks=checks,
-            work=work,
+            work=lambda checked: (
+                approval_hold(checked[1])
+                if checked[1]
+                else _counted(payment_submit(account=self.account, instruction=checked[0], **when))
+            ),
             serializer=payment_created_data,
-            work_at_once=work_at_once,
+            work_at_once=lambda checked, claim, rendered: (
+                None
+                if checked[1]
+                else _at_once_counted(
+                    payment_submit_at_once(
+                        account=self.account, instruction=checked[0], claim=claim, rendered=rendered, **when
+                    )
+                )
+            ),
         )
 
 
@@ -399,8 +382,6 @@ class ScheduledPaymentListView(AccountScopedView, CursorListView):
 
 
 class ScheduledPaymentView(AccountScopedView):
-    approval_policy = exempt("cancelling a schedule stops money; it moves none")
-
     @extend_schema(
         tags=["payments"],
         summary="Cancel a scheduled payment",
