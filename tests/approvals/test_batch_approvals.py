@@ -154,3 +154,42 @@ def test_a_payer_whose_funds_went_fails_its_item_at_execution(api, program):
     batch = Batch.objects.get(id=done.json()["data"]["result"]["batchId"])
     assert batch.status == Batch.Status.FUNDING_FAILED
     assert balance(first.id) == Decimal("1100.00")
+
+
+def test_a_held_submits_idempotency_key_replays_its_202(api, custodian):
+    setup, _ = custodian
+    key = "0b7c6f0e-8d3a-4c52-9a61-3f1d2e4b5a69"
+    payments = [payment(setup.accounts[0], "1500.00")]
+    first = submit(api, setup.person.access, setup.user, payments, idempotencyKey=key)
+    assert first.status_code == 202, first.content
+    again = api.post(
+        URL,
+        {
+            "action": "submit",
+            "payments": payments,
+            "idempotencyKey": key,
+            "scaChallenge": {},
+            "confirmation": {},
+        },
+        format="json",
+        **setup.person.access,
+    )
+    assert again.status_code == 202 and again["Idempotent-Replayed"] == "true"
+    assert again.content == first.content
+    assert Approval.objects.count() == 1
+
+
+def test_a_custodian_clients_payment_takes_the_custodians_policy(api, custodian):
+    setup, approver = custodian
+    account = setup.accounts[0]
+    held = api.post(
+        f"/v1/customers/{account.customer_id}/accounts/{account.id}/payments",
+        {"amount": "1000.00", "currency": "GBP", "reference": "Rent", "payee": PAYEE},
+        format="json",
+        **setup.person.access,
+    )
+    assert held.status_code == 202, held.content
+    approval = Approval.objects.get(id=held.json()["data"]["approvalId"])
+    assert approval.custodian_id == setup.custodian.id and approval.customer_id is None
+    assert approve_totp(api, approver, str(approval.id)).json()["data"]["status"] == "EXECUTED"
+    assert balance(account.id) == Decimal("99000.00")
