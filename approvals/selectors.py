@@ -1,28 +1,29 @@
 """Which approvals and policy a caller sees.
 
 A customer's users see the approvals of their customer, a custodian's users
-those of their custodian (`for_scope` first: program and environment); nobody
-else's, which answer 404. A user missing its party sees nothing.
+those of their custodian, in their program and environment (the rule
+`bankapi.tenancy.OWNED_BY_PARTY`); nobody else's, which answer 404. A user
+missing its party sees nothing.
 """
 
-from django.db.models import Q, QuerySet
+from typing import Any
+
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from approvals.models import Approval, ApprovalPolicy
-from bankapi.roles import Role
 from bankapi.scope import Scope, get_or_not_found
+from bankapi.tenancy import OWNED_BY_PARTY
 
 
-def _own(scope: Scope) -> Q:
-    if scope.role == Role.CUSTODIAN and scope.custodian_id is not None:
-        return Q(custodian_id=scope.custodian_id)
-    if scope.role == Role.CUSTOMER and scope.customer_id is not None:
-        return Q(customer_id=scope.customer_id)
-    return Q(pk__in=[])
+def _owned(rows: QuerySet[Any], scope: Scope) -> QuerySet[Any]:
+    """The caller's party's rows (`bankapi.tenancy.OWNED_BY_PARTY`); none for other roles."""
+    rule = OWNED_BY_PARTY.get(scope.role)
+    return rows.none() if rule is None else rule.filter(rows, scope)
 
 
 def approvals_of(scope: Scope) -> QuerySet[Approval]:
-    return Approval.objects.for_scope(scope).filter(_own(scope)).prefetch_related("signatures")
+    return _owned(Approval.objects.all(), scope).prefetch_related("signatures")
 
 
 def approval_of(scope: Scope, approval_id: str) -> Approval:
@@ -31,7 +32,8 @@ def approval_of(scope: Scope, approval_id: str) -> Approval:
 
 
 def policy_of(scope: Scope) -> ApprovalPolicy | None:
-    return ApprovalPolicy.objects.for_scope(scope).filter(_own(scope)).first()
+    policy: ApprovalPolicy | None = _owned(ApprovalPolicy.objects.all(), scope).first()
+    return policy
 
 
 def status_now(approval: Approval) -> str:

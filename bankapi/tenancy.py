@@ -137,6 +137,15 @@ OWNED_BY_CUSTOMER = Rule(
 )
 
 
+# A row that belongs to a customer or to a custodian as a whole (an approval, an
+# approval policy), per role: a customer user's own customer's rows, a custodian
+# user's custodian's, in the caller's program and environment. Other roles: none.
+OWNED_BY_PARTY: dict[str, Rule] = {
+    Role.CUSTOMER: TENANT + Rule((("customer_id", Caller("customer_id")),)),
+    Role.CUSTODIAN: TENANT + Rule((("custodian_id", Caller("custodian_id")),)),
+}
+
+
 def customers_rule(role: str) -> Rule | None:
     """The rule of the customers a caller of this role acts for (None: nobody)."""
     return CUSTOMERS.get(role)
