@@ -174,3 +174,20 @@ def test_two_approvers_of_a_one_approver_tier_execute_it_once():
     assert Account.objects.get(id=business.account.id).balance == Decimal("98500.00")
     approval = Approval.objects.get(id=held)
     assert approval.status == "EXECUTED" and approval.signatures.count() == 1
+
+
+def test_the_session_lives_five_minutes(api, strict):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    approver = strict.approvers[0]
+    authenticator = enrol_passkey(api, approver.email, str(approver.program_id))
+    held = pay(api, strict, "1500.00").json()["data"]["approvalId"]
+    opened = open_challenge(api, approver, held)
+    session = AuthChallenge.objects.get(user=approver.user, kind=Kind.STEP_UP_PASSKEY, used_at__isnull=True)
+    assert timedelta(minutes=4) < session.expires_at - timezone.now() <= timedelta(minutes=5)
+    AuthChallenge.objects.filter(id=session.id).update(expires_at=timezone.now() - timedelta(seconds=1))
+    answer = approve(api, approver, held, passkey_body(opened, authenticator))
+    assert answer.status_code == 401
+    assert Approval.objects.get(id=held).status == "PENDING_APPROVAL"
