@@ -68,3 +68,31 @@ def test_a_rerun_makes_no_second_policy_or_approver(sandbox):
     counts = (ApprovalPolicy.objects.count(), User.objects.count())
     assert run_bootstrap() == first
     assert (ApprovalPolicy.objects.count(), User.objects.count()) == counts
+
+
+def test_the_same_walk_through_with_a_passkey(api, sandbox):
+    from tests.support.passkeys import enrol_passkey
+
+    business, approver = sandbox["business"], sandbox["businessApprover"]
+    program = sandbox["businessProgramId"]
+    authenticator = enrol_passkey(api, approver["email"], program)
+    url = f"/v1/customers/{business['customerId']}/accounts/{business['accountId']}/payments"
+    body = {"amount": "21000.00", "currency": "GBP", "reference": "Machinery", "payee": PAYEE}
+    held = api.post(url, body, format="json", **access_header(business["email"], program))
+    approval_id = held.json()["data"]["approvalId"]
+    headers = access_header(approver["email"], program)
+    opened = api.post(f"/v1/approvals/{approval_id}/challenge", **headers).json()["data"]
+    confirmation = {
+        "method": "passkey",
+        "passkeySession": opened["passkeySession"],
+        "assertion": authenticator.get(opened["fido2options"]),
+    }
+    done = api.post(
+        f"/v1/approvals/{approval_id}/approve", {"confirmation": confirmation}, format="json", **headers
+    )
+    assert done.status_code == 200, done.content
+    data = done.json()["data"]
+    assert data["status"] == "EXECUTED" and data["approvals"][0]["method"] == "passkey"
+    read = api.get(f"/v1/approvals/{approval_id}", **access_header(business["email"], program)).json()["data"]
+    assert read["approvals"][0]["passkey"]["credentialId"] == authenticator.credential_id_b64
+    assert Account.objects.get(id=business["accountId"]).balance == Decimal("79000.00")
