@@ -14,8 +14,9 @@ scaChallenge usable until it expires):
 5. the confirmation method the program offers: 422 NOT_SUPPORTED;
 6. the confirmation itself: 401 INVALID_CREDENTIALS (429 while locked).
 Then, in one transaction, the challenge (and draft) are consumed and the batch
-created; only that success is remembered under the idempotencyKey (a refusal
-releases it).
+created (or, when the caller's approval policy holds the submit, an approval
+that makes the batch once approved: 202); only that success is remembered under
+the idempotencyKey (a refusal releases it).
 """
 
 import uuid
