@@ -49,6 +49,7 @@ AUDITED: dict[str, frozenset[str]] = {
     "onboarding.LegalDocument": frozenset(),
     "onboarding.ProgramOnboarding": frozenset(),
     "events.WebhookEndpoint": frozenset(),
+    "approvals.ApprovalPolicy": frozenset(),
     "authn.User": frozenset({"password", "last_login", "totp_last_step", "step_up_pin"}),
     "auth.Group": frozenset(),
 }

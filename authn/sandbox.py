@@ -53,6 +53,10 @@ def _user(
     return out
 
 
+# The other apps' bootstrap steps make their users the same way.
+sandbox_user = _user
+
+
 def _restore(user: User, password: str, *, must_change_password: bool, fresh: bool) -> None:
     changed = []
     if not user.check_password(password):

@@ -332,7 +332,8 @@ def respond_once(
 
     `checks` resolves and checks what the body names, once the key is held
     (see `bankapi.idempotency`); `work` takes what it returned, calls the
-    service and returns its domain result. `serializer` is a Serializer class,
+    service and returns its domain result (or a `StoredResponse`, answered as
+    it is: a request held for approval). `serializer` is a Serializer class,
     or a plain function giving the same data (for the hottest routes, where
     building a serializer costs more than the rest of the answer). The answer is
     rendered inside the create's transaction, stored with the key and replayed
@@ -350,7 +351,9 @@ def respond_once(
         return StoredResponse.rendered(200, {"success": True, "data": present(result)})
 
     def answer(checked: Checked) -> StoredResponse:
-        return rendered(work(checked))
+        # A result that is already an answer (a request held for approval: 202) is sent as it is.
+        result = work(checked)
+        return result if isinstance(result, StoredResponse) else rendered(result)
 
     if work_at_once is not None:
         at_once = work_at_once

@@ -226,6 +226,28 @@ REQUEST_EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
         ),
     },
     "sandbox_ubo_verification_create": {"approve": _one("Approve the UBO", {"outcome": "approve"})},
+    "approvals_approve_create": {
+        "totp": _one(
+            "Approve with the authenticator app's code (where the policy allows TOTP)",
+            {"confirmation": TOTP},
+        ),
+        "passkey": _one(
+            "Approve with a passkey, over the approval's challenge",
+            {
+                "confirmation": {
+                    "method": "passkey",
+                    "passkeySession": "the passkeySession of POST /v1/approvals/{approvalId}/challenge",
+                    "assertion": {
+                        "credentialIdB64": "AAAA",
+                        "clientDataJSON_B64": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0",
+                        "authenticatorDataB64": "SZYN5YgO",
+                        "signatureB64": "MEUCIQ",
+                    },
+                }
+            },
+        ),
+    },
+    "approvals_reject_create": {"reason": _one("Reject, saying why", {"reason": "Wrong supplier"})},
     "webhook_endpoints_create": {
         "payments": _one(
             "Receive payment events",

@@ -78,7 +78,8 @@ HTTP_REQUEST_DURATION = Histogram(
 )
 PAYMENTS = Counter(
     "bankapi_payments",
-    "Payment creations through the API: accepted, held for compliance review, or refused (answered 422).",
+    "Payment creations through the API: accepted, held for compliance review, held for approval by other "
+    "users (pending_approval: payments, schedules and batch submits), or refused (answered 422).",
     ["outcome"],
     registry=_REGISTRY,
 )
@@ -102,7 +103,7 @@ TASK_PUBLISH_FAILURES = Counter(
 # Every outcome is exported from the start (at 0), so that a rate over it exists
 # before the first event of its kind.
 for _counter, _outcomes in (
-    (PAYMENTS, ("accepted", "held", "refused")),
+    (PAYMENTS, ("accepted", "held", "pending_approval", "refused")),
     (BATCH_ITEMS, ("success", "failed")),
     (WEBHOOK_DELIVERIES, ("delivered", "failed")),
 ):

@@ -137,6 +137,7 @@ INSTALLED_APPS = [
     "cards",
     "onboarding",
     "events",
+    "approvals",
     "audit",
 ]
 
@@ -319,6 +320,8 @@ CELERY_BEAT_SCHEDULE: dict = {
         "task": "onboarding.tasks.resend_lost_ubo_emails",
         "schedule": 300.0,
     },
+    # Approvals past their expiry read EXPIRED at once; this marks them so (and writes the event).
+    "approvals-expire": {"task": "approvals.tasks.expire_approvals", "schedule": 60.0},
 }
 
 # How long a verified batch draft can be submitted.
@@ -368,7 +371,11 @@ SANDBOX_BOOTSTRAP_STEPS = [
     "cards.sandbox.bootstrap",
     "onboarding.sandbox.bootstrap",
     "batches.sandbox.bootstrap",
+    "approvals.sandbox.bootstrap",
 ]
+
+# The approval policy every route that moves money asks (bankapi.approval_gate).
+APPROVAL_GATE = "approvals.gate.GATE"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["authn.authentication.BearerAuthentication"],
@@ -433,6 +440,10 @@ SPECTACULAR_SETTINGS = {
         {"name": "sandbox", "description": "Sandbox only: settle or fail payments, run the schedule."},
         {"name": "fx", "description": "Foreign exchange quotes."},
         {"name": "batch payments", "description": "Verify, initiate and submit many payments at once."},
+        {
+            "name": "approvals",
+            "description": "Payments, schedules and batches that other users of the customer approve first.",
+        },
         {"name": "cards", "description": "Cardholders and card security."},
         {"name": "onboarding", "description": "Applications, legal documents, UBOs and document uploads."},
         {"name": "webhooks", "description": "Endpoints that receive events."},

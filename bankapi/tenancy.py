@@ -164,6 +164,12 @@ def role_filter(rules: Mapping[str, Rule], rows: QuerySetT, caller: "Scope") -> 
     return rows.none() if rule is None else rule.filter(rows, caller)
 
 
+# A row that belongs to a customer or to a custodian as a whole (an approval, an
+# approval policy), per role: a customer user's own customer's rows, a custodian
+# user's custodian's, in the caller's program and environment. Other roles: none.
+OWNED_BY_PARTY: dict[str, Rule] = owned_by_party("customer_id")
+
+
 def customers_rule(role: str) -> Rule | None:
     """The rule of the customers a caller of this role acts for (None: nobody)."""
     return CUSTOMERS.get(role)

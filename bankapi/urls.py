@@ -28,4 +28,5 @@ urlpatterns = [
     path("v1/", include("cards.urls")),
     path("v1/", include("onboarding.urls")),
     path("v1/", include("events.urls")),
+    path("v1/", include("approvals.urls")),
 ]

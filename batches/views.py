@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from authn.serializers import StepUpPasskeyChallengeSerializer, confirmation_of, passkey_step_up_data
 from bankapi.api import ScopedAPIView
+from bankapi.approval_gate import COVERED, HELD_RESPONSE
 from bankapi.errors import ApiError
 from bankapi.formats import CALENDAR_DAY_PATTERN
 from bankapi.idempotency import idempotency_key_parse, stored_response_http
@@ -155,6 +156,8 @@ POST_RESPONSES = {
         "passkey-challenge: `{success, data: {passkeySession, fido2options}}`. "
         "submit: `{success, data: SubmitAnswer}` (header `Idempotent-Replayed: true` on a replay).",
     ),
+    # submit held by the approval policy of the custodian (or customer): the batch is made once approved.
+    202: HELD_RESPONSE,
     **error_responses(
         400,
         401,
@@ -286,6 +289,8 @@ def _key_or_none(value) -> uuid.UUID | None:
 
 
 class BatchListView(BatchRouteView):
+    approval_policy = COVERED  # submit
+
     @extend_schema(
         tags=["batch payments"],
         operation_id="batch_payments_list",
@@ -351,6 +356,8 @@ class CustomerBatchRouteView(BatchRouteView):
 
 
 class CustomerBatchListView(CustomerBatchRouteView):
+    approval_policy = COVERED  # submit
+
     @extend_schema(
         tags=["batch payments"],
         operation_id="customer_batch_payments_list",

@@ -31,6 +31,12 @@ class EventType(models.TextChoices):
     APPLICATION_STAGE_CHANGED = "application.stage_changed"
     APPLICATION_VERIFICATION_UPDATED = "application.verification_updated"
     CARD_ISSUED = "card.issued"
+    APPROVAL_REQUESTED = "approval.requested"
+    APPROVAL_APPROVED = "approval.approved"
+    APPROVAL_EXECUTED = "approval.executed"
+    APPROVAL_FAILED = "approval.failed"
+    APPROVAL_REJECTED = "approval.rejected"
+    APPROVAL_EXPIRED = "approval.expired"
 
 
 class Event(TenantOwned):

@@ -25,6 +25,17 @@ PAYLOADS: dict[EventType, str] = {
     EventType.APPLICATION_STAGE_CHANGED: "onboarding.serializers.ApplicationDetailSerializer",
     EventType.APPLICATION_VERIFICATION_UPDATED: "onboarding.serializers.ApplicationDetailSerializer",
     EventType.CARD_ISSUED: "cards.serializers.CardSerializer",
+    **{
+        event_type: "approvals.serializers.ApprovalSerializer"
+        for event_type in (
+            EventType.APPROVAL_REQUESTED,
+            EventType.APPROVAL_APPROVED,
+            EventType.APPROVAL_EXECUTED,
+            EventType.APPROVAL_FAILED,
+            EventType.APPROVAL_REJECTED,
+            EventType.APPROVAL_EXPIRED,
+        )
+    },
 }
 
 HEADERS_TEXT = (

@@ -8,12 +8,14 @@ from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 
 from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
+from bankapi.approval_gate import COVERED, HELD_RESPONSE, Hold, approval_hold, exempt
 from bankapi.errors import ApiError
 from bankapi.idempotency import HEADER, Fingerprint, OwnerKind, StoredResponse, idempotency_key_resolve
 from bankapi.metrics import PAYMENTS
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
 from bankapi.scope import parse_uuid
+from payments.approval_content import payment_hold
 from payments.models import Beneficiary, PaymentRequest
 from payments.plain_inputs import payment_body_plain
 from payments.selectors import (
@@ -39,6 +41,7 @@ from payments.serializers import (
     payment_created_data,
 )
 from payments.services import create, transfers
+from payments.services.acceptance import PaymentInstruction
 from payments.services.create import (
     PaymentSubmission,
     payment_fingerprint,
@@ -140,6 +143,7 @@ def _at_once_counted(done: tuple[PaymentSubmission, StoredResponse] | None) -> S
 
 
 class PaymentCreateView(AccountCreateView):
+    approval_policy = COVERED
     customer_row = Beneficiary
     idempotency_operation = create.OPERATION
 
@@ -167,6 +171,7 @@ class PaymentCreateView(AccountCreateView):
                 envelope("PaymentCreatedResponse", PaymentCreatedSerializer()),
                 description="Accepted. `Idempotent-Replayed: true` on a replay of an earlier answer.",
             ),
+            202: HELD_RESPONSE,
             **error_responses(
                 400,
                 401,
@@ -196,12 +201,10 @@ class PaymentCreateView(AccountCreateView):
         crypto_quote = body.get("cryptoQuote")
         read = self.preloaded_row()
         read_with_caller = read if isinstance(read, Beneficiary) else None
-        return self.respond_once(
-            key=key,
-            fingerprint=payment_fingerprint(
-                account=self.account, amount=body["amount"], beneficiary_id=body.get("beneficiaryId")
-            ),
-            checks=lambda: payment_instruction_build(
+        when = {"scheduled_date": body.get("scheduledDate"), "frequency": body.get("frequency", "NEVER")}
+
+        def checks() -> tuple[PaymentInstruction, Hold | None]:
+            instruction = payment_instruction_build(
                 account=self.account,
                 amount=body["amount"],
                 currency=body.get("currency", ""),
@@ -214,30 +217,38 @@ class PaymentCreateView(AccountCreateView):
                 fee_waived=body.get("feeWaived", False),
                 quote_id=crypto_quote["quoteId"] if crypto_quote else None,
                 beneficiary_read=read_with_caller,
+            )
+            # The approval policy, before anything moves (it only reads): a held payment answers 202.
+            return instruction, payment_hold(
+                account=self.account, user_id=self.scope.user_id, instruction=instruction, body=body
+            )
+
+        return self.respond_once(
+            key=key,
+            fingerprint=payment_fingerprint(
+                account=self.account, amount=body["amount"], beneficiary_id=body.get("beneficiaryId")
             ),
-            work=lambda instruction: _counted(
-                payment_submit(
-                    account=self.account,
-                    instruction=instruction,
-                    scheduled_date=body.get("scheduledDate"),
-                    frequency=body.get("frequency", "NEVER"),
-                )
+            checks=checks,
+            work=lambda checked: (
+                approval_hold(checked[1])
+                if checked[1]
+                else _counted(payment_submit(account=self.account, instruction=checked[0], **when))
             ),
             serializer=payment_created_data,
-            work_at_once=lambda instruction, claim, rendered: _at_once_counted(
-                payment_submit_at_once(
-                    account=self.account,
-                    instruction=instruction,
-                    scheduled_date=body.get("scheduledDate"),
-                    frequency=body.get("frequency", "NEVER"),
-                    claim=claim,
-                    rendered=rendered,
+            work_at_once=lambda checked, claim, rendered: (
+                None
+                if checked[1]
+                else _at_once_counted(
+                    payment_submit_at_once(
+                        account=self.account, instruction=checked[0], claim=claim, rendered=rendered, **when
+                    )
                 )
             ),
         )
 
 
 class InternationalTransferCreateView(AccountCreateView):
+    approval_policy = exempt("its FX quote lives 30 seconds, too short to wait for approvers")
     idempotency_operation = transfers.OPERATION
 
     @extend_schema(
@@ -406,6 +417,8 @@ SANDBOX_ERRORS = error_responses(
 
 
 class SandboxSettleView(ScopedAPIView):
+    approval_policy = exempt("sandbox: settles a payment already accepted, after any approval it needed")
+
     @extend_schema(
         tags=["sandbox"],
         summary="Sandbox: settle a PENDING payment request",
@@ -422,6 +435,8 @@ class SandboxSettleView(ScopedAPIView):
 
 
 class SandboxFailView(ScopedAPIView):
+    approval_policy = exempt("sandbox: fails a payment and returns its funds")
+
     @extend_schema(
         tags=["sandbox"],
         summary="Sandbox: fail a PENDING or PENDING_TM payment request",

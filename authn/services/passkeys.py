@@ -220,13 +220,16 @@ class PasskeyAssertion:
     user_handle: str | None = None
 
 
-def passkey_assertion_options(user: User) -> tuple[bytes, dict]:
+def passkey_assertion_options(user: User, challenge: bytes | None = None) -> tuple[bytes, dict]:
     """A new assertion challenge for the user's passkeys: (challenge bytes, `fido2options`).
 
     Keep the bytes (e.g. as an AuthChallenge's `secret`) and hand them back to
-    `passkey_assertion_verify` with the browser's answer.
+    `passkey_assertion_verify` with the browser's answer. `challenge`, when
+    given, is the challenge (an approval's: its content hash and a fresh nonce);
+    otherwise it is random.
     """
     options = generate_authentication_options(
+        challenge=challenge,
         rp_id=settings.WEBAUTHN_RP_ID,
         timeout=CEREMONY_TIMEOUT_MS,
         allow_credentials=_descriptors(user),

@@ -102,16 +102,19 @@ def step_up_pin_matches(user: User, pin: str) -> bool:
     return bool(user.step_up_pin) and check_password(pin, user.step_up_pin)
 
 
-def step_up_passkey_challenge(*, user: User, purpose: str, bound_to: str) -> PasskeyStepUp:
+def step_up_passkey_challenge(
+    *, user: User, purpose: str, bound_to: str, challenge: bytes | None = None
+) -> PasskeyStepUp:
     """Open a passkey step-up for one action.
 
     Its options list every passkey of the user in `allowCredentials`. The
     session is single-use, valid five minutes, and confirms only `purpose` on
     `bound_to` for this user. A user with no passkey: 422 NOT_SUPPORTED.
+    `challenge`: the exact WebAuthn challenge to sign (random when omitted).
     """
     if not user.has_passkey:
         raise ApiError(ErrorCode.NOT_SUPPORTED, "The user has no passkey; confirm with another method")
-    challenge, fido2options = passkey_assertion_options(user)
+    challenge, fido2options = passkey_assertion_options(user, challenge)
     session = challenge_create(
         user, Kind.STEP_UP_PASSKEY, secret=challenge, context=_binding(purpose, bound_to)
     )

@@ -14,8 +14,9 @@ scaChallenge usable until it expires):
 5. the confirmation method the program offers: 422 NOT_SUPPORTED;
 6. the confirmation itself: 401 INVALID_CREDENTIALS (429 while locked).
 Then, in one transaction, the challenge (and draft) are consumed and the batch
-created; only that success is remembered under the idempotencyKey (a refusal
-releases it).
+created (or, when the caller's approval policy holds the submit, an approval
+that makes the batch once approved: 202); only that success is remembered under
+the idempotencyKey (a refusal releases it).
 """
 
 import uuid
@@ -27,6 +28,7 @@ from django.utils import timezone
 
 from authn.models import User
 from authn.services.stepup import Confirmation, PasskeyStepUp, step_up_confirm, step_up_passkey_challenge
+from bankapi.approval_gate import approval_hold
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.idempotency import (
     Fingerprint,
@@ -37,6 +39,7 @@ from bankapi.idempotency import (
 )
 from bankapi.models import Program
 from batches.actors import Actor
+from batches.approval_content import batch_hold
 from batches.models import Batch, Draft, ScaChallenge
 from batches.rules import payments_hash
 from batches.sent import SentPayment
@@ -131,6 +134,11 @@ def batch_submit(
             if not taken:
                 raise ApiError(ErrorCode.INVALID_STATE, "This draft has already been submitted.")
         checked, currency = payments_checked(actor, payments)
+        # The approval policy, once the challenge (and draft) are spent: a held
+        # submit answers 202 and makes its batch only when approved.
+        hold = batch_hold(actor=actor, checked=checked, currency=currency, payments=payments, draft=draft)
+        if hold is not None:
+            return approval_hold(hold)
         batch = batch_create(actor=actor, user=user, checked=checked, currency=currency, draft=draft)
         return StoredResponse.rendered(200, {"success": True, "data": present(batch)})
 

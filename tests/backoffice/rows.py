@@ -721,3 +721,44 @@ def _log_entries(owners):
         )
         for _ in range(ROWS)
     )
+
+
+def _approvals(owners, count: int = ROWS) -> list:
+    from approvals.models import Approval
+
+    customer = owners.customer
+    return Approval.objects.bulk_create(
+        Approval(
+            program_id=customer.program_id,
+            sandbox=customer.sandbox,
+            kind=Approval.Kind.PAYMENT,
+            customer=customer,
+            initiator=owners.customer_user,
+            required=1,
+            passkey_required=True,
+            content={"kind": "payment", "amount": f"{n}.00"},
+            content_hash="0" * 64,
+            replay={},
+            expires_at=timezone.now(),
+        )
+        for n in range(count)
+    )
+
+
+@maker("approvals.approval")
+def _approval_rows(owners):
+    _approvals(owners)
+
+
+@maker("approvals.approvalpolicy")
+def _approval_policy_rows(owners):
+    from approvals.models import ApprovalPolicy
+
+    customers = Customer.objects.bulk_create(
+        Customer(program_id=owners.customer.program_id, sandbox=True, name=f"Policy holder {n}")
+        for n in range(ROWS)
+    )
+    ApprovalPolicy.objects.bulk_create(
+        ApprovalPolicy(program_id=customer.program_id, sandbox=True, customer=customer, tiers=[])
+        for customer in customers
+    )

@@ -34,6 +34,8 @@ def test_output_has_every_key_of_the_contract(sandbox):
         "spareUser",
         "operator",
         "limits",
+        "businessApprover",
+        "custodianApprover",
     ]
     for key in ("customer", "customer2", "business"):
         assert USER_KEYS | ACCOUNT_KEYS <= set(output[key])
@@ -43,6 +45,8 @@ def test_output_has_every_key_of_the_contract(sandbox):
     assert set(output["passkeyUser"]) == {"email", "password", "programId"}
     assert set(output["spareUser"]) == USER_KEYS | {"programId"}
     assert set(output["operator"]) == {"email", "password"}
+    assert set(output["businessApprover"]) == USER_KEYS | {"programId"}
+    assert set(output["custodianApprover"]) == USER_KEYS | {"programId"}
     assert output["limits"] == {
         "perPayment": "25000.00",
         "dailyOutbound": "500000.00",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = "bankapi"
-DOMAIN_APPS = ("authn", "payments", "batches", "cards", "onboarding", "events", "audit")
+DOMAIN_APPS = ("authn", "payments", "batches", "cards", "onboarding", "events", "audit", "approvals")
 # What sits on top of the apps and ships no route: the tests, the benchmarks, the
 # developer scripts and the deployment's configuration (gunicorn's hooks).
 TOOLS = ("tests", "bench", "scripts", "deploy")

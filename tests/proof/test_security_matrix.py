@@ -128,6 +128,36 @@ def _event_and_endpoint(customer_id: str, custodian_id: str | None) -> dict[str,
     return {"eventId": str(event.event_id), "endpointId": str(endpoint.id)}
 
 
+def _approval(user: User) -> dict[str, str]:
+    """A pending approval of the victim's customer (or custodian), initiated by
+    another of its users (so the victim's own calls pass the initiator rule)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from approvals.models import Approval
+    from tests.support.factories import UserFactory
+
+    initiator = UserFactory(
+        program_id=user.program_id, role=user.role, customer=user.customer, custodian=user.custodian
+    )
+    approval = Approval.objects.create(
+        program_id=user.program_id,
+        sandbox=user.sandbox,
+        kind=Approval.Kind.PAYMENT,
+        customer=None if user.custodian_id else user.customer,
+        custodian=user.custodian,
+        initiator=initiator,
+        required=1,
+        passkey_required=False,
+        content={"kind": "payment"},
+        content_hash="0" * 64,
+        replay={},
+        expires_at=timezone.now() + timedelta(hours=1),
+    )
+    return {"approvalId": str(approval.id)}
+
+
 def _batch(user: User, account: Account) -> str:
     """A submitted batch of the victim (made by the service: a submit needs a step-up)."""
     return str(batch_submitted(user, [payment(account, "1.00")]).id)
@@ -148,6 +178,7 @@ def principals(api, world):
         ).id
     )
     customer_objects["batchId"] = _batch(world.customer.user, world.account)
+    customer_objects |= _approval(world.customer.user)
     custodian = world.custodian
     custodian_account = custodian.accounts[0]
     custodian_objects = _objects(
@@ -155,6 +186,7 @@ def principals(api, world):
     ) | _event_and_endpoint(str(custodian_account.customer_id), str(custodian.custodian.id))
     custodian_objects["cardId"] = str(card_issue(account=custodian_account, name_on_card="Matrix Card").id)
     custodian_objects["batchId"] = _batch(custodian.user, custodian_account)
+    custodian_objects |= _approval(custodian.user)
     customer = customer_principal(world, customer_objects)
     return {
         Role.CUSTOMER: customer,
