@@ -21,6 +21,7 @@ from typing import Any
 
 from bankapi.banking import ACCOUNT_NUMBER, SORT_CODE
 from bankapi.codes import bic_problem, iban_problem, normalise_bic, normalise_iban
+from bankapi.formats import single_line_text_problem
 from bankapi.models import Account
 from batches.payees import ItemPayee
 from batches.sent import CheckedPayment, SentAccount, SentPayee, SentPayer, SentPayment
@@ -351,6 +352,8 @@ def _payee(value: SentPayee | None, reasons: list[str]) -> ItemPayee:
         reasons.append("payee.name: required.")
     elif len(name) > PAYEE_NAME_MAX:
         reasons.append(f"payee.name: at most {PAYEE_NAME_MAX} characters.")
+    elif problem := single_line_text_problem(name):
+        reasons.append(f"payee.name: {problem[0].lower()}{problem[1:]}")
     if value.payee_type is not None and value.payee_type not in PAYEE_TYPES:
         reasons.append("payee.accountType: must be one of CONSUMER, BUSINESS.")
     # As normalised when valid, else as sent.
@@ -379,6 +382,8 @@ def _reference(reference: Any, payer: Account | None, reasons: list[str]) -> Non
         reasons.append("reference: required." if not reference else f"reference: at least {low} characters.")
     elif len(reference) > high:
         reasons.append(f"reference: at most {high} characters for the payer account.")
+    elif problem := single_line_text_problem(reference):
+        reasons.append(f"reference: {problem[0].lower()}{problem[1:]}")
     elif payer is not None and not _reference_charset(payer.reference_pattern).fullmatch(reference):
         reasons.append("reference: holds characters the payer account does not accept.")
 

@@ -8,6 +8,7 @@ changed since the schedule was made.
 
 import re
 
+from bankapi.formats import single_line_text_problem
 from bankapi.models import Account
 from payments.payees import Payee
 
@@ -16,6 +17,9 @@ def account_reference_error(account: Account, reference: str) -> str | None:
     """Why the account refuses this statement reference, if it does."""
     if not account.reference_min <= len(reference) <= account.reference_max:
         return f"Must be {account.reference_min} to {account.reference_max} characters for this account."
+    problem = single_line_text_problem(reference)
+    if problem:
+        return problem
     # fullmatch: the pattern is written `^...$` for clients, and `$` alone would let
     # a trailing newline through.
     if not re.fullmatch(account.reference_pattern, reference):

@@ -110,7 +110,7 @@ def test_payer_of_another_custodian_or_a_plain_customer_is_an_invalid_item(
         ({"amount": ""}, "amount:"),
         ({"reference": ""}, "reference: required."),
         ({"reference": "x" * 141}, "reference: at most 140"),
-        ({"reference": "bad\nline"}, "reference: holds characters"),
+        ({"reference": "bad\nline"}, "reference: must be a single line of text"),
         (
             {"payee": {"name": "A", "account": {"type": "iban", "iban": "DE89370400440532013001"}}},
             "payee.account.iban",
