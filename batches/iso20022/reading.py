@@ -14,6 +14,7 @@ In this order, each step refusing with 400 VALIDATION_ERROR before the next:
 """
 
 import io
+import re
 from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal, InvalidOperation
@@ -22,7 +23,17 @@ from lxml import etree
 
 from bankapi.errors import ApiError, ErrorCode
 from batches.iso20022.schemas import PAIN001_VERSIONS, element_path, hardened_parser, namespace_of, xml_schema
-from batches.iso20022.stream import Invalid, NotWellFormed, Open, drop, readable, stream
+from batches.iso20022.stream import (
+    HEADER_FIELDS,
+    INSTRUCTION_FIELDS,
+    TRANSACTION_FIELDS,
+    Invalid,
+    NotWellFormed,
+    drop,
+    local_name,
+    readable,
+    stream,
+)
 from batches.rules import MAX_PAYMENTS
 from batches.sent import FileInstruction, SentAccount, SentPayee, SentPayer, SentPayment
 
@@ -31,6 +42,12 @@ MAX_ERRORS = 50
 # An invalid document of at most this many elements is built as a tree to name
 # its errors' element paths: about 30 MiB (a 10,000-transaction file has 150,000).
 PATHS_MAX_ELEMENTS = 250_000
+# libxml2 keeps every distinct element and attribute name it meets in its
+# dictionary (about 45 bytes each) while it parses, whatever the reader keeps:
+# 2.4 million names fit in 16 MiB. The pain.001 schemas have about a thousand.
+MAX_NAMES = 100_000
+_NAME = re.compile(rb"<([^\s/>!?][^\s/>]*)|\s([^\s=<>/\"']+)\s*=")
+_NAMES_CHUNK = 1 << 18
 # Sort code (6 digits) then account number (8 digits), under one of these schemes.
 UK_ACCOUNT_DIGITS = 14
 UK_SCHEMES = {("Cd", "BBAN"), ("Prtry", "SCAN")}
@@ -62,6 +79,7 @@ def _refused(field: str, message: str) -> ApiError:
 
 def pain001_read(body: bytes) -> Pain001:
     message_name = _message_name(body)
+    _names_check(body)
     document = _Document(message_name=message_name, header={}, instructions=[])
     try:
         stream(body, message_name, document.visit, MAX_ERRORS)
@@ -109,6 +127,16 @@ def _message_name(body: bytes) -> str:
     finally:
         etree.clear_error_log()
     raise _refused("body", "Not well-formed XML: no root element.")
+
+
+def _names_check(body: bytes) -> None:
+    """At most MAX_NAMES distinct element and attribute names (counted from the bytes,
+    256 KiB at a time; text that looks like a name counts too)."""
+    names: set[tuple[bytes, bytes]] = set()
+    for start in range(0, len(body), _NAMES_CHUNK):
+        names.update(_NAME.findall(body, start, start + _NAMES_CHUNK))
+        if len(names) > MAX_NAMES:
+            raise _refused("Document", f"At most {MAX_NAMES} distinct element and attribute names.")
 
 
 def _schema_errors(body: bytes, message_name: str, invalid: Invalid) -> list[dict]:
@@ -163,22 +191,26 @@ def _root_checked(root: etree._Element) -> str:
 Fields = dict[str, etree._Element | str]
 
 
-def _fields(element: etree._Element, skip: str = "", path: str = "", found: Fields | None = None) -> Fields:
-    """The element's descendants by their path of local names (`PmtId/EndToEndId`),
-    the first of each path, not entering `skip` children: one walk, then lookups.
-    The stream keeps only the elements the mapping reads, so the walk is short."""
+def _fields(element: etree._Element, mapped: dict, path: str = "", found: Fields | None = None) -> Fields:
+    """The element's descendants the mapping reads (`mapped`, a tree of local names)
+    by their path (`PmtId/EndToEndId`), the first of each path: one walk, then lookups."""
     found = {} if found is None else found
     for child in element:
-        tag = child.tag
-        if not isinstance(tag, str):
-            continue  # a comment or processing instruction
-        name = tag[tag.index("}") + 1 :] if tag.startswith("{") else tag
-        if name == skip:
+        name = local_name(child)
+        if name not in mapped or (path + name) in found:
             continue
-        where = path + name
-        found.setdefault(where, child)
-        _fields(child, "", where + "/", found)
+        found[path + name] = child
+        _fields(child, mapped[name], path + name + "/", found)
     return found
+
+
+def _in_initiation(element: etree._Element) -> bool:
+    """Whether the element is a child of the document's CstmrCdtTrfInitn."""
+    initiation = element.getparent()
+    if initiation is None or local_name(initiation) != "CstmrCdtTrfInitn":
+        return False
+    document = initiation.getparent()
+    return document is not None and document.getparent() is None
 
 
 def _texts(fields: Fields) -> Fields:
@@ -202,7 +234,8 @@ class _Instruction:
     def read(self, element: etree._Element) -> None:
         """Its own fields, read once: they all come before its first transaction."""
         if self.fields is None:
-            self.fields = _texts(_fields(element, skip="CdtTrfTxInf"))
+            own = {name: fields for name, fields in INSTRUCTION_FIELDS.items() if name != "CdtTrfTxInf"}
+            self.fields = _texts(_fields(element, own))
             self.payer = _account(self.fields, "DbtrAcct")
 
 
@@ -216,35 +249,35 @@ class _Document:
     instructions: list[_Instruction]
     transactions: int = 0
 
-    def visit(self, event: str, element: etree._Element, opened: Open, stack: list[Open]) -> None:
-        if len(stack) != 2 or stack[1].name != "CstmrCdtTrfInitn":
-            # Below a transaction, an instruction or the header: read with it.
-            if opened.name == "CdtTrfTxInf" and len(stack) == 3:
-                self.transaction(event, element)
-            return
-        if event == "start" and opened.name == "PmtInf":
-            self.instructions.append(_Instruction())
-        elif event == "end" and opened.name == "PmtInf":
-            self.instructions[-1].read(element)
-            drop(element)
-        elif event == "end" and opened.name == "GrpHdr":
-            self.header = _texts(_fields(element, path="GrpHdr/"))
-            drop(element)
-
-    def transaction(self, event: str, element: etree._Element) -> None:
-        instruction = self.instructions[-1]
+    def visit(self, event: str, element: etree._Element) -> None:
+        """The stream's events of the elements it names (wherever they are: only those
+        in their place in the document are read)."""
+        name = local_name(element)
         parent = element.getparent()
-        if event == "start" and parent is not None:
-            instruction.read(parent)
-            return
-        if event != "end":
+        if name == "CdtTrfTxInf":
+            if parent is not None and local_name(parent) == "PmtInf" and _in_initiation(parent):
+                self.transaction(event, element, parent)
+        elif name in ("PmtInf", "GrpHdr") and _in_initiation(element):
+            if event == "start" and name == "PmtInf":
+                self.instructions.append(_Instruction())
+            elif event == "end" and name == "PmtInf":
+                self.instructions[-1].read(element)
+                drop(element)
+            elif event == "end":
+                self.header = _texts(_fields(element, HEADER_FIELDS, "GrpHdr/"))
+                drop(element)
+
+    def transaction(self, event: str, element: etree._Element, instruction_element: etree._Element) -> None:
+        instruction = self.instructions[-1]
+        if event == "start":
+            instruction.read(instruction_element)
             return
         self.transactions += 1
         if self.transactions > MAX_TRANSACTIONS:
             raise _refused(
                 "CstmrCdtTrfInitn/GrpHdr/NbOfTxs", f"At most {MAX_TRANSACTIONS} transactions per file."
             )
-        fields = _fields(element)
+        fields = _fields(element, TRANSACTION_FIELDS)
         instruction.payments.append(self.payment(fields, instruction.payer))
         instruction.amounts.append(_amount(fields))
         # Only its payment is kept.

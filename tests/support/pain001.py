@@ -5,6 +5,8 @@ and benches.
 and control sum is computed unless a test overrides it to make it wrong.
 """
 
+import itertools
+import string
 from dataclasses import dataclass, field
 from decimal import Decimal
 from xml.sax.saxutils import escape
@@ -164,10 +166,17 @@ def flat(count: int) -> bytes:
     return b"<F>" + b"<a/>" * count + b"</F>"
 
 
+def distinct_names(count: int) -> bytes:
+    """`count` empty elements in one, each of its own four-letter name."""
+    names = ("".join(letters) for letters in itertools.product(string.ascii_letters, repeat=4))
+    return b"<F>" + b"".join(f"<{next(names)}/>".encode() for _ in range(count)) + b"</F>"
+
+
 def hostile_files(debtor: dict, size: int) -> dict[str, bytes]:
     """pain.001.001.09 files of about `size` bytes whose `SplmtryData/Envlp` holds
-    what costs a reader the most: distinct paths (deep and wide), or the most
-    elements (flat). Each is valid: a reader must take it."""
+    what costs a reader the most: distinct paths (deep and wide), the most
+    elements (flat), or the most distinct element names. Each is valid: a reader
+    must take it."""
     base = pain001([Instruction(debtor, [Tx("E2E-1", "1.00", scan("200000", "55779911"))])], version=V09)
     depth, name_length = 245, 50
     frame = len(deep_and_wide(depth, 0, name_length))
@@ -175,4 +184,5 @@ def hostile_files(debtor: dict, size: int) -> dict[str, bytes]:
     return {
         "deep and wide": with_supplementary_data(base, deep_and_wide(depth, siblings, name_length)),
         "flat": with_supplementary_data(base, flat(max(1, (size - len(base)) // 4))),
+        "distinct names": with_supplementary_data(base, distinct_names(max(1, (size - len(base)) // 7))),
     }
