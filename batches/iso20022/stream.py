@@ -30,7 +30,7 @@ CHUNK = 16 * 1024
 # The elements the mapping reads, below CstmrCdtTrfInitn, as a tree of local names:
 # an element on it is kept (the first of its name under its parent), any other is
 # dropped once it has ended.
-_ACCOUNT = {"Id": {"IBAN": {}, "Othr": {"Id": {}, "SchmeNm": {"Cd": {}, "Prtry": {}}}}}
+_ACCOUNT: dict = {"Id": {"IBAN": {}, "Othr": {"Id": {}, "SchmeNm": {"Cd": {}, "Prtry": {}}}}}
 TRANSACTION_FIELDS: dict = {
     "PmtId": {"EndToEndId": {}},
     "Amt": {"InstdAmt": {}, "EqvtAmt": {"Amt": {}}},
