@@ -16,6 +16,7 @@ from rest_framework import serializers
 from bankapi.formats import (
     NONBLANK_SINGLE_LINE_TEXT_PATTERN,
     SINGLE_LINE_TEXT_PATTERN,
+    SINGLE_LINE_TEXT_RULE,
     single_line_text_problem,
 )
 
@@ -99,6 +100,8 @@ class SingleLineTextField(StrictCharField):
     `spaces_are_blank=False`)."""
 
     def __init__(self, *, spaces_are_blank: bool = True, **kwargs: Any) -> None:
+        help_text = kwargs.pop("help_text", "")
+        kwargs["help_text"] = f"{help_text} {SINGLE_LINE_TEXT_RULE}".strip()
         super().__init__(trim_whitespace=False, **kwargs)
         self.spaces_are_blank = spaces_are_blank and not self.allow_blank
         pattern = NONBLANK_SINGLE_LINE_TEXT_PATTERN if self.spaces_are_blank else SINGLE_LINE_TEXT_PATTERN
