@@ -11,6 +11,7 @@ from authn.services import stepup
 from authn.services.passkeys import PasskeyAssertion, PasskeyAttestation, b64url_decode
 from bankapi.serializers import (
     InputSerializer,
+    SingleLineTextField,
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
@@ -108,7 +109,9 @@ class MfaVerifySetupInputSerializer(InputSerializer):
 
 
 class PasskeyRegisterStartInputSerializer(InputSerializer):
-    friendly_name = StrictCharField(max_length=100, help_text="A label for the passkey, e.g. 'Work laptop'.")
+    friendly_name = SingleLineTextField(
+        max_length=100, help_text="A label for the passkey, e.g. 'Work laptop'."
+    )
     session_token = _session_token(
         required=False,
         help_text="A SECURITY_SETUP_REQUIRED session_token; omit it when sending the id_token.",

@@ -25,7 +25,13 @@ from bankapi.idempotency import (
     stored_response_http,
 )
 from bankapi.models import Account, Customer, Program
-from bankapi.pagination import DEFAULT_LIMIT, MAX_LIMIT, NEXT_TOKEN_PATTERN, paginate
+from bankapi.pagination import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    NEXT_TOKEN_DESCRIPTION,
+    NEXT_TOKEN_PATTERN,
+    paginate,
+)
 from bankapi.responses import ok
 from bankapi.rows import JoinedSelect, Part
 from bankapi.scope import Role, Scope, access_account, parse_uuid, scope_from_request
@@ -46,10 +52,7 @@ PAGE_PARAMETERS = [
         {"type": "string", "pattern": NEXT_TOKEN_PATTERN},
         OpenApiParameter.QUERY,
         required=False,
-        description=(
-            "Opaque: the `nextToken` of the previous page, sent back unchanged. Any other value "
-            "answers 400 VALIDATION_ERROR."
-        ),
+        description=NEXT_TOKEN_DESCRIPTION,
     ),
 ]
 
@@ -307,7 +310,7 @@ class CursorListView(ScopedAPIView):
         raise NotImplementedError
 
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        page = paginate(self.rows(), request.query_params, created_field=self.created_field)
+        page = paginate(self.rows(), request, created_field=self.created_field)
         return ok(self.serializer({self.items_key: page.items, "nextToken": page.next_token}).data)
 
 

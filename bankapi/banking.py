@@ -13,7 +13,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from bankapi.codes import BIC_PATTERN, IBAN_PATTERN, bic_problem, iban_problem, normalise_bic, normalise_iban
-from bankapi.serializers import StrictCharField, StrictChoiceField, WholeMatchValidator
+from bankapi.serializers import SingleLineTextField, StrictCharField, StrictChoiceField, WholeMatchValidator
 
 # ASCII digits only, matched whole (`fullmatch`): `\d` would admit other scripts'
 # digits and `$` a trailing newline.
@@ -147,6 +147,6 @@ class AccountObjectSerializer(serializers.Serializer):
 class PayeeSerializer(serializers.Serializer):
     """Inline payee details: `{name, account, accountType?}`."""
 
-    name = StrictCharField(max_length=140)
+    name = SingleLineTextField(max_length=140)
     account = AccountObjectSerializer()
     accountType = StrictChoiceField(choices=["CONSUMER", "BUSINESS"], required=False)

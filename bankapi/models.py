@@ -20,6 +20,7 @@ from bankapi.codes import (
     normalise_bic,
     normalise_iban,
 )
+from bankapi.formats import SINGLE_LINE_TEXT_PATTERN
 from bankapi.tenancy import TENANT
 
 
@@ -165,13 +166,13 @@ class Account(TenantOwned):
     """A customer's account. `balance` changes only through ledger postings."""
 
     class ReferenceCharset(models.TextChoices):
-        # Printable characters, no control characters.
+        # Single-line text: no control or format characters (bankapi.formats).
         ANY = "ANY", "Any printable"
         # The SWIFT "x" character set used by UK and SEPA schemes.
         SWIFT = "SWIFT", "SWIFT x charset"
 
     REFERENCE_PATTERNS = {
-        ReferenceCharset.ANY: r"^[^\x00-\x1f\x7f]*$",
+        ReferenceCharset.ANY: SINGLE_LINE_TEXT_PATTERN,
         ReferenceCharset.SWIFT: r"^[A-Za-z0-9/\-?:().,'+ ]*$",
     }
 

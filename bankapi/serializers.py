@@ -13,6 +13,13 @@ from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
+from bankapi.formats import (
+    NONBLANK_SINGLE_LINE_TEXT_PATTERN,
+    SINGLE_LINE_TEXT_PATTERN,
+    SINGLE_LINE_TEXT_RULE,
+    single_line_text_problem,
+)
+
 
 class WholeMatchValidator(RegexValidator):
     """Django's RegexValidator, matched against the whole text (`fullmatch`).
@@ -81,6 +88,33 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+class SingleLineTextField(StrictCharField):
+    """Single-line free text (a name, a reference, a description, an address line):
+    no character of the Unicode categories Cc, Cf, Zl or Zp (the one rule of
+    `bankapi.formats.single_line_text_problem`), stated as a `pattern` in the
+    OpenAPI document. Checked as sent, never trimmed; unless blank is allowed,
+    text of whitespace alone is blank, as a trimmed field would find it (a
+    field whose length rules say the rest, a statement reference, passes
+    `spaces_are_blank=False`)."""
+
+    def __init__(self, *, spaces_are_blank: bool = True, **kwargs: Any) -> None:
+        help_text = kwargs.pop("help_text", "")
+        kwargs["help_text"] = f"{help_text} {SINGLE_LINE_TEXT_RULE}".strip()
+        super().__init__(trim_whitespace=False, **kwargs)
+        self.spaces_are_blank = spaces_are_blank and not self.allow_blank
+        pattern = NONBLANK_SINGLE_LINE_TEXT_PATTERN if self.spaces_are_blank else SINGLE_LINE_TEXT_PATTERN
+        self.openapi = {"pattern": pattern, **(self.openapi or {})}
+
+    def to_internal_value(self, data: Any) -> str:
+        text = super().to_internal_value(data)
+        problem = single_line_text_problem(text)
+        if problem:
+            raise serializers.ValidationError(problem, code="single_line")
+        if self.spaces_are_blank and not text.strip():
+            self.fail("blank")
+        return text
 
 
 class RegexField(serializers.RegexField):

@@ -19,6 +19,7 @@ from typing import Any
 
 from bankapi.banking import ACCOUNT_NUMBER, SORT_CODE
 from bankapi.codes import bic_problem, iban_problem, normalise_bic, normalise_iban
+from bankapi.formats import single_line_text_problem
 from bankapi.models import Account
 from batches.payees import ItemPayee
 from batches.sent import CheckedPayment, SentAccount, SentPayee, SentPayer, SentPayment
@@ -366,6 +367,8 @@ def _payee(value: SentPayee | None, reasons: list[str]) -> ItemPayee:
         reasons.append("payee.name: required.")
     elif len(name) > PAYEE_NAME_MAX:
         reasons.append(f"payee.name: at most {PAYEE_NAME_MAX} characters.")
+    elif problem := single_line_text_problem(name):
+        reasons.append(f"payee.name: {problem[0].lower()}{problem[1:]}")
     if value.payee_type is not None and value.payee_type not in PAYEE_TYPES:
         reasons.append("payee.accountType: must be one of CONSUMER, BUSINESS.")
     # As normalised when valid, else as sent.
@@ -387,8 +390,10 @@ def _reference(reference: Any, payer: Account | None, reasons: list[str]) -> Non
     reference = reference if isinstance(reference, str) else ""
     if payer is not None:
         error = account_reference_error(payer, reference)
+    elif len(reference) > REFERENCE_MAX:
+        error = f"Must be at most {REFERENCE_MAX} characters."
     else:
-        error = f"Must be at most {REFERENCE_MAX} characters." if len(reference) > REFERENCE_MAX else None
+        error = single_line_text_problem(reference)
     if error is not None:
         reasons.append(f"reference: {error}")
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
+from rest_framework.request import Request
 
 from bankapi.errors import validation_error
 from bankapi.pagination import Page, paginate, parse_limit
@@ -76,16 +77,16 @@ def _window(rows: QuerySet[Any], actor: Actor, query: ListQuery) -> QuerySet[Any
     return rows
 
 
-def drafts_page(actor: Actor, query: ListQuery, params: Mapping[str, str]) -> Page:
+def drafts_page(actor: Actor, query: ListQuery, request: Request) -> Page:
     rows = actor.drafts(Draft.objects.all()).filter(submitted_at__isnull=True)
-    return paginate(_window(rows, actor, query), params)
+    return paginate(_window(rows, actor, query), request)
 
 
-def batches_page(actor: Actor, query: ListQuery, params: Mapping[str, str]) -> Page:
+def batches_page(actor: Actor, query: ListQuery, request: Request) -> Page:
     rows = actor.batches(Batch.objects.all())
     if actor.is_management:
         rows = rows.select_related("customer", "custodian", "owner_customer")
-    return paginate(_window(rows, actor, query), params)
+    return paginate(_window(rows, actor, query), request)
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,12 @@ class BatchPayerSentSerializer(serializers.Serializer):
 
 
 class BatchPayeeSentSerializer(serializers.Serializer):
-    name = _SentString(required=False, help_text="At most 140 characters.")
+    name = _SentString(
+        required=False,
+        help_text="At most 140 characters, on a single line: no control or format characters "
+        "(Unicode categories Cc, Cf, Zl, Zp: tab, newline, U+0085, bidi overrides and isolates, "
+        "zero-width characters, U+FEFF).",
+    )
     account = BatchAccountSentSerializer(required=False)
     accountType = _SentString(required=False, help_text="Optional: CONSUMER or BUSINESS.")
 
@@ -112,7 +117,8 @@ class BatchPaymentSentSerializer(serializers.Serializer):
     payee = BatchPayeeSentSerializer(required=False)
     reference = _SentString(
         required=False,
-        help_text="Within the payer account's reference rules (min, max, charset in GET /v1/capabilities).",
+        help_text="Within the payer account's reference rules (min, max, charset in GET /v1/capabilities), "
+        "on a single line: no control or format characters (Unicode categories Cc, Cf, Zl, Zp).",
     )
     amount = _SentString(
         required=False, help_text="Decimal string above 0, at most 2 decimals, in the payer's currency."

@@ -8,6 +8,7 @@ import uuid
 
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from authn.serializers import StepUpPasskeyChallengeSerializer, confirmation_of, passkey_step_up_data
@@ -16,6 +17,7 @@ from bankapi.approval_gate import COVERED, HELD_RESPONSE
 from bankapi.errors import ApiError
 from bankapi.formats import CALENDAR_DAY_PATTERN
 from bankapi.idempotency import idempotency_key_parse, stored_response_http
+from bankapi.pagination import NEXT_TOKEN_DESCRIPTION, NEXT_TOKEN_PATTERN
 from bankapi.responses import ok, ok_flat
 from bankapi.roles import Role
 from bankapi.schema import envelope, error_responses, management_program_id
@@ -101,10 +103,10 @@ LIST_PARAMETERS = [
     ),
     OpenApiParameter(
         "nextToken",
-        str,
+        {"type": "string", "pattern": NEXT_TOKEN_PATTERN},
         OpenApiParameter.QUERY,
         required=False,
-        description="The nextToken of the previous page.",
+        description=NEXT_TOKEN_DESCRIPTION,
     ),
     PROGRAM_ID,
 ]
@@ -181,12 +183,12 @@ POST_RESPONSES = {
 }
 
 
-def _list_body(actor: Actor, params) -> dict:
-    query = list_query_parse(params)
+def _list_body(actor: Actor, request: Request) -> dict:
+    query = list_query_parse(request.query_params)
     if query.drafts:
-        page = drafts_page(actor, query, params)
+        page = drafts_page(actor, query, request)
         return {"paymentsBatches": [draft_summary(d) for d in page.items], "nextToken": page.next_token}
-    page = batches_page(actor, query, params)
+    page = batches_page(actor, query, request)
     summaries = item_summaries([b.id for b in page.items]) if query.include_item_summary else None
     return {
         "paymentsBatches": [
@@ -305,7 +307,7 @@ class BatchListView(BatchRouteView):
         },
     )
     def get(self, request):
-        return ok(_list_body(self.actor(), request.query_params))
+        return ok(_list_body(self.actor(), request))
 
     @extend_schema(
         tags=["batch payments"],
@@ -370,7 +372,7 @@ class CustomerBatchListView(CustomerBatchRouteView):
         },
     )
     def get(self, request, customerId: str):
-        return ok(_list_body(self.actor(), request.query_params))
+        return ok(_list_body(self.actor(), request))
 
     @extend_schema(
         tags=["batch payments"],

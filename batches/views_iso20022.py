@@ -15,6 +15,7 @@ from bankapi.errors import ApiError, ErrorCode
 from bankapi.responses import ok_flat, served_as_attachment
 from bankapi.roles import Role
 from bankapi.schema import error_responses
+from batches.iso20022.reading import MAX_NAMES, PATHS_MAX_ELEMENTS
 from batches.iso20022.schemas import PAIN002_VERSIONS
 from batches.presenters import draft_status
 from batches.rules import MAX_PAYMENTS
@@ -54,9 +55,13 @@ entry's `payment` adds the transaction's `endToEndId` and `currency`; items keep
 rule is reported invalid with its reasons, as in a JSON batch.
 
 Refused with 400 VALIDATION_ERROR before any draft exists: XML that is not well-formed; any DTD
-(so any entity declaration or external reference); another namespace; a violation of the message's
+(so any entity declaration or external reference); another namespace; more than {MAX_NAMES}
+distinct element and attribute names (field `Document`: content such as `SplmtryData/Envlp` may
+hold anything, but the parser keeps every name it meets); a violation of the message's
 XSD (`errors[]`: up to 50 `{{field: element path such as
-CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[3]/Amt/InstdAmt, counted from 1, message}}`); more than
+CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[3]/Amt/InstdAmt, counted from 1, message}}`; the path is
+`Document`, the message naming the element, in a document of more than {PATHS_MAX_ELEMENTS}
+elements); more than
 {MAX_PAYMENTS} transactions (field `CstmrCdtTrfInitn/GrpHdr/NbOfTxs`); a `NbOfTxs` or `CtrlSum` of the
 group header, or of a payment instruction that states them, other than its transactions' count or
 amount sum (the field names the element). `GrpHdr/MsgId` is unique per owner (this custodian, or

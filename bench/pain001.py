@@ -5,6 +5,8 @@ and benches.
 and control sum is computed unless a test overrides it to make it wrong.
 """
 
+import itertools
+import string
 from dataclasses import dataclass, field
 from decimal import Decimal
 from xml.sax.saxutils import escape
@@ -140,3 +142,51 @@ def large_file(debtors: list[dict], count: int, *, version: str = V03, msg_id: s
         for n, debtor in enumerate(debtors)
     ]
     return pain001(instructions, msg_id=msg_id, version=version)
+
+
+def with_supplementary_data(document: bytes, envelope: bytes) -> bytes:
+    """`document` (a pain.001.001.09 of `pain001`) with `envelope` as the content of a
+    `SplmtryData/Envlp` after its last transaction: content the XSD takes from anyone
+    (any element, checked only where the schema declares it) and the service maps none of."""
+    supplementary = b"<SplmtryData><Envlp>" + envelope + b"</Envlp></SplmtryData>"
+    head, tail = document.rsplit(b"</CdtTrfTxInf>", 1)
+    return head + supplementary + b"</CdtTrfTxInf>" + tail
+
+
+def deep_and_wide(depth: int, siblings: int, name_length: int = 50) -> bytes:
+    """`depth` nested elements of `name_length`-character names holding `siblings`
+    empty elements of distinct names: every element a distinct path."""
+    names = [f"L{level:03d}".ljust(name_length, "x") for level in range(depth)]
+    leaves = b"".join(f"<S{n}/>".encode() for n in range(siblings))
+    return (
+        b"".join(f"<{name}>".encode() for name in names)
+        + leaves
+        + b"".join(f"</{name}>".encode() for name in reversed(names))
+    )
+
+
+def flat(count: int) -> bytes:
+    """`count` empty elements in one: the most elements a number of bytes can hold."""
+    return b"<F>" + b"<a/>" * count + b"</F>"
+
+
+def distinct_names(count: int) -> bytes:
+    """`count` empty elements in one, each of its own four-letter name."""
+    names = ("".join(letters) for letters in itertools.product(string.ascii_letters, repeat=4))
+    return b"<F>" + b"".join(f"<{next(names)}/>".encode() for _ in range(count)) + b"</F>"
+
+
+def hostile_files(debtor: dict, size: int) -> dict[str, bytes]:
+    """pain.001.001.09 files of about `size` bytes whose `SplmtryData/Envlp` holds
+    what costs a reader the most: distinct paths (deep and wide), the most
+    elements (flat), or the most distinct element names. Each is valid: a reader
+    must take it."""
+    base = pain001([Instruction(debtor, [Tx("E2E-1", "1.00", scan("200000", "55779911"))])], version=V09)
+    depth, name_length = 245, 50
+    frame = len(deep_and_wide(depth, 0, name_length))
+    siblings = max(1, (size - len(base) - frame) // len(f"<S{size // 10}/>"))
+    return {
+        "deep and wide": with_supplementary_data(base, deep_and_wide(depth, siblings, name_length)),
+        "flat": with_supplementary_data(base, flat(max(1, (size - len(base)) // 4))),
+        "distinct names": with_supplementary_data(base, distinct_names(max(1, (size - len(base)) // 7))),
+    }

@@ -11,7 +11,13 @@ from rest_framework.settings import api_settings
 
 from authn.serializers import ConfirmationSerializer
 from bankapi.models import Program
-from bankapi.serializers import InputSerializer, StrictCharField, StrictChoiceField, WholeMatchValidator
+from bankapi.serializers import (
+    InputSerializer,
+    SingleLineTextField,
+    StrictCharField,
+    StrictChoiceField,
+    WholeMatchValidator,
+)
 from cards.models import Card
 
 # Embossed on the card: first + last name, as sent, at most this many characters.
@@ -19,7 +25,6 @@ EMBOSSED_NAME_MAX = 23
 # English letters; single spaces, hyphens or apostrophes only between letters.
 NAME_PATTERN = r"^[A-Za-z]+(?:[ '\-][A-Za-z]+)*$"
 DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-PRINTABLE_PATTERN = r"^[^\x00-\x1f\x7f]*$"
 POSTAL_CODE_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9 \-]*[A-Za-z0-9])?$"
 COUNTRY_CODES = sorted(country.alpha_2 for country in pycountry.countries)
 
@@ -86,12 +91,8 @@ class CountryField(StrictChoiceField):
         super().__init__(choices=COUNTRY_CODES, **kwargs)
 
 
-def _address_text(**kwargs) -> StrictCharField:
-    return StrictCharField(
-        max_length=100,
-        validators=[WholeMatchValidator(PRINTABLE_PATTERN, "Must not contain control characters.")],
-        **kwargs,
-    )
+def _address_text(**kwargs) -> SingleLineTextField:
+    return SingleLineTextField(max_length=100, **kwargs)
 
 
 class CardholderAddressSerializer(serializers.Serializer):

@@ -136,7 +136,7 @@ class EventListView(EventsScopedView):
             type=_event_type(request.query_params.get("type")),
             created_after=_created_after(request.query_params.get("createdAfter")),
         )
-        return ok(page_body(paginate(events, request.query_params), "events", event_payload))
+        return ok(page_body(paginate(events, request), "events", event_payload))
 
 
 class EventRedeliverView(EventsScopedView):
@@ -171,7 +171,7 @@ class WebhookEndpointListView(ManagementView):
         },
     )
     def get(self, request):
-        page = paginate(endpoints_of(self.scope), request.query_params)
+        page = paginate(endpoints_of(self.scope), request)
         return ok(page_body(page, "webhookEndpoints", endpoint_data))
 
     @extend_schema(

@@ -9,6 +9,7 @@ changed since the schedule was made.
 import functools
 import re
 
+from bankapi.formats import single_line_text_problem
 from bankapi.models import Account
 from payments.payees import Payee
 
@@ -26,6 +27,9 @@ def account_reference_error(account: Account, reference: str) -> str | None:
     every payment from it, single, scheduled or in a batch."""
     if not account.reference_min <= len(reference) <= account.reference_max:
         return f"Must be {account.reference_min} to {account.reference_max} characters for this account."
+    problem = single_line_text_problem(reference)
+    if problem:
+        return problem
     if not _reference_charset(account.reference_pattern).fullmatch(reference):
         return f"Contains characters this account does not accept ({account.reference_pattern})."
     return None

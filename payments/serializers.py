@@ -10,6 +10,7 @@ from bankapi.serializers import (
     InputSerializer,
     MoneyField,
     OptionalTextField,
+    SingleLineTextField,
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
@@ -65,8 +66,10 @@ class PaymentCreateSerializer(InputSerializer):
         required=False,
         help_text="ISO 4217, with 2 decimal places; defaults to, and must be, the account currency.",
     )
-    reference = StrictCharField(max_length=REFERENCE_MAX, trim_whitespace=False, help_text=REFERENCE_HELP)
-    purpose = StrictCharField(required=False, min_length=1, max_length=140, help_text="Purpose code.")
+    reference = SingleLineTextField(
+        max_length=REFERENCE_MAX, spaces_are_blank=False, help_text=REFERENCE_HELP
+    )
+    purpose = SingleLineTextField(required=False, min_length=1, max_length=140, help_text="Purpose code.")
     beneficiaryId = StrictCharField(
         required=False, max_length=64, help_text="A saved beneficiary of the customer."
     )
@@ -234,7 +237,7 @@ class TransactionListSerializer(serializers.Serializer):
 
 
 class PaymentFailSerializer(InputSerializer):
-    reason = StrictCharField(
+    reason = SingleLineTextField(
         required=False, min_length=1, max_length=200, help_text="Shown as failureReason."
     )
 
@@ -289,8 +292,10 @@ class InternationalTransferCreateSerializer(InputSerializer):
     )
     beneficiaryId = StrictCharField(required=False, max_length=64, help_text="A saved beneficiary.")
     payee = PayeeSerializer(required=False, help_text="Inline payee details instead of beneficiaryId.")
-    reference = StrictCharField(max_length=REFERENCE_MAX, trim_whitespace=False, help_text=REFERENCE_HELP)
-    purpose = StrictCharField(required=False, min_length=1, max_length=140, help_text="Purpose code.")
+    reference = SingleLineTextField(
+        max_length=REFERENCE_MAX, spaces_are_blank=False, help_text=REFERENCE_HELP
+    )
+    purpose = SingleLineTextField(required=False, min_length=1, max_length=140, help_text="Purpose code.")
     chargeBearer = StrictChoiceField(choices=CHARGE_BEARERS, required=False)
     idempotencyKey = UuidStringField(required=False, help_text="UUID; the Idempotency-Key header wins.")
 

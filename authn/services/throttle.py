@@ -31,7 +31,7 @@ must stay counted when the guess then fails and its error rolls the request back
 """
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
@@ -96,11 +96,29 @@ def _locked_row(factor: Factor, program_id: uuid.UUID | None, email: str, now: d
                 raise
 
 
-def _attempt(factor: Factor, program_id: uuid.UUID | None, email: str, now: datetime) -> None:
+def _attempt(
+    factor: Factor,
+    program_id: uuid.UUID | None,
+    email: str,
+    now: datetime,
+    judge: Callable[[], bool | None] | None = None,
+) -> bool | None:
+    """Count one attempt, or refuse it (429) while the key is locked.
+
+    With a `judge`, the guess is judged under the row lock, and only a wrong one
+    (False) is counted: a right one (True) forgets the count, a right one that
+    is not a guess (None: a code already spent) leaves it as it was.
+    """
     with transaction.atomic():
         throttle = _locked_row(factor, program_id, email, now)
         if throttle.locked_until is not None and throttle.locked_until > now:
             raise too_many_requests(_LOCKED_MESSAGES[factor], (throttle.locked_until - now).total_seconds())
+        verdict = False if judge is None else judge()
+        if verdict is True:
+            throttle.delete()
+            return True
+        if verdict is None:
+            return None
         window_over = throttle.window_started_at <= now - _failure_window()
         lock_over = throttle.locked_until is not None
         if window_over or lock_over:
@@ -109,6 +127,7 @@ def _attempt(factor: Factor, program_id: uuid.UUID | None, email: str, now: date
         if throttle.failures >= _max_failures():
             throttle.locked_until = now + _lockout()
         throttle.save()
+        return False
 
 
 def throttle_attempt(program_id: uuid.UUID | None, email: str, now: datetime) -> None:
@@ -136,6 +155,21 @@ def second_factor_attempt(user: User, now: datetime | None = None) -> None:
     Call before checking the code; on success call `second_factor_clear`.
     """
     _attempt(Factor.SECOND_FACTOR, user.program_id, user.email, now or timezone.now())
+
+
+def second_factor_judge(
+    user: User, judge: Callable[[], bool | None], now: datetime | None = None
+) -> bool | None:
+    """Judge one second-factor code of the user under its counter's row lock, or
+    refuse it (429) while locked, the right code included.
+
+    `judge` answers True for a right code (the count is forgotten), False for a
+    wrong one (counted) and None for a right code already spent, as when two
+    requests share one code: not a guess, so not counted. Judged under the lock,
+    parallel guesses are still judged one at a time, at most MAX_FAILURES per
+    window, and requests sharing a code cannot lock the user between them.
+    """
+    return _attempt(Factor.SECOND_FACTOR, user.program_id, user.email, now or timezone.now(), judge)
 
 
 def second_factor_clear(user: User) -> None:

@@ -21,7 +21,7 @@ from authn.services.challenges import (
     enrolling_user,
     sign_in_complete,
 )
-from authn.services.throttle import second_factor_attempt, second_factor_clear
+from authn.services.throttle import second_factor_judge
 from bankapi.errors import ApiError, ErrorCode
 
 DRIFT_STEPS = 1
@@ -37,7 +37,9 @@ class TotpSetup:
     session_token: str
 
 
-def _accept_code(user: User, code: str) -> bool:
+def _judge_code(user: User, code: str) -> bool | None:
+    """True for a right code, now spent; None for a right code already spent (its
+    step, or a later one, was accepted before); False for a wrong code."""
     if not user.totp_secret:
         return False
     try:
@@ -48,28 +50,32 @@ def _accept_code(user: User, code: str) -> bool:
     # one of two requests racing with the same code through, and refuses a code
     # of a step at or before the last one accepted.
     accepted = User.objects.filter(id=user.id, totp_last_step__lt=step).update(totp_last_step=step)
-    if accepted:
-        user.totp_last_step = step
-    return bool(accepted)
+    if not accepted:
+        return None
+    user.totp_last_step = step
+    return True
+
+
+def _accept_code(user: User, code: str) -> bool:
+    return _judge_code(user, code) is True
 
 
 def totp_verify(user: User, code: str) -> bool:
     """Whether `code` is a current code of the user's enrolled TOTP, never seen before.
 
     The one TOTP check for sign-in and step-up confirmations (batch submit, card
-    details) alike. Every call counts against the user's second-factor lockout
-    before the code is checked: while locked it raises 429 TOO_MANY_REQUESTS, even
-    for a right code; a right code clears the count. Call it outside
-    `transaction.atomic`, so a wrong code stays counted when the request fails.
+    details) alike, under the user's second-factor lockout: while locked it
+    raises 429 TOO_MANY_REQUESTS, even for a right code. A wrong code counts
+    toward the lock; a right code clears the count; a right code already spent
+    (a second use within its step, as when two requests share one code) is
+    refused and counts for nothing, so requests sharing a code cannot lock the
+    user. Call it outside `transaction.atomic`, so a wrong code stays counted
+    when the request fails.
 
     A true answer spends the code: the same code (or an older one) is refused from
     then on, for sign-in and step-up alike.
     """
-    second_factor_attempt(user)
-    if not (user.totp_confirmed and _accept_code(user, code)):
-        return False
-    second_factor_clear(user)
-    return True
+    return second_factor_judge(user, lambda: user.totp_confirmed and _judge_code(user, code)) is True
 
 
 def totp_sign_in(*, program_id: uuid.UUID | None, session_token: str, code: str) -> SignedIn:

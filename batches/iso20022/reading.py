@@ -1,10 +1,12 @@
 """A pain.001 file read safely, checked, and mapped to batch items.
 
 In this order, each step refusing with 400 VALIDATION_ERROR before the next:
-1. a streaming pass (constant memory): well-formed, no DTD (so no entity and no
-   external reference is ever declared, let alone read), a pain.001.001.03 or
-   .09 `Document`, at most `MAX_TRANSACTIONS` transactions;
-2. the whole document against its official XSD (errors name element paths);
+1. the root, read before anything else: no DTD (so no entity and no external
+   reference is ever declared, let alone read), a pain.001.001.03 or .09
+   `Document`;
+2. one streaming pass in bounded memory (`batches.iso20022.stream`): well-formed,
+   valid against the message's official XSD (errors name element paths), at most
+   `MAX_TRANSACTIONS` transactions, each transaction mapped as it ends and let go;
 3. the control figures: `NbOfTxs` and `CtrlSum` of the group header and of each
    payment instruction that states them;
 4. the mapping of each transaction to the JSON batch item form, whose content
@@ -12,25 +14,40 @@ In this order, each step refusing with 400 VALIDATION_ERROR before the next:
 """
 
 import io
-from dataclasses import dataclass, replace
+import re
+from dataclasses import dataclass, field, replace
 from datetime import date
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 
 from lxml import etree
 
 from bankapi.errors import ApiError, ErrorCode
-from batches.iso20022.schemas import (
-    PAIN001_VERSIONS,
-    element_path,
-    hardened_parser,
-    namespace_of,
-    xml_schema,
+from batches.iso20022.schemas import PAIN001_VERSIONS, element_path, hardened_parser, namespace_of, xml_schema
+from batches.iso20022.stream import (
+    HEADER_FIELDS,
+    INSTRUCTION_FIELDS,
+    TRANSACTION_FIELDS,
+    Invalid,
+    NotWellFormed,
+    drop,
+    local_name,
+    readable,
+    stream,
 )
 from batches.rules import MAX_PAYMENTS
 from batches.sent import FileInstruction, SentAccount, SentPayee, SentPayer, SentPayment
 
 MAX_TRANSACTIONS = MAX_PAYMENTS
 MAX_ERRORS = 50
+# An invalid document of at most this many elements is built as a tree to name
+# its errors' element paths: about 30 MiB (a 10,000-transaction file has 150,000).
+PATHS_MAX_ELEMENTS = 250_000
+# libxml2 keeps every distinct element and attribute name it meets in its
+# dictionary (about 45 bytes each) while it parses, whatever the reader keeps:
+# 2.4 million names fit in 16 MiB. The pain.001 schemas have about a thousand.
+MAX_NAMES = 100_000
+_NAME = re.compile(rb"<([^\s/>!?][^\s/>]*)|\s([^\s=<>/\"']+)\s*=")
+_NAMES_CHUNK = 1 << 18
 # Sort code (6 digits) then account number (8 digits), under one of these schemes.
 UK_ACCOUNT_DIGITS = 14
 UK_SCHEMES = {("Cd", "BBAN"), ("Prtry", "SCAN")}
@@ -61,56 +78,95 @@ def _refused(field: str, message: str) -> ApiError:
 
 
 def pain001_read(body: bytes) -> Pain001:
-    message_name = _scan(body)
+    message_name = _message_name(body)
+    _names_check(body)
+    document = _Document(message_name=message_name, header={}, instructions=[])
     try:
-        root = etree.fromstring(body, hardened_parser())
-    except etree.XMLSyntaxError as exc:  # pragma: no cover - the scan parsed the same bytes
+        stream(body, message_name, document.visit, MAX_ERRORS)
+    except NotWellFormed as exc:
         raise _refused("body", f"Not well-formed XML: {exc}") from exc
-    _validate(message_name, root)
-    document = _Document.of(message_name, root)
+    except Invalid as invalid:
+        raise file_refused(
+            f"The document is not a valid {message_name} message.",
+            _schema_errors(body, message_name, invalid),
+        ) from None
     _controls_check(document)
     return document.mapped()
 
 
-def _scan(body: bytes) -> str:
-    """The message name, after one streaming pass that builds no tree.
+def _message_name(body: bytes) -> str:
+    """The message name of the root `Document`, read before anything else.
 
-    A DTD is refused as soon as the parser reports it, before the root element
-    is even read: whatever it declares (entities, external subsets) is never
-    expanded or fetched, since the parser neither loads DTDs nor resolves
-    entities nor touches the network.
+    A DTD is refused as soon as the parser reports it, with the root element:
+    whatever it declares (entities, external subsets) is never expanded or
+    fetched, since the parser neither loads DTDs nor resolves entities nor
+    touches the network.
     """
-    events = etree.iterparse(
-        io.BytesIO(body),
-        # Events for these two only: a Python step per element would be most of the cost.
-        events=("start", "end"),
-        tag=("{*}Document", "{*}CdtTrfTxInf"),
+    parser = etree.XMLPullParser(
+        events=("start",),
         resolve_entities=False,
         no_network=True,
         load_dtd=False,
         huge_tree=False,
+        remove_comments=True,
+        remove_pis=True,
     )
-    message_name = ""
-    transactions = 0
+    source = io.BytesIO(body)
     try:
-        for event, element in events:
-            if not message_name:
-                message_name = _root_checked(element)
-            elif event == "end" and element.tag.endswith("}CdtTrfTxInf"):
-                transactions += 1
-                if transactions > MAX_TRANSACTIONS:
-                    raise _refused(
-                        "CstmrCdtTrfInitn/GrpHdr/NbOfTxs",
-                        f"At most {MAX_TRANSACTIONS} transactions per file.",
-                    )
-                # Constant memory: drop what has been counted.
-                element.clear()
-        if not message_name:
-            # The root is not a Document: no event came for it.
-            _root_checked(events.root)
+        while chunk := source.read(4096):
+            parser.feed(chunk)
+            for _, root in parser.read_events():
+                return _root_checked(root)
+        parser.close()
+    except etree.XMLSyntaxError as exc:
+        # What follows the root's start tag in the same chunk may be what failed
+        # (an entity the parser will not expand): the root is judged first.
+        for _, root in parser.read_events():
+            return _root_checked(root)
+        raise _refused("body", f"Not well-formed XML: {exc.msg}") from exc
+    finally:
+        etree.clear_error_log()
+    raise _refused("body", "Not well-formed XML: no root element.")
+
+
+def _names_check(body: bytes) -> None:
+    """At most MAX_NAMES distinct element and attribute names (counted from the bytes,
+    256 KiB at a time; text that looks like a name counts too)."""
+    names: set[tuple[bytes, bytes]] = set()
+    for start in range(0, len(body), _NAMES_CHUNK):
+        names.update(_NAME.findall(body, start, start + _NAMES_CHUNK))
+        if len(names) > MAX_NAMES:
+            raise _refused("Document", f"At most {MAX_NAMES} distinct element and attribute names.")
+
+
+def _schema_errors(body: bytes, message_name: str, invalid: Invalid) -> list[dict]:
+    """The XSD's errors, each naming its element's path when the document is small
+    enough to hold as a tree (a well-formed file of at most MAX_TRANSACTIONS plain
+    transactions always is); else the path of `Document`, with the message naming
+    the element."""
+    if invalid.elements > PATHS_MAX_ELEMENTS:
+        return [
+            {"field": "Document", "message": readable(message, message_name)} for message in invalid.messages
+        ]
+    try:
+        root = etree.fromstring(body, hardened_parser())
     except etree.XMLSyntaxError as exc:
         raise _refused("body", f"Not well-formed XML: {exc.msg}") from exc
-    return message_name
+    schema = xml_schema(message_name)
+    schema.validate(root)
+    tree = root.getroottree()
+    errors = []
+    for entry in schema.error_log:
+        try:
+            found = tree.xpath(entry.path) if entry.path else []
+        except etree.XPathError:
+            found = []
+        element = found[0] if isinstance(found, list) and found else None
+        field = element_path(message_name, element) if isinstance(element, etree._Element) else "Document"
+        errors.append({"field": field or "Document", "message": readable(entry.message, message_name)})
+        if len(errors) == MAX_ERRORS:
+            break
+    return errors
 
 
 def _root_checked(root: etree._Element) -> str:
@@ -130,83 +186,102 @@ def _root_checked(root: etree._Element) -> str:
     return message_name
 
 
-def _validate(message_name: str, root: etree._Element) -> None:
-    schema = xml_schema(message_name)
-    if schema.validate(root):
-        return
-    tree = root.getroottree()
-    errors = []
-    for entry in schema.error_log:
-        try:
-            found = tree.xpath(entry.path) if entry.path else []
-        except etree.XPathError:
-            found = []
-        element = found[0] if isinstance(found, list) and found else None
-        field = element_path(message_name, element) if isinstance(element, etree._Element) else "Document"
-        errors.append({"field": field or "Document", "message": _readable(entry.message, message_name)})
-        if len(errors) == MAX_ERRORS:
-            break
-    raise file_refused(f"The document is not a valid {message_name} message.", errors)
+# An element's kept descendants by their path of local names, or (once the element
+# is let go) their texts.
+Fields = dict[str, etree._Element | str]
 
 
-def _readable(message: str, message_name: str) -> str:
-    return message.replace(f"{{{namespace_of(message_name)}}}", "")
-
-
-Fields = dict[str, etree._Element]
-
-
-def _fields(element: etree._Element, skip: str = "", path: str = "", found: Fields | None = None) -> Fields:
-    """The element's descendants by their path of local names (`PmtId/EndToEndId`),
-    the first of each path, not entering `skip` children: one walk, then lookups."""
+def _fields(element: etree._Element, mapped: dict, path: str = "", found: Fields | None = None) -> Fields:
+    """The element's descendants the mapping reads (`mapped`, a tree of local names)
+    by their path (`PmtId/EndToEndId`), the first of each path: one walk, then lookups."""
     found = {} if found is None else found
     for child in element:
-        tag = child.tag
-        if not isinstance(tag, str):
-            continue  # a comment or processing instruction
-        name = tag[tag.index("}") + 1 :] if tag.startswith("{") else tag
-        if name == skip:
+        name = local_name(child)
+        if name not in mapped or (path + name) in found:
             continue
-        where = path + name
-        found.setdefault(where, child)
-        _fields(child, "", where + "/", found)
+        found[path + name] = child
+        _fields(child, mapped[name], path + name + "/", found)
     return found
 
 
+def _in_initiation(element: etree._Element) -> bool:
+    """Whether the element is a child of the document's CstmrCdtTrfInitn."""
+    initiation = element.getparent()
+    if initiation is None or local_name(initiation) != "CstmrCdtTrfInitn":
+        return False
+    document = initiation.getparent()
+    return document is not None and document.getparent() is None
+
+
+def _texts(fields: Fields) -> Fields:
+    """The fields' texts, kept once their elements are let go."""
+    return {path: value if isinstance(value, str) else value.text or "" for path, value in fields.items()}
+
+
 def _text(fields: Fields, path: str) -> str | None:
-    element = fields.get(path)
-    return None if element is None or element.text is None else element.text.strip()
+    value = fields.get(path)
+    text = value if isinstance(value, str) or value is None else value.text
+    return None if text is None else text.strip()
 
 
 @dataclass
 class _Instruction:
-    fields: Fields
-    payments: list[SentPayment]
-    amounts: list[Decimal]
+    fields: Fields | None = None
+    payer: SentAccount | None = None
+    payments: list[SentPayment] = field(default_factory=list)
+    amounts: list[Decimal] = field(default_factory=list)
+
+    def read(self, element: etree._Element) -> None:
+        """Its own fields, read once: they all come before its first transaction."""
+        if self.fields is None:
+            own = {name: fields for name, fields in INSTRUCTION_FIELDS.items() if name != "CdtTrfTxInf"}
+            self.fields = _texts(_fields(element, own))
+            self.payer = _account(self.fields, "DbtrAcct")
 
 
 @dataclass
 class _Document:
-    """A valid pain.001's group header and instructions, each element walked once."""
+    """A pain.001's group header and instructions, read as the document streams past:
+    each transaction is mapped when it ends, then let go."""
 
     message_name: str
     header: Fields
     instructions: list[_Instruction]
+    transactions: int = 0
 
-    @classmethod
-    def of(cls, message_name: str, root: etree._Element) -> "_Document":
-        initiation = root[0]  # CstmrCdtTrfInitn: the XSD allows nothing else there
-        tag = f"{{{namespace_of(message_name)}}}"
-        document = cls(message_name=message_name, header=_fields(initiation, skip="PmtInf"), instructions=[])
-        for element in initiation.iterchildren(f"{tag}PmtInf"):
-            instruction = _Instruction(fields=_fields(element, skip="CdtTrfTxInf"), payments=[], amounts=[])
-            payer = _account(instruction.fields, "DbtrAcct")
-            # Each transaction's elements are walked once and let go: only its payment is kept.
-            for transaction in map(_fields, element.iterchildren(f"{tag}CdtTrfTxInf")):
-                instruction.payments.append(document.payment(transaction, payer))
-                instruction.amounts.append(_amount(transaction))
-            document.instructions.append(instruction)
-        return document
+    def visit(self, event: str, element: etree._Element) -> None:
+        """The stream's events of the elements it names (wherever they are: only those
+        in their place in the document are read)."""
+        name = local_name(element)
+        parent = element.getparent()
+        if name == "CdtTrfTxInf":
+            if parent is not None and local_name(parent) == "PmtInf" and _in_initiation(parent):
+                self.transaction(event, element, parent)
+        elif name in ("PmtInf", "GrpHdr") and _in_initiation(element):
+            if event == "start" and name == "PmtInf":
+                self.instructions.append(_Instruction())
+            elif event == "end" and name == "PmtInf":
+                self.instructions[-1].read(element)
+                drop(element)
+            elif event == "end":
+                self.header = _texts(_fields(element, HEADER_FIELDS, "GrpHdr/"))
+                drop(element)
+
+    def transaction(self, event: str, element: etree._Element, instruction_element: etree._Element) -> None:
+        instruction = self.instructions[-1]
+        if event == "start":
+            instruction.read(instruction_element)
+            return
+        self.transactions += 1
+        if self.transactions > MAX_TRANSACTIONS:
+            raise _refused(
+                "CstmrCdtTrfInitn/GrpHdr/NbOfTxs", f"At most {MAX_TRANSACTIONS} transactions per file."
+            )
+        fields = _fields(element, TRANSACTION_FIELDS)
+        instruction.payments.append(self.payment(fields, instruction.payer))
+        instruction.amounts.append(_amount(fields))
+        # Only its payment is kept.
+        drop(element)
 
     @property
     def bic(self) -> str:
@@ -217,11 +292,13 @@ class _Document:
         for number, instruction in enumerate(self.instructions, 1):
             payments += instruction.payments
             where = f"CstmrCdtTrfInitn/PmtInf[{number}]"
+            # The stream read every instruction's fields when it ended.
+            fields = instruction.fields or {}
             instructions.append(
                 FileInstruction(
                     # The XSD requires a PmtInfId.
-                    id=_text(instruction.fields, "PmtInfId") or "",
-                    execution_date=self.execution_date(instruction.fields, where),
+                    id=_text(fields, "PmtInfId") or "",
+                    execution_date=self.execution_date(fields, where),
                     count=len(instruction.payments),
                 )
             )
@@ -251,6 +328,7 @@ class _Document:
         if payee_account is not None and payee_account.kind == "iban" and bic:
             payee_account = replace(payee_account, bic=bic)
         amount = transaction.get("Amt/InstdAmt")
+        currency = amount.get("Ccy", "") if isinstance(amount, etree._Element) else ""
         remittance = _text(transaction, "RmtInf/Ustrd")
         return SentPayment(
             payer=SentPayer(account=payer),
@@ -258,7 +336,7 @@ class _Document:
             reference=remittance if remittance is not None else end_to_end_id,
             amount=_text(transaction, "Amt/InstdAmt") or "",
             end_to_end_id=end_to_end_id,
-            currency=amount.get("Ccy", "") if amount is not None else "",
+            currency=currency,
             instruction_id=_text(transaction, "PmtId/InstrId"),
         )
 
@@ -277,8 +355,12 @@ def _account(fields: Fields, name: str) -> SentAccount | None:
 
 
 def _amount(transaction: Fields) -> Decimal:
-    """The transaction's amount, as the XSD has checked it (a decimal)."""
-    return Decimal(_text(transaction, "Amt/InstdAmt") or _text(transaction, "Amt/EqvtAmt/Amt") or "0")
+    """The transaction's amount, as the XSD checks it (a decimal; any other text is
+    an XSD error, which refuses the file once the stream ends)."""
+    try:
+        return Decimal(_text(transaction, "Amt/InstdAmt") or _text(transaction, "Amt/EqvtAmt/Amt") or "0")
+    except InvalidOperation:
+        return Decimal(0)
 
 
 def _controls_check(document: _Document) -> None:
@@ -287,7 +369,7 @@ def _controls_check(document: _Document) -> None:
     for number, instruction in enumerate(document.instructions, 1):
         every += instruction.amounts
         where = f"CstmrCdtTrfInitn/PmtInf[{number}]"
-        errors += _control_errors(instruction.fields, "", where, instruction.amounts)
+        errors += _control_errors(instruction.fields or {}, "", where, instruction.amounts)
     errors = _control_errors(document.header, "GrpHdr/", "CstmrCdtTrfInitn/GrpHdr", every) + errors
     if errors:
         raise file_refused("The file's control figures do not match its transactions.", errors)

@@ -16,6 +16,7 @@ from authn.services.passkeys import PasskeyAssertion, passkey_assertion_options,
 from tests.authn.helpers import assert_error, auth_post, bearer, challenge_of, login, tokens_of, user
 from tests.support.auth import access_header, id_header
 from tests.support.factories_authn import Person
+from tests.support.single_line import LINE_BREAKING, with_inside
 from tests.support.webauthn import SoftwareAuthenticator, b64url, unb64url
 
 
@@ -382,3 +383,18 @@ def test_registration_complete_takes_no_bearer_but_refuses_another_users(api, to
         api, "passkey/register/complete", body, program=program, **id_header(customer.email, program)
     )
     assert own.status_code == 200, own.content
+
+
+@pytest.mark.parametrize("character", LINE_BREAKING.values(), ids=LINE_BREAKING.keys())
+def test_a_passkey_name_is_single_line_text(api, totp_person, character):
+    program = totp_person.program_id
+    response = auth_post(
+        api,
+        "passkey/register/start",
+        {"friendly_name": with_inside("Work laptop", character)},
+        program=program,
+        **id_header(totp_person.email, program),
+    )
+
+    body = assert_error(response, 400, "VALIDATION_ERROR")
+    assert [error["field"] for error in body["errors"]] == ["friendly_name"]

@@ -110,7 +110,7 @@ def test_payer_of_another_custodian_or_a_plain_customer_is_an_invalid_item(
         ({"amount": ""}, "amount:"),
         ({"reference": ""}, "reference: Must be 1 to 140 characters for this account."),
         ({"reference": "x" * 141}, "reference: Must be 1 to 140 characters"),
-        ({"reference": "bad\nline"}, "reference: Contains characters this account does not accept"),
+        ({"reference": "bad\nline"}, "reference: Must be a single line of text"),
         (
             {"payee": {"name": "A", "account": {"type": "iban", "iban": "DE89370400440532013001"}}},
             "payee.account.iban",

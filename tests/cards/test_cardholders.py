@@ -9,6 +9,7 @@ from django.utils import timezone
 from cards.models import Cardholder
 from tests.cards.conftest import assert_error
 from tests.support.auth import id_header
+from tests.support.single_line import LINE_BREAKING, with_inside
 
 ADDRESS = {"addressLine1": "1 High Street", "city": "London", "postalCode": "SW1A 1AA", "country": "GB"}
 BODY = {
@@ -278,4 +279,16 @@ def test_the_id_token_and_no_token_are_unauthorized(api, business):
 
     assert_error(id_token, 401, "UNAUTHORIZED")
     assert_error(no_token, 401, "UNAUTHORIZED")
+    assert not Cardholder.objects.exists()
+
+
+@pytest.mark.parametrize("character", LINE_BREAKING.values(), ids=LINE_BREAKING.keys())
+@pytest.mark.parametrize("line", ["addressLine1", "addressLine2", "city", "state"])
+def test_address_lines_are_single_line_text(api, business, line, character):
+    address = {**ADDRESS, line: with_inside("Greater London", character)}
+
+    response = create(api, business, {**BODY, "address": address})
+
+    body = assert_error(response, 400, "VALIDATION_ERROR")
+    assert [error["field"] for error in body["errors"]] == [f"address.{line}"]
     assert not Cardholder.objects.exists()

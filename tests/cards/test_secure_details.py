@@ -287,3 +287,19 @@ def test_the_id_token_and_no_token_are_unauthorized(api, consumer, route):
 
     assert_error(id_token, 401, "UNAUTHORIZED")
     assert_error(no_token, 401, "UNAUTHORIZED")
+
+
+def test_ten_reveals_sharing_one_code_do_not_lock_the_user(api, consumer):
+    """A right code sent again is refused (401) but is not a wrong guess: ten
+    reveals with one code are one 200 and nine 401, never 429, and the next
+    code still works."""
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        code = totp_now(consumer.totp_secret)
+        statuses = [reveal(api, consumer, {"method": "totp", "code": code}).status_code for _ in range(10)]
+
+    assert statuses == [200] + [401] * 9
+    with time_machine.travel(start + timedelta(seconds=31), tick=False):
+        details_of(
+            reveal(api, consumer, {"method": "totp", "code": totp_now(consumer.totp_secret)}), consumer.card
+        )

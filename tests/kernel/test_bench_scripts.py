@@ -89,6 +89,13 @@ def test_the_iso20022_bench_runs():
     assert "50 transactions" in out and "xmlschema" in out, out
 
 
+def test_the_iso20022_memory_bench_runs():
+    out = run("iso20022_memory.py", "--size-mib", "0.05", env=without_databases())
+
+    assert "deep and wide" in out and "10000 payments" in out and "400 VALIDATION_ERROR" in out, out
+    assert out.strip().splitlines()[-1].startswith("ratio="), out
+
+
 def test_the_draft_get_bench_runs():
     out = run("draft_get.py", "--payments", "30", "--payers", "2", "--runs", "1", env=without_databases())
 

@@ -1,9 +1,14 @@
 import pytest
-from django.http import QueryDict
+from rest_framework.request import Request
+from rest_framework.test import APIRequestFactory
 
 from bankapi.errors import ApiError
 from bankapi.models import Customer, Program
 from bankapi.pagination import paginate, parse_limit
+
+
+def list_request(**params: str) -> Request:
+    return Request(APIRequestFactory().get("/v1/customers", params))
 
 
 @pytest.mark.parametrize("raw, expected", [(None, 50), ("1", 1), ("200", 200), ("201", 200), ("5000", 200)])
@@ -26,11 +31,7 @@ def test_pages_walk_newest_first_without_repeats_or_gaps(db):
 
     seen, token = [], None
     while True:
-        params = QueryDict(mutable=True)
-        params["limit"] = "3"
-        if token:
-            params["nextToken"] = token
-        page = paginate(queryset, params)
+        page = paginate(queryset, list_request(limit="3", **({"nextToken": token} if token else {})))
         seen.extend(page.items)
         token = page.next_token
         if token is None:
@@ -45,10 +46,8 @@ def test_pages_walk_newest_first_without_repeats_or_gaps(db):
 
 
 def test_forged_or_garbled_token_is_refused(db):
-    params = QueryDict(mutable=True)
-    params["nextToken"] = "eyJjIjoiMjAyNi0wMS0wMSJ9:forged"
     with pytest.raises(ApiError) as caught:
-        paginate(Customer.objects.all(), params)
+        paginate(Customer.objects.all(), list_request(nextToken="eyJjIjoiMjAyNi0wMS0wMSJ9:forged"))
     assert caught.value.extra["errors"][0]["field"] == "nextToken"
 
 
