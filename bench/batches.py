@@ -189,6 +189,7 @@ def _submitted(user: User, batch_payments: list[dict]) -> Batch:
             sandbox=user.sandbox,
             role=user.role,
             user_id=user.id,
+            customer_id=None,
             custodian_id=user.custodian_id,
         )
     )

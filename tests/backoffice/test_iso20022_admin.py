@@ -4,12 +4,12 @@ its items showing their EndToEndId; its events name the MsgId too."""
 import pytest
 
 from batches.models import Batch
+from bench.pain001 import Instruction, Tx, pain001, scan
 from events.models import Event
 from tests.batches.conftest import URL
 from tests.batches.iso20022 import upload
 from tests.batches.test_submit import totp
 from tests.support.factories import custodian_with_clients
-from bench.pain001 import Instruction, Tx, pain001, scan
 
 pytestmark = pytest.mark.django_db
 

@@ -29,9 +29,9 @@ from batches.rules import (
     wire_shape,
 )
 from batches.sent import CheckedPayment, SentAccount, SentPayee, SentPayer, SentPayment
+from bench.pain001 import Instruction, Tx, iban, pain001, scan
 from tests.batches.conftest import PAYEE_IBAN, URL, payment, verify
 from tests.batches.iso20022 import upload
-from bench.pain001 import Instruction, Tx, iban, pain001, scan
 
 SHAPES = [
     (SentAccount, ACCOUNT_SHAPE),

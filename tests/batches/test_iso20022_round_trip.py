@@ -7,12 +7,12 @@ import pytest
 
 from authn.services.stepup import step_up_pin_set
 from batches.models import Batch, BatchItem
+from bench.pain001 import V03, V09, Instruction, Tx, iban, pain001, scan
 from payments.models import PaymentRequest
 from tests.batches.conftest import URL, balance, payment, verify
 from tests.batches.iso20022 import FILES_URL, report, statuses, upload
 from tests.batches.test_submit import totp
 from tests.support.factories import funded_account, uk_account
-from bench.pain001 import V03, V09, Instruction, Tx, iban, pain001, scan
 from tests.support.passkeys import enrol_passkey
 
 pytestmark = pytest.mark.django_db

@@ -15,13 +15,13 @@ from authn.tokens import tokens_issue
 from bankapi.models import Account, Custodian, Customer, Program
 from bankapi.roles import Role
 from batches.models import Batch, BatchItem, Draft
+from bench.pain001 import V09, large_file, scan
 from payments.ledger import ledger_check
 from payments.models import PaymentRequest
 from tests.batches.conftest import URL
 from tests.batches.iso20022 import report, statuses, upload
 from tests.conftest import requires_postgres, requires_redis
 from tests.support.factories import funded_account
-from bench.pain001 import V09, large_file, scan
 from tests.support.race import run_at_once
 from tests.support.worker import celery_workers
 

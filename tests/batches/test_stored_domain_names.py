@@ -14,11 +14,11 @@ from django.utils import timezone
 from batches.models import Batch, BatchItem, Draft, ScaChallenge
 from batches.rules import payments_hash, sent_payment_from_wire, sent_payment_to_wire
 from batches.sent import SentAccount, SentPayee, SentPayer, SentPayment
+from bench.pain001 import Instruction, Tx, pain001, scan
 from tests.batches.conftest import PAYEE_IBAN, URL, payment, verify
 from tests.batches.helpers import batch_submitted
 from tests.batches.iso20022 import upload
 from tests.batches.test_submit import totp
-from bench.pain001 import Instruction, Tx, pain001, scan
 
 MIGRATION = "stored_payments_in_domain_names"
 EXECUTION_DAY = "2026-12-01"

@@ -11,9 +11,9 @@ from django.db.migrations.executor import MigrationExecutor
 
 from batches.models import Draft
 from batches.sent import CheckedPayment, SentAccount, SentPayee, SentPayer, SentPayment
+from bench.pain001 import Instruction, Tx, pain001, scan
 from tests.batches.conftest import PAYEE_IBAN, URL, payment, verify
 from tests.batches.iso20022 import report, statuses, upload
-from bench.pain001 import Instruction, Tx, pain001, scan
 
 MIGRATION = "0005_verified_payments_in_domain_names"
 BEFORE = "0004_stored_payments_in_domain_names"

@@ -36,13 +36,13 @@ from django.test import Client
 
 from bankapi.models import Account
 from batches.models import Draft
+from bench.pain001 import V09, Instruction, Tx, pain001, scan
 from onboarding.links import sandbox_flow_token
 from onboarding.models import Application, Ubo
 from onboarding.services.documents import local_document_url
 from tests.proof.routes import all_routes
 from tests.support.factories import CustodianSetup, SignedIn, custodian_with_clients
 from tests.support.factories_onboarding import company_application
-from bench.pain001 import V09, Instruction, Tx, pain001, scan
 
 BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 # A small limit for the routes whose own limit is large, so the oversized bodies stay small.
