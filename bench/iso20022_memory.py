@@ -37,7 +37,7 @@ KINDS = ("deep and wide", "flat", "distinct names", "invalid flat", "10,000 tran
 
 
 def _file(kind: str, size: int) -> bytes:
-    from tests.support.pain001 import hostile_files, large_file, scan
+    from bench.pain001 import hostile_files, large_file, scan
 
     if kind == "10,000 transactions":
         return large_file([scan("400000", f"{n:08d}") for n in range(10)], 10_000)

@@ -8,12 +8,12 @@ import pytest
 from approvals.models import Approval, ApprovalPolicy
 from bankapi.roles import Role
 from batches.models import Batch, Draft
+from bench.pain001 import Instruction, Tx, pain001, scan
 from tests.approvals.conftest import PAYEE, approve_totp, business_make
 from tests.batches.conftest import URL, CommittingClient, balance, payment
 from tests.batches.iso20022 import upload
 from tests.batches.test_submit import totp
 from tests.support.factories import SignedIn, UserFactory, custodian_with_clients
-from tests.support.pain001 import Instruction, Tx, pain001, scan
 
 pytestmark = pytest.mark.django_db
 

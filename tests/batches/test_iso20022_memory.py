@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from batches.iso20022.reading import MAX_NAMES
-from tests.batches.iso20022 import upload
-from tests.support.pain001 import (
+from bench.pain001 import (
     V09,
     Instruction,
     Tx,
@@ -26,6 +25,7 @@ from tests.support.pain001 import (
     scan,
     with_supplementary_data,
 )
+from tests.batches.iso20022 import upload
 
 ROOT = Path(__file__).resolve().parents[2]
 PAYEE = scan("200000", "55779911")

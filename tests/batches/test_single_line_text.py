@@ -5,9 +5,9 @@ the other items go on."""
 
 import pytest
 
+from bench.pain001 import V09, Instruction, Tx, pain001, scan
 from tests.batches.conftest import PAYEE_UK, URL, payment, verify
 from tests.batches.iso20022 import upload
-from tests.support.pain001 import V09, Instruction, Tx, pain001, scan
 from tests.support.single_line import LINE_BREAKING, with_inside
 
 pytestmark = pytest.mark.django_db
