@@ -3,15 +3,17 @@ from django.urls import path
 from payments.views import (
     InternationalTransferCreateView,
     PaymentCreateView,
-    PaymentRequestListView,
     SandboxFailView,
     SandboxSettleView,
+)
+from payments.views_clock import SandboxClockView
+from payments.views_fx import FxQuoteView
+from payments.views_lists import (
+    PaymentRequestListView,
     ScheduledPaymentListView,
     ScheduledPaymentView,
     TransactionListView,
 )
-from payments.views_clock import SandboxClockView
-from payments.views_fx import FxQuoteView
 from payments.views_statements import BalanceView, LimitsView, StatementView
 
 ACCOUNT = "customers/<str:customerId>/accounts/<str:accountId>"

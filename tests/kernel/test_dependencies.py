@@ -31,6 +31,10 @@ ALLOWED = {
     ("batches", "events"): "batch state changes write their events in the same transaction",
     ("cards", "events"): "a card issued writes its event in the same transaction",
     ("onboarding", "events"): "application changes write their events in the same transaction",
+    ("approvals", "payments"): "an approved payment or schedule runs through the payment create services",
+    ("approvals", "batches"): "an approved batch submit makes its batch through batch submit's services",
+    ("approvals", "authn"): "approving takes the authn step-up (passkey over the content, or TOTP)",
+    ("approvals", "events"): "approval state changes write their events in the same transaction",
     **{("tests", package): "the tests exercise every app" for package in DOMAIN_APPS},
     ("tests", "bench"): "the tests build pain.001 files with the generator the benchmarks use",
     **{
