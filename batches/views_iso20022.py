@@ -34,9 +34,15 @@ class XmlDocumentParser(BaseParser):
         return {}
 
 
+class TextXmlDocumentParser(XmlDocumentParser):
+    """`text/xml`, the other standard name of XML: taken as `application/xml`."""
+
+    media_type = "text/xml"
+
+
 FILE_DESCRIPTION = f"""A batch as an ISO 20022 customer credit transfer initiation: the body is a
 `pain.001.001.03` or `pain.001.001.09` document (the namespace decides), `Content-Type:
-application/xml`, at most {MAX_BODY_BYTES} bytes (16 MiB) and {MAX_PAYMENTS} transactions.
+application/xml` (`text/xml` is taken as the same), at most {MAX_BODY_BYTES} bytes (16 MiB) and {MAX_PAYMENTS} transactions.
 
 The answer is `action: verify`'s: `{{success, requestId, status}}`, `requestId` being the draft's id;
 the draft's payments are checked in the background with the batch rules. Then `initiate`,
@@ -80,27 +86,28 @@ FILE_RESPONSES = {
         s404="RESOURCE_NOT_FOUND: the customer (single-customer route).",
         s409="DUPLICATE_MESSAGE: a file with this MsgId was uploaded before; `batchId` names what it made.",
         s413=f"PAYLOAD_TOO_LARGE: the body is over {MAX_BODY_BYTES} bytes.",
-        s415="UNSUPPORTED_MEDIA_TYPE: the Content-Type is not application/xml.",
+        s415="UNSUPPORTED_MEDIA_TYPE: the Content-Type is neither application/xml nor text/xml.",
     ),
 }
-FILE_REQUEST = {
-    "application/xml": {
-        "type": "string",
-        "format": "binary",
-        "maxLength": MAX_BODY_BYTES,
-        "description": "A pain.001.001.03 or pain.001.001.09 document.",
-    }
+FILE_BODY = {
+    "type": "string",
+    "format": "binary",
+    "maxLength": MAX_BODY_BYTES,
+    "description": "A pain.001.001.03 or pain.001.001.09 document.",
 }
+FILE_REQUEST = {"application/xml": FILE_BODY, "text/xml": FILE_BODY}
 XML_MEDIA_TYPE = "application/xml"
+# What a body may be sent as: XML's two standard media types, read alike.
+XML_MEDIA_TYPES = (XML_MEDIA_TYPE, "text/xml")
 
 
 def request_body(request) -> bytes:
     """The XML body, after its Content-Type: 415 for any other (the size was checked at the door)."""
     media_type = (request.content_type or "").split(";")[0].strip().lower()
-    if media_type != XML_MEDIA_TYPE:
+    if media_type not in XML_MEDIA_TYPES:
         raise ApiError(
             ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-            f"The body must be an ISO 20022 document sent as {XML_MEDIA_TYPE}, "
+            f"The body must be an ISO 20022 document sent as {XML_MEDIA_TYPE} (or text/xml), "
             f"not {media_type or 'nothing'}.",
         )
     return request._request.read()
@@ -110,7 +117,7 @@ class FileRouteView(BatchRouteView):
     """POST only: a custodian's or customer's access token."""
 
     roles = (Role.CUSTOMER, Role.CUSTODIAN)
-    parser_classes = [XmlDocumentParser]
+    parser_classes = [XmlDocumentParser, TextXmlDocumentParser]
     # Takes no idempotency key: a file is made once by its MsgId (a second upload
     # is 409 DUPLICATE_MESSAGE), which the database's unique constraint enforces.
     idempotency_operation = None
