@@ -42,7 +42,8 @@ class TextXmlDocumentParser(XmlDocumentParser):
 
 FILE_DESCRIPTION = f"""A batch as an ISO 20022 customer credit transfer initiation: the body is a
 `pain.001.001.03` or `pain.001.001.09` document (the namespace decides), `Content-Type:
-application/xml` (`text/xml` is taken as the same), at most {MAX_BODY_BYTES} bytes (16 MiB) and {MAX_PAYMENTS} transactions.
+application/xml` (`text/xml` is taken as the same), at most {MAX_BODY_BYTES} bytes (16 MiB) and
+{MAX_PAYMENTS} transactions.
 
 The answer is `action: verify`'s: `{{success, requestId, status}}`, `requestId` being the draft's id;
 the draft's payments are checked in the background with the batch rules. Then `initiate`,

@@ -10,10 +10,10 @@ import threading
 import pytest
 
 from batches.models import Batch, Draft
+from bench.pain001 import V03, V09, Instruction, Tx, pain001, scan
 from tests.batches.conftest import URL, payment
 from tests.batches.iso20022 import FILES_URL, upload
 from tests.batches.test_submit import totp
-from bench.pain001 import V03, V09, Instruction, Tx, pain001, scan
 
 pytestmark = pytest.mark.django_db
 PAYEE = scan("200000", "55779911")
