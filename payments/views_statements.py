@@ -180,12 +180,21 @@ class StatementView(AccountScopedView):
         ),
         parameters=STATEMENT_PARAMETERS,
         responses={
+            # First: a client generated from this document reads the body as bytes, whatever
+            # the format (generators take the first media type they know for all of them).
+            (200, "application/octet-stream"): OpenApiResponse(
+                OpenApiTypes.BINARY,
+                description=(
+                    "The body of any format as bytes, for clients that read it as a file; its "
+                    "Content-Type is the format's (below)."
+                ),
+            ),
             (200, "application/json"): envelope("StatementResponse", StatementSerializer()),
             (200, "application/xml"): OpenApiResponse(
-                OpenApiTypes.STR, description="format=camt053: a camt.053.001.08 document (attachment)."
+                OpenApiTypes.BINARY, description="format=camt053: a camt.053.001.08 document (attachment)."
             ),
             (200, "text/csv"): OpenApiResponse(
-                OpenApiTypes.STR, description="format=csv: RFC 4180, UTF-8 (attachment)."
+                OpenApiTypes.BINARY, description="format=csv: RFC 4180, UTF-8 (attachment)."
             ),
             **error_responses(400, 401, 403, 404),
         },
