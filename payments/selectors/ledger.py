@@ -241,8 +241,14 @@ def _with_item_and_reason(rows: list[tuple[Any, ...]]) -> Iterator[StatementPost
     returns = {row[0] for row in rows if row[4] == LedgerTransaction.Kind.RETURN}
     reasons = dict(LedgerPosting.objects.filter(id__in=returns).values_list("id", "transaction__memo"))
     for row in rows:
-        item = items.get(row[5], ("", "", "", ""))
-        yield StatementPosting(*row, *item, reasons.get(row[0], ""))
+        end_to_end_id, message_id, information_id, instruction_id = items.get(row[5], ("", "", "", ""))
+        yield StatementPosting(*row)._replace(
+            item_end_to_end_id=end_to_end_id,
+            message_id=message_id,
+            payment_information_id=information_id,
+            instruction_id=instruction_id,
+            return_reason=reasons.get(row[0], ""),
+        )
 
 
 def _balances(account: Account, start: datetime, end: datetime) -> tuple[Decimal, Decimal]:
