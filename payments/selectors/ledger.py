@@ -220,14 +220,20 @@ def _batch_item_model() -> Any:
     return apps.get_model("batches", "BatchItem")
 
 
+# Ids per lookup: a year of postings must not pass SQLite's limit on the
+# parameters of one statement.
+_LOOKUP_CHUNK = 5000
+
+
 def _with_item_and_reason(rows: list[tuple[Any, ...]]) -> Iterator[StatementPosting]:
     """The postings of `rows` with what their batch items and returns add."""
-    request_ids = {row[5] for row in rows if row[5]}
+    request_ids = sorted({row[5] for row in rows if row[5]})
     items = {
         payment_id: (end_to_end_id or item_id.hex, message_id, information_id, instruction_id)
+        for start in range(0, len(request_ids), _LOOKUP_CHUNK)
         for item_id, payment_id, end_to_end_id, message_id, information_id, instruction_id in (
             _batch_item_model()
-            .objects.filter(payment_id__in=request_ids)
+            .objects.filter(payment_id__in=request_ids[start : start + _LOOKUP_CHUNK])
             .values_list(
                 "id",
                 "payment_id",
