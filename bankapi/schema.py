@@ -329,7 +329,5 @@ def public_routes_take_no_bearer(
                 operation["security"] = []
             elif {} in security:
                 operation["security"] = []
-                operation["description"] = (
-                    f"{operation.get('description', '')}\n\n{OPTIONAL_BEARER}".strip()
-                )
+                operation["description"] = f"{operation.get('description', '')}\n\n{OPTIONAL_BEARER}".strip()
     return result
