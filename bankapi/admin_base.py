@@ -156,6 +156,7 @@ def action_with_reason(
     *,
     title: str,
     apply: Callable[[_RowT, str], str],
+    form_class: type[forms.Form] = ReasonForm,
 ) -> TemplateResponse | None:
     """Run an action that needs a reason, asked on an intermediate page.
 
@@ -163,10 +164,11 @@ def action_with_reason(
     selected rows and a `reason` field; it posts back to the changelist with
     `action`, `_selected_action`, `post=yes` and `reason`. Without a valid reason
     the page comes back and nothing changes. `apply(obj, reason)` calls the
-    domain service and answers what to write in the admin log.
+    domain service and answers what to write in the admin log. `form_class`
+    (a form with one `reason` field) says what a valid reason is.
     """
     posted = request.POST.get("post") == "yes"
-    form = ReasonForm(request.POST if posted else None)
+    form = form_class(request.POST if posted else None)
     if posted and form.is_valid():
         apply_each(modeladmin, request, queryset, lambda obj: apply(obj, form.cleaned_data["reason"]))
         return None

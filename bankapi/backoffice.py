@@ -45,6 +45,7 @@ GROUP_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "payments.add_fxrate",
         "payments.change_fxrate",
         "payments.drive_sandbox_paymentrequest",
+        "payments.return_paymentrequest",
         "batches.retry_batchitem",
         "cards.issue_card",
         "onboarding.add_verificationstep",

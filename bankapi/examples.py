@@ -132,6 +132,9 @@ REQUEST_EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
     "sandbox_payment_requests_fail_create": {
         "reason": _one("Fail with a reason", {"reason": "Account closed"})
     },
+    "sandbox_payment_requests_return_create": {
+        "closed": _one("The payee's account is closed (AC04)", {"reasonCode": "AC04"})
+    },
     "sandbox_scheduled_payments_run_create": {
         "date": _one(
             "Run your schedules up to ten weeks ahead (the monthly example: its first three runs)",

@@ -12,12 +12,19 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from schwifty import IBAN
+
 from bankapi.models import Account, Custodian, Customer, Program
 
 CONSUMER_PROGRAM = "Sandbox Consumer Program"
 BUSINESS_PROGRAM = "Sandbox Business Program"
 FULL_BALANCE = Decimal("100000.00")
 LOW_BALANCE = Decimal("5.00")
+# Real banks' codes, so the IBANs pass every registry check a pain.001 generator
+# or a payee's bank makes: the sort code 040004 is Monzo's (bank code MONZ), and
+# EUR accounts are held at a German bank (Commerzbank, Bankleitzahl 37040044).
+GB_BANK_CODE = "MONZ"
+EUR_BANK_CODE = "37040044"
 
 
 @dataclass
@@ -76,8 +83,25 @@ def _account(
     account, _ = Account.objects.get_or_create(
         program=customer.program, sandbox=True, customer=customer, name=name, defaults=defaults
     )
+    if not account.iban:
+        # An update of the one field: saving the whole account would put back the
+        # ledger fields it was loaded with.
+        account.iban = sandbox_iban(account)
+        Account.objects.filter(pk=account.pk).update(iban=account.iban)
     ctx.funding.append((account, balance))
     return account
+
+
+def sandbox_iban(account: Account) -> str:
+    """A valid IBAN for a sandbox account: a GB IBAN embedding the sort code and
+    account number, or a German IBAN for a euro account."""
+    if account.sort_code and account.account_number:
+        return str(
+            IBAN.generate(
+                "GB", bank_code=GB_BANK_CODE + account.sort_code, account_code=account.account_number
+            )
+        )
+    return str(IBAN.generate("DE", bank_code=EUR_BANK_CODE, account_code=_digits(10)))
 
 
 def _customer_with_accounts(
@@ -85,12 +109,16 @@ def _customer_with_accounts(
 ) -> None:
     customer = _customer(program, name, kind)
     ctx.objects[key] = customer
+    main = _account(ctx, customer, "Main GBP", "GBP", FULL_BALANCE)
+    euro = _account(ctx, customer, "Main EUR", "EUR", FULL_BALANCE)
     ctx.output[key] = {
         "customerId": str(customer.id),
-        "accountId": str(_account(ctx, customer, "Main GBP", "GBP", FULL_BALANCE).id),
+        "accountId": str(main.id),
         "shortRefAccountId": str(_account(ctx, customer, "Short reference GBP", "GBP", FULL_BALANCE, 35).id),
         "lowBalanceAccountId": str(_account(ctx, customer, "Low balance GBP", "GBP", LOW_BALANCE).id),
-        "eurAccountId": str(_account(ctx, customer, "Main EUR", "EUR", FULL_BALANCE).id),
+        "eurAccountId": str(euro.id),
+        "accountIban": main.iban,
+        "eurAccountIban": euro.iban,
     }
 
 
@@ -128,6 +156,7 @@ def bootstrap(ctx: SandboxContext) -> None:
                 "accountId": str(account.id),
                 "sortCode": account.sort_code,
                 "accountNumber": account.account_number,
+                "iban": account.iban,
             }
         )
     ctx.output["custodian"] = {

@@ -317,17 +317,29 @@ def document_request_budget(
     return result
 
 
+OPTIONAL_BEARER = (
+    "Authentication: an access token as `Authorization: Bearer <token>`, or instead the session "
+    "token of the sign-in step named in the body; the route needs no bearer."
+)
+
+
 def public_routes_take_no_bearer(
     result: dict[str, Any], generator: object, request: object, public: bool
 ) -> dict[str, Any]:
-    """Postprocessing hook: a route that takes no bearer says `security: []`.
+    """Postprocessing hook: a route that needs no bearer says `security: []`.
 
-    drf-spectacular writes `[{}]` ("anonymous allowed") there, which
-    openapi-python-client reads as needing an authenticated client; a route that
-    takes a bearer optionally (`[{"bearerAuth": []}, {}]`) keeps both options.
+    drf-spectacular writes `[{}]` ("anonymous allowed") there, and
+    `[{"bearerAuth": []}, {}]` for a route that takes a bearer optionally (a
+    session token in the body will do): openapi-python-client reads any
+    non-empty list as needing its authenticated client, which such a route does
+    not. Both become `[]`; an optional bearer is said in the description.
     """
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
-            if operation.get("security", [{}]) == [{}]:
+            security = operation.get("security", [{}])
+            if security == [{}]:
                 operation["security"] = []
+            elif {} in security:
+                operation["security"] = []
+                operation["description"] = f"{operation.get('description', '')}\n\n{OPTIONAL_BEARER}".strip()
     return result

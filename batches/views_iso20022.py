@@ -36,9 +36,22 @@ class XmlDocumentParser(BaseParser):
         return {}
 
 
+class TextXmlDocumentParser(XmlDocumentParser):
+    """`text/xml`, the other standard name of XML: taken as `application/xml`."""
+
+    media_type = "text/xml"
+
+
+class BinaryDocumentParser(XmlDocumentParser):
+    """`application/octet-stream`: the document as bytes, as generated clients send files."""
+
+    media_type = "application/octet-stream"
+
+
 FILE_DESCRIPTION = f"""A batch as an ISO 20022 customer credit transfer initiation: the body is a
 `pain.001.001.03` or `pain.001.001.09` document (the namespace decides), `Content-Type:
-application/xml`, at most {MAX_BODY_BYTES} bytes (16 MiB) and {MAX_PAYMENTS} transactions.
+application/xml` (`text/xml` and `application/octet-stream` are taken as the same), at most
+{MAX_BODY_BYTES} bytes (16 MiB) and {MAX_PAYMENTS} transactions.
 
 The answer is `action: verify`'s: `{{success, requestId, status}}`, `requestId` being the draft's id;
 the draft's payments are checked in the background with the batch rules. Then `initiate`,
@@ -86,27 +99,30 @@ FILE_RESPONSES = {
         s404="RESOURCE_NOT_FOUND: the customer (single-customer route).",
         s409="DUPLICATE_MESSAGE: a file with this MsgId was uploaded before; `batchId` names what it made.",
         s413=f"PAYLOAD_TOO_LARGE: the body is over {MAX_BODY_BYTES} bytes.",
-        s415="UNSUPPORTED_MEDIA_TYPE: the Content-Type is not application/xml.",
+        s415="UNSUPPORTED_MEDIA_TYPE: the Content-Type is not application/xml, text/xml or "
+        "application/octet-stream.",
     ),
 }
-FILE_REQUEST = {
-    "application/xml": {
-        "type": "string",
-        "format": "binary",
-        "maxLength": MAX_BODY_BYTES,
-        "description": "A pain.001.001.03 or pain.001.001.09 document.",
-    }
+FILE_BODY = {
+    "type": "string",
+    "format": "binary",
+    "maxLength": MAX_BODY_BYTES,
+    "description": "A pain.001.001.03 or pain.001.001.09 document.",
 }
 XML_MEDIA_TYPE = "application/xml"
+# What a body may be sent as, all read alike: XML's two standard media types,
+# and the generic binary type, which generated clients send files as.
+XML_MEDIA_TYPES = (XML_MEDIA_TYPE, "text/xml", "application/octet-stream")
+FILE_REQUEST = {media_type: FILE_BODY for media_type in XML_MEDIA_TYPES}
 
 
 def request_body(request) -> bytes:
     """The XML body, after its Content-Type: 415 for any other (the size was checked at the door)."""
     media_type = (request.content_type or "").split(";")[0].strip().lower()
-    if media_type != XML_MEDIA_TYPE:
+    if media_type not in XML_MEDIA_TYPES:
         raise ApiError(
             ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-            f"The body must be an ISO 20022 document sent as {XML_MEDIA_TYPE}, "
+            f"The body must be an ISO 20022 document sent as {', '.join(XML_MEDIA_TYPES)}, "
             f"not {media_type or 'nothing'}.",
         )
     return request._request.read()
@@ -116,7 +132,7 @@ class FileRouteView(BatchRouteView):
     """POST only: a custodian's or customer's access token."""
 
     roles = (Role.CUSTOMER, Role.CUSTODIAN)
-    parser_classes = [XmlDocumentParser]
+    parser_classes = [XmlDocumentParser, TextXmlDocumentParser, BinaryDocumentParser]
     # Takes no idempotency key: a file is made once by its MsgId (a second upload
     # is 409 DUPLICATE_MESSAGE), which the database's unique constraint enforces.
     idempotency_operation = None
@@ -184,8 +200,18 @@ reason text in `AddtlInf` (cut to 105 characters).
 The batchId may be sent with or without its hyphens. Errors are JSON, in the error envelope."""
 REPORT_RESPONSES = {
     (200, XML_MEDIA_TYPE): OpenApiResponse(
-        {"type": "string", "description": "A pain.002.001.03 or pain.002.001.12 document."},
+        {
+            "type": "string",
+            "format": "binary",
+            "description": "A pain.002.001.03 or pain.002.001.12 document.",
+        },
         description="The status report (`Content-Disposition: attachment`).",
+    ),
+    # The same bytes, for clients that read the body as a file (a generated client
+    # knows no XML type and takes the first one it knows).
+    (200, "application/octet-stream"): OpenApiResponse(
+        {"type": "string", "format": "binary"},
+        description="The status report's bytes, as served with Content-Type application/xml.",
     ),
 }
 

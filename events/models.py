@@ -20,6 +20,7 @@ class EventType(models.TextChoices):
     PAYMENT_REQUEST_APPROVED = "payment_request.approved"
     PAYMENT_REQUEST_SETTLED = "payment_request.settled"
     PAYMENT_REQUEST_FAILED = "payment_request.failed"
+    PAYMENT_REQUEST_RETURNED = "payment_request.returned"
     SCHEDULED_PAYMENT_RUN_SUCCEEDED = "scheduled_payment.run_succeeded"
     SCHEDULED_PAYMENT_RUN_FAILED = "scheduled_payment.run_failed"
     SCHEDULED_PAYMENT_COMPLETED = "scheduled_payment.completed"

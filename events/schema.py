@@ -14,6 +14,7 @@ PAYLOADS: dict[EventType, str] = {
     EventType.PAYMENT_REQUEST_APPROVED: "payments.serializers.PaymentRequestSerializer",
     EventType.PAYMENT_REQUEST_SETTLED: "payments.serializers.PaymentRequestSerializer",
     EventType.PAYMENT_REQUEST_FAILED: "payments.serializers.PaymentRequestSerializer",
+    EventType.PAYMENT_REQUEST_RETURNED: "payments.serializers.PaymentRequestSerializer",
     EventType.SCHEDULED_PAYMENT_RUN_SUCCEEDED: "payments.serializers.ScheduledPaymentSerializer",
     EventType.SCHEDULED_PAYMENT_RUN_FAILED: "payments.serializers.ScheduledPaymentSerializer",
     EventType.SCHEDULED_PAYMENT_COMPLETED: "payments.serializers.ScheduledPaymentSerializer",

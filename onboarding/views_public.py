@@ -242,9 +242,12 @@ class LocalDocumentView(PublicView):
         ),
         auth=[],
         parameters=[KEY, EXPIRES, SIGNATURE],
-        # Only the generic binary type: a generated client (openapi-python-client) makes no
-        # operation of a body typed `application/pdf`, `image/png` and so on.
-        request={OPAQUE_CONTENT_TYPE: OpenApiTypes.BINARY},
+        # The types presign accepts, and the generic binary type that stands for the
+        # signed one: a generated client (openapi-python-client) sends its files as that.
+        request={
+            content_type: OpenApiTypes.BINARY
+            for content_type in (*DOCUMENT_CONTENT_TYPES, OPAQUE_CONTENT_TYPE)
+        },
         responses={
             (200, "text/plain"): OpenApiResponse(description="Stored (empty body)."),
             **error_responses(

@@ -8,6 +8,7 @@ them and record what they did (with the operator's reason) in the admin log.
 from datetime import UTC, datetime, time
 from decimal import Decimal
 
+from django import forms
 from django.contrib import admin
 from django.db.models import Count, Sum
 from django.db.models.functions import TruncHour
@@ -26,6 +27,7 @@ from bankapi.admin_base import (
 from bankapi.errors import ApiError, ErrorCode
 from payments import admin_fx, admin_ledger  # noqa: F401 - register FX and ledger screens
 from payments.models import Beneficiary, PaymentRequest, ScheduledPayment, ScheduleRun
+from payments.services.returns import RETURN_REASON_CODES, payment_return
 from payments.services.settlement import (
     payment_fail,
     payment_review_approve,
@@ -60,6 +62,13 @@ def _not_sandbox(payment: PaymentRequest) -> ApiError:
     )
 
 
+class ReturnReasonForm(forms.Form):
+    reason = forms.ChoiceField(
+        choices=[(code, f"{code}: {meaning}") for code, meaning in RETURN_REASON_CODES.items()],
+        help_text="The return reason code the scheme reported; shown on the customer's statement.",
+    )
+
+
 @admin.register(PaymentRequest)
 class PaymentRequestAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     """Read-only but for the actions: compliance review of held payments
@@ -81,7 +90,7 @@ class PaymentRequestAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     search_help_text = "The API's requestId exactly (or an account or customer id)."
     list_select_related = ("account", "customer", "program")
     ordering = ("-created_at",)
-    actions = ["approve_held", "reject_held", "settle_sandbox", "fail_sandbox"]
+    actions = ["approve_held", "reject_held", "settle_sandbox", "fail_sandbox", "record_return"]
 
     @admin.display(description="amount", ordering="amount")
     def amount_with_currency(self, payment: PaymentRequest) -> str:
@@ -93,6 +102,9 @@ class PaymentRequestAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
 
     def has_review_permission(self, request) -> bool:
         return request.user.has_perm("payments.review_paymentrequest")
+
+    def has_record_return_permission(self, request) -> bool:
+        return request.user.has_perm("payments.return_paymentrequest")
 
     def has_drive_sandbox_permission(self, request) -> bool:
         return request.user.has_perm("payments.drive_sandbox_paymentrequest")
@@ -137,6 +149,24 @@ class PaymentRequestAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
             return f"Failed in the sandbox: {reason}"
 
         return action_with_reason(self, request, queryset, title="Fail sandbox payments", apply=fail)
+
+    @admin.action(
+        description="Record a return of selected settled payments (the amount goes back to the account)",
+        permissions=["record_return"],
+    )
+    def record_return(self, request, queryset):
+        def record(payment: PaymentRequest, reason: str) -> str:
+            payment_return(payment, reason)
+            return f"Returned by the payee's bank: {reason}"
+
+        return action_with_reason(
+            self,
+            request,
+            queryset,
+            title="Record returned payments",
+            apply=record,
+            form_class=ReturnReasonForm,
+        )
 
 
 class ScheduleRunInline(admin.TabularInline):

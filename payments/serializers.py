@@ -166,11 +166,13 @@ class PaymentCreatedSerializer(serializers.Serializer):
 class PaymentRequestSerializer(serializers.Serializer):
     requestId = serializers.UUIDField(source="id")
     status = serializers.ChoiceField(
-        choices=["PENDING", "PENDING_TM", "SETTLED", "FAILED"],
+        choices=["PENDING", "PENDING_TM", "SETTLED", "FAILED", "RETURNED"],
         help_text=(
             "PENDING: accepted, waiting to settle; PENDING_TM: held for compliance review; "
             "SETTLED: paid out (it then leaves the requests list for the transactions); "
-            "FAILED: refused or reversed after acceptance, funds returned (see failureReason)."
+            "FAILED: refused or reversed after acceptance, funds returned (see failureReason); "
+            "RETURNED: settled, then sent back by the payee's bank (the amount credited back, "
+            "listed as a transaction with returnOf)."
         ),
     )
     amount = MoneyField(help_text="Decimal string, payment currency.")
@@ -229,6 +231,11 @@ class TransactionSerializer(serializers.Serializer):
     direction = serializers.ChoiceField(choices=["DEBIT", "CREDIT"])
     reference = serializers.CharField()
     bookedAt = TimestampField(source="booked_at")
+    returnOf = serializers.UUIDField(
+        source="return_of_id",
+        allow_null=True,
+        help_text="On a CREDIT that gives back a returned payment: that payment's requestId; else null.",
+    )
 
 
 class TransactionListSerializer(serializers.Serializer):

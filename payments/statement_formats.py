@@ -34,6 +34,7 @@ CSV_HEADER = (
     "reference",
     "requestId",
     "description",
+    "endToEndId",
 )
 # A spreadsheet reads a cell starting with one of these as a formula.
 _FORMULA_STARTS = ("=", "+", "-", "@")
@@ -45,6 +46,8 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _NOT_XML_SQL = [*range(1, 9), 11, 12, *range(14, 32), 0xFFFE, 0xFFFF]
 # EndToEndId of an entry that books no payment request.
 NOT_PROVIDED = "NOTPROVIDED"
+# The ledger transaction's column that holds a return's reason code.
+MEMO = "memo"
 
 
 def _text(value: str) -> str:
@@ -133,10 +136,91 @@ REQUEST_JSON: _Field = (
     lambda n: f"COALESCE('\"' || p.{n('request_id')}::text || '\"', 'null')",
     lambda p: f'"{p.request_id}"' if p.request_id else "null",
 )
-# The schema allows EndToEndId 35 characters: the request id without its hyphens.
-END_TO_END: _Field = (
-    lambda n: f"COALESCE(replace(p.{n('request_id')}::text, '-', ''), '{NOT_PROVIDED}')",
-    lambda p: p.request_id.hex if p.request_id else NOT_PROVIDED,
+
+
+def _end_to_end_sql(n: Callable[[str], str]) -> str:
+    """_end_to_end_id in SQL ('' for none)."""
+    return (
+        f"COALESCE(NULLIF(i.{n('end_to_end_id')}, ''), replace(i.{n('id')}::text, '-', ''), "
+        f"replace(p.{n('request_id')}::text, '-', ''), '')"
+    )
+
+
+def _end_to_end_id(posting: StatementPosting) -> str:
+    """The entry's end-to-end id: its batch item's (the file's EndToEndId, or a
+    JSON item's id), else its request id, both as 32 hex digits (ISO 20022
+    fields hold 35 characters), else '' (none)."""
+    if posting.item_end_to_end_id:
+        return posting.item_end_to_end_id
+    return posting.request_id.hex if posting.request_id else ""
+
+
+def _xml_refs(posting: StatementPosting) -> str:
+    """The entry's `Refs` content, in the schema's order: the file's MsgId,
+    PmtInfId and InstrId where it had them, EndToEndId, TxId (the request)."""
+    parts = [
+        f"<{name}>{_text(value)}</{name}>"
+        for name, value in (
+            ("MsgId", posting.message_id),
+            ("PmtInfId", posting.payment_information_id),
+            ("InstrId", posting.instruction_id),
+        )
+        if value
+    ]
+    parts.append(f"<EndToEndId>{_text(_end_to_end_id(posting) or NOT_PROVIDED)}</EndToEndId>")
+    if posting.request_id:
+        parts.append(f"<TxId>{posting.request_id.hex}</TxId>")
+    return "".join(parts)
+
+
+def _xml_refs_sql(n: Callable[[str], str]) -> str:
+    """_xml_refs in SQL."""
+    optional = [
+        f"CASE WHEN COALESCE(i.{n(column)}, '') = '' THEN '' "
+        f"ELSE '<{name}>' || {_xml_sql(f'i.{n(column)}')} || '</{name}>' END"
+        for name, column in (
+            ("MsgId", "message_id"),
+            ("PmtInfId", "payment_information_id"),
+            ("InstrId", "instruction_id"),
+        )
+    ]
+    end_to_end = _end_to_end_sql(n)
+    return " || ".join(
+        [
+            *optional,
+            f"'<EndToEndId>' || CASE WHEN {end_to_end} = '' THEN '{NOT_PROVIDED}' "
+            f"ELSE {_xml_sql(end_to_end)} END || '</EndToEndId>'",
+            f"COALESCE('<TxId>' || replace(p.{n('request_id')}::text, '-', '') || '</TxId>', '')",
+        ]
+    )
+
+
+def _return_xml(posting: StatementPosting) -> str:
+    """A return's `RtrInf` (none on other entries)."""
+    if not posting.return_reason:
+        return ""
+    return f"<RtrInf><Rsn><Cd>{_text(posting.return_reason)}</Cd></Rsn></RtrInf>"
+
+
+REFS_XML: _Field = (_xml_refs_sql, _xml_refs)
+RETURN_XML: _Field = (
+    lambda n: (
+        f"CASE WHEN t.{n(MEMO)} IS NULL THEN '' "
+        f"ELSE '<RtrInf><Rsn><Cd>' || {_xml_sql(f't.{n(MEMO)}')} || '</Cd></Rsn></RtrInf>' END"
+    ),
+    _return_xml,
+)
+END_TO_END_JSON: _Field = (
+    lambda n: f"COALESCE(to_json(NULLIF({_end_to_end_sql(n)}, ''))::text, 'null')",
+    lambda p: _json_string(_end_to_end_id(p)) if _end_to_end_id(p) else "null",
+)
+END_TO_END_CSV: _Field = (
+    lambda n: _csv_sql(_end_to_end_sql(n)),
+    lambda p: _csv_cell(_end_to_end_id(p)),
+)
+RETURN_REASON_JSON: _Field = (
+    lambda n: f"COALESCE(to_json(t.{n(MEMO)})::text, 'null')",
+    lambda p: _json_string(p.return_reason) if p.return_reason else "null",
 )
 # PostgreSQL's to_json escapes a string as the JSON renderer does (", \, and
 # the control characters, as \b \f \n \r \t or \u00xx; nothing else).
@@ -198,6 +282,10 @@ JSON_LAYOUT = _layout(
     REFERENCE_JSON,
     ',"requestId":',
     REQUEST_JSON,
+    ',"endToEndId":',
+    END_TO_END_JSON,
+    ',"returnReason":',
+    RETURN_REASON_JSON,
     ',"description":',
     DESCRIPTION_JSON,
     "}",
@@ -221,6 +309,8 @@ CSV_LAYOUT = _layout(
     REQUEST_ID,
     ",",
     DESCRIPTION_CSV,
+    ",",
+    END_TO_END_CSV,
     separator="\r\n",
 )
 # A camt.053 `Ntry`, in the schema's order. `BkTxCd/Prtry/Cd` (the schema
@@ -241,10 +331,11 @@ CAMT053_LAYOUT = _layout(
     ENTRY_ID,
     "</AcctSvcrRef><BkTxCd><Prtry><Cd>",
     KIND,
-    "</Cd></Prtry></BkTxCd><NtryDtls><TxDtls><Refs><EndToEndId>",
-    END_TO_END,
-    "</EndToEndId></Refs>",
+    "</Cd></Prtry></BkTxCd><NtryDtls><TxDtls><Refs>",
+    REFS_XML,
+    "</Refs>",
     REMITTANCE_XML,
+    RETURN_XML,
     "</TxDtls></NtryDtls></Ntry>",
     separator="",
 )

@@ -14,6 +14,7 @@ from payments.views_lists import (
     ScheduledPaymentView,
     TransactionListView,
 )
+from payments.views_returns import SandboxReturnView
 from payments.views_statements import BalanceView, LimitsView, StatementView
 
 ACCOUNT = "customers/<str:customerId>/accounts/<str:accountId>"
@@ -30,6 +31,7 @@ urlpatterns = [
     path(f"{ACCOUNT}/scheduled-payments/<str:scheduleId>", ScheduledPaymentView.as_view()),
     path("sandbox/payment-requests/<str:requestId>/settle", SandboxSettleView.as_view()),
     path("sandbox/payment-requests/<str:requestId>/fail", SandboxFailView.as_view()),
+    path("sandbox/payment-requests/<str:requestId>/return", SandboxReturnView.as_view()),
     path("sandbox/scheduled-payments/run", SandboxClockView.as_view()),
     path("accounts/<str:accountId>/fx/quote", FxQuoteView.as_view(), name="fx-quote"),
 ]

@@ -60,6 +60,19 @@ class StatementEntrySerializer(serializers.Serializer):
             "the credit that gave the money back."
         ),
     )
+    endToEndId = serializers.CharField(
+        allow_null=True,
+        help_text=(
+            "What to match the entry to: a batch item's end-to-end id (a file's PmtId/EndToEndId, or "
+            "a JSON item's id as 32 hex digits, as its pain.002 names it), else the requestId as 32 "
+            "hex digits; null on an entry that books no payment. A return's entry carries the "
+            "returned payment's."
+        ),
+    )
+    returnReason = serializers.CharField(
+        allow_null=True,
+        help_text="On a return's entry (CRDT), the ISO 20022 return reason code; null on any other entry.",
+    )
     description = serializers.CharField()
 
 
@@ -157,19 +170,31 @@ class StatementView(AccountScopedView):
             "when accepted (DBIT, amount plus fee); a payment that fails after acceptance appears "
             "again as a CRDT carrying its requestId. The three formats carry the same entries.\n\n"
             "camt053: one `Stmt` with balances OPBD and CLBD and one `Ntry` per entry "
-            "(`AcctSvcrRef` = entryId, `NtryDtls/TxDtls/Refs/EndToEndId` = requestId without its "
-            "hyphens, or NOTPROVIDED; `RmtInf/Ustrd` = reference).\n\n"
+            "(`AcctSvcrRef` = entryId; `NtryDtls/TxDtls/Refs`: `EndToEndId` = endToEndId, or "
+            "NOTPROVIDED, `TxId` = requestId as 32 hex digits, and for a payment from a pain.001 "
+            "file its `MsgId`, `PmtInfId` and `InstrId` where the file had them; `RmtInf/Ustrd` = "
+            "reference; on a return, `RtrInf/Rsn/Cd` = returnReason). A pain.001 file's payments "
+            "are matched to their entries by EndToEndId, one entry per paid item.\n\n"
             f"csv: header `{','.join(CSV_HEADER)}`, one row per entry, an empty cell for a null; a "
             "cell beginning with `=`, `+`, `-` or `@` is prefixed with `'`."
         ),
         parameters=STATEMENT_PARAMETERS,
         responses={
+            # First: a client generated from this document reads the body as bytes, whatever
+            # the format (generators take the first media type they know for all of them).
+            (200, "application/octet-stream"): OpenApiResponse(
+                OpenApiTypes.BINARY,
+                description=(
+                    "The body of any format as bytes, for clients that read it as a file; its "
+                    "Content-Type is the format's (below)."
+                ),
+            ),
             (200, "application/json"): envelope("StatementResponse", StatementSerializer()),
             (200, "application/xml"): OpenApiResponse(
-                OpenApiTypes.STR, description="format=camt053: a camt.053.001.08 document (attachment)."
+                OpenApiTypes.BINARY, description="format=camt053: a camt.053.001.08 document (attachment)."
             ),
             (200, "text/csv"): OpenApiResponse(
-                OpenApiTypes.STR, description="format=csv: RFC 4180, UTF-8 (attachment)."
+                OpenApiTypes.BINARY, description="format=csv: RFC 4180, UTF-8 (attachment)."
             ),
             **error_responses(400, 401, 403, 404),
         },

@@ -49,8 +49,8 @@ STATEMENT_LINES_SHOWN = 20
 def statement_lines_check() -> list[int]:
     """Customer postings whose stored statement line (kind, request id,
     reference, description) differs from the one their movement gives: its
-    kind and memo, and the payment request whose acceptance or reversal it
-    is. Streamed, a chunk at a time."""
+    kind and memo, and the payment request whose acceptance, reversal or
+    return it is. Streamed, a chunk at a time."""
     postings = (
         LedgerPosting.objects.filter(account__isnull=False)
         .order_by("id")
@@ -66,16 +66,20 @@ def statement_lines_check() -> list[int]:
             "transaction__accepted_request__reference",
             "transaction__reversed_request__id",
             "transaction__reversed_request__reference",
+            "transaction__returned_request__id",
+            "transaction__returned_request__reference",
         )
     )
     misstated = []
     for row in postings.iterator(chunk_size=5000):
         posting_id, *stored = row[:5]
-        kind, memo, accepted_id, accepted_reference, reversed_id, reversed_reference = row[5:]
-        request_id = accepted_id or reversed_id
-        expected = statement_line_facts(
-            kind, memo, request_id, accepted_reference if accepted_id else reversed_reference
+        kind, memo, accepted_id, accepted_reference, reversed_id, reversed_reference = row[5:11]
+        returned_id, returned_reference = row[11:]
+        request_id = accepted_id or reversed_id or returned_id
+        reference = (
+            accepted_reference if accepted_id else reversed_reference if reversed_id else returned_reference
         )
+        expected = statement_line_facts(kind, memo, request_id, reference)
         if tuple(stored) != expected:
             misstated.append(posting_id)
             if len(misstated) == STATEMENT_LINES_SHOWN:

@@ -19,6 +19,8 @@ def statement_description(kind: str, memo: str, has_request: bool) -> str:
         return "Payment" if has_request else "Funds reserved for batch payments"
     if kind == LedgerTransaction.Kind.REVERSAL:
         return f"Payment failed: {memo}" if has_request else "Reserved funds released"
+    if kind == LedgerTransaction.Kind.RETURN:
+        return f"Payment returned: {memo}"
     return _KIND_LABELS.get(kind, kind)
 
 

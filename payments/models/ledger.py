@@ -44,6 +44,8 @@ class LedgerTransaction(TenantOwned):
         PAYMENT = "PAYMENT", "Payment accepted"
         SETTLEMENT = "SETTLEMENT", "Payment settled"
         REVERSAL = "REVERSAL", "Payment reversed"
+        # A settled payment the payee's bank sent back; the memo is the ISO reason code.
+        RETURN = "RETURN", "Payment returned"
         FX = "FX", "Currency conversion"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)

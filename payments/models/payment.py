@@ -24,6 +24,7 @@ class PaymentRequest(TenantOwned):
         PENDING_TM = "PENDING_TM", "Held for compliance review"
         SETTLED = "SETTLED", "Settled"
         FAILED = "FAILED", "Failed"
+        RETURNED = "RETURNED", "Returned by the payee's bank"
 
     class ChargeBearer(models.TextChoices):
         SHA = "SHA", "Shared"
@@ -67,6 +68,11 @@ class PaymentRequest(TenantOwned):
     reversal = models.OneToOneField(
         LedgerTransaction, null=True, blank=True, on_delete=models.PROTECT, related_name="reversed_request"
     )
+    # The movement that credited the payer when the payee's bank sent a settled
+    # payment back (its memo is the return reason code).
+    return_movement = models.OneToOneField(
+        LedgerTransaction, null=True, blank=True, on_delete=models.PROTECT, related_name="returned_request"
+    )
     failure_reason = models.CharField(max_length=200, blank=True)
     settled_at = models.DateTimeField(null=True, blank=True)
 
@@ -74,6 +80,7 @@ class PaymentRequest(TenantOwned):
         permissions = [
             ("review_paymentrequest", "Can approve or reject payments held for review"),
             ("drive_sandbox_paymentrequest", "Can settle or fail sandbox payments"),
+            ("return_paymentrequest", "Can record payments returned by the payee's bank"),
         ]
         indexes = [
             models.Index(fields=["account", "created_at"]),
@@ -109,6 +116,10 @@ class StatementEntry(TenantOwned):
     ledger_transaction = models.ForeignKey(LedgerTransaction, on_delete=models.PROTECT, related_name="+")
     payment_request = models.ForeignKey(
         PaymentRequest, null=True, blank=True, on_delete=models.PROTECT, related_name="statement_entries"
+    )
+    # On a return's credit: the settled request the payee's bank sent back.
+    return_of = models.ForeignKey(
+        PaymentRequest, null=True, blank=True, on_delete=models.PROTECT, related_name="returns"
     )
     direction = models.CharField(max_length=6, choices=Direction.choices)
     amount = models.DecimalField(**MONEY)

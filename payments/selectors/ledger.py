@@ -17,15 +17,16 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from itertools import groupby
 from operator import itemgetter
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 import psycopg
+from django.apps import apps
 from django.db import connection
 from django.db.models import QuerySet, Subquery
 
 from bankapi.models import ZERO, Account
 from bankapi.transactions import one_snapshot
-from payments.models import LedgerPosting, StatementDay
+from payments.models import LedgerPosting, LedgerTransaction, StatementDay
 
 # Booking order of an account's postings: the order of their running balances.
 BOOKING_ORDER = ("created_at", "id")
@@ -71,13 +72,24 @@ class StatementPosting(NamedTuple):
     reference: str
     description: str
     currency: str
+    # What the posting's payment was given with, when a batch item paid it (the
+    # file's ids, or '' where the file had none or the batch was JSON): the
+    # end-to-end id as its status report names it, MsgId, PmtInfId, InstrId.
+    item_end_to_end_id: str = ""
+    message_id: str = ""
+    payment_information_id: str = ""
+    instruction_id: str = ""
+    # A return's ISO reason code ('' on any other posting).
+    return_reason: str = ""
 
 
 @dataclass(frozen=True)
 class LineLayout:
     """How a statement line is written in one format: `sql`, an expression of
-    PostgreSQL over the posting `p` and the text `b.t` of its UTC booking time
-    ("YYYY-MM-DDTHH:MM:SS.ffffff", six digits of fraction always),
+    PostgreSQL over the posting `p`, the text `b.t` of its UTC booking time
+    ("YYYY-MM-DDTHH:MM:SS.ffffff", six digits of fraction always), the batch
+    item `i` that paid its request (nulls when none) and, for a return, its
+    ledger transaction `t` (nulls otherwise),
     or `python`, from a StatementPosting (on other databases). Both must write
     the same text (the statement's tests hold them to it on each database).
 
@@ -145,10 +157,16 @@ def _days_sql(layout: LineLayout) -> str:
         name = connection.ops.quote_name
         table = name(LedgerPosting._meta.db_table)
         account, booked, key = name("account_id"), name("created_at"), name("id")
+        items = name(_batch_item_model()._meta.db_table)
+        transactions = name(LedgerTransaction._meta.db_table)
         cached = _DAYS_SQL[(connection.vendor, layout.key)] = (
             f"SELECT left(b.t, 10), {layout.sql(name)} "  # noqa: S608
             f"FROM {table} p CROSS JOIN LATERAL "
             f"(SELECT to_char(p.{booked} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US') AS t) b "
+            f"LEFT JOIN {items} i ON p.{name('request_id')} IS NOT NULL "
+            f"AND i.{name('payment_id')} = p.{name('request_id')} "
+            f"LEFT JOIN {transactions} t ON p.{name('kind')} = '{LedgerTransaction.Kind.RETURN}' "
+            f"AND t.{key} = p.{name('transaction_id')} "
             f"WHERE p.{account} = %(account)s AND p.{booked} >= %(start)s AND p.{booked} < %(end)s "
             f"ORDER BY p.{booked}, p.{key}"
         )
@@ -191,9 +209,52 @@ def day_lines_written_here(
             "currency",
         )
     )
-    postings = (StatementPosting(*row) for row in rows)
+    postings = _with_item_and_reason(list(rows))
     for day, group in groupby(postings, key=lambda posting: posting.booked_at.astimezone(UTC).date()):
         yield day, [layout.python(posting) for posting in group]
+
+
+def _batch_item_model() -> Any:
+    # The batch app pays through this one, not the other way round: its model
+    # is looked up by name.
+    return apps.get_model("batches", "BatchItem")
+
+
+# Ids per lookup: a year of postings must not pass SQLite's limit on the
+# parameters of one statement.
+_LOOKUP_CHUNK = 5000
+
+
+def _with_item_and_reason(rows: list[tuple[Any, ...]]) -> Iterator[StatementPosting]:
+    """The postings of `rows` with what their batch items and returns add."""
+    request_ids = sorted({row[5] for row in rows if row[5]})
+    items = {
+        payment_id: (end_to_end_id or item_id.hex, message_id, information_id, instruction_id)
+        for start in range(0, len(request_ids), _LOOKUP_CHUNK)
+        for item_id, payment_id, end_to_end_id, message_id, information_id, instruction_id in (
+            _batch_item_model()
+            .objects.filter(payment_id__in=request_ids[start : start + _LOOKUP_CHUNK])
+            .values_list(
+                "id",
+                "payment_id",
+                "end_to_end_id",
+                "message_id",
+                "payment_information_id",
+                "instruction_id",
+            )
+        )
+    }
+    returns = {row[0] for row in rows if row[4] == LedgerTransaction.Kind.RETURN}
+    reasons = dict(LedgerPosting.objects.filter(id__in=returns).values_list("id", "transaction__memo"))
+    for row in rows:
+        end_to_end_id, message_id, information_id, instruction_id = items.get(row[5], ("", "", "", ""))
+        yield StatementPosting(*row)._replace(
+            item_end_to_end_id=end_to_end_id,
+            message_id=message_id,
+            payment_information_id=information_id,
+            instruction_id=instruction_id,
+            return_reason=reasons.get(row[0], ""),
+        )
 
 
 def _balances(account: Account, start: datetime, end: datetime) -> tuple[Decimal, Decimal]:

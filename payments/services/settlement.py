@@ -26,7 +26,8 @@ SETTLE_CHUNK = 100
 FEE_REFERENCE = "Payment fee"
 
 
-def _locked(request: PaymentRequest, allowed: Iterable[str], action: str) -> PaymentRequest:
+def locked_request(request: PaymentRequest, allowed: Iterable[str], action: str) -> PaymentRequest:
+    """The request, row-locked, if its status is one of `allowed`; else 409."""
     locked = PaymentRequest.objects.select_for_update().get(id=request.id)
     if locked.status not in allowed:
         raise ApiError(ErrorCode.INVALID_STATE, f"A {locked.status} payment request cannot be {action}.")
@@ -58,7 +59,7 @@ def payment_settle(request: PaymentRequest) -> PaymentRequest:
     """PENDING -> SETTLED: the money leaves clearing for the outside world and the
     payment is booked on the account's statement."""
     with transaction.atomic():
-        locked = _locked(request, [PaymentRequest.Status.PENDING], "settled")
+        locked = locked_request(request, [PaymentRequest.Status.PENDING], "settled")
         clearing, external = (
             system_account_for(locked.program_id, locked.sandbox, kind, locked.currency)
             for kind in (SystemAccount.Kind.CLEARING, SystemAccount.Kind.EXTERNAL)
@@ -87,7 +88,9 @@ def payment_fail(request: PaymentRequest, reason: str) -> PaymentRequest:
     """PENDING or PENDING_TM -> FAILED: every acceptance posting is reversed, so the
     account gets back the amount and the fee. The request stays listed as FAILED."""
     with transaction.atomic():
-        locked = _locked(request, [PaymentRequest.Status.PENDING, PaymentRequest.Status.PENDING_TM], "failed")
+        locked = locked_request(
+            request, [PaymentRequest.Status.PENDING, PaymentRequest.Status.PENDING_TM], "failed"
+        )
         postings = locked.acceptance.postings.select_related("account", "system_account")
         reversal = ledger_post_once(
             program_id=locked.program_id,
@@ -123,7 +126,7 @@ def payment_fail(request: PaymentRequest, reason: str) -> PaymentRequest:
 def payment_review_approve(request: PaymentRequest) -> PaymentRequest:
     """Compliance released a held payment: PENDING_TM -> PENDING (it can settle)."""
     with transaction.atomic():
-        locked = _locked(request, [PaymentRequest.Status.PENDING_TM], "approved")
+        locked = locked_request(request, [PaymentRequest.Status.PENDING_TM], "approved")
         locked.status = PaymentRequest.Status.PENDING
         locked.save(update_fields=["status", "updated_at"])
         payment_request_event(locked, EventType.PAYMENT_REQUEST_APPROVED)
@@ -133,7 +136,7 @@ def payment_review_approve(request: PaymentRequest) -> PaymentRequest:
 def payment_review_reject(request: PaymentRequest, reason: str) -> PaymentRequest:
     """Compliance refused a held payment: PENDING_TM -> FAILED, funds returned."""
     with transaction.atomic():
-        _locked(request, [PaymentRequest.Status.PENDING_TM], "rejected")
+        locked_request(request, [PaymentRequest.Status.PENDING_TM], "rejected")
         return payment_fail(request, reason)
 
 

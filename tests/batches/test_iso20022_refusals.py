@@ -40,8 +40,16 @@ def fields(body: dict) -> list[str]:
 def test_another_content_type_is_a_415(api, custodian_auth, custodian_accounts):
     body = one_payment(custodian_accounts[0])
 
-    for content_type in ("application/json", "text/plain", "text/xml"):
+    for content_type in ("application/json", "text/plain", "application/pdf"):
         refused(upload(api, custodian_auth, body, content_type=content_type), 415, "UNSUPPORTED_MEDIA_TYPE")
+
+
+def test_text_xml_and_bytes_are_taken_as_application_xml(api, custodian_auth, custodian_accounts):
+    for index, content_type in enumerate(("text/xml", "Text/XML; charset=utf-8", "application/octet-stream")):
+        body = one_payment(custodian_accounts[0], msg_id=f"MSG-TEXT-{index}")
+        response = upload(api, custodian_auth, body, content_type=content_type)
+        assert response.status_code == 200, response.content
+        assert Draft.objects.filter(id=response.json()["requestId"]).exists()
 
 
 def test_a_charset_parameter_is_taken(api, custodian_auth, custodian_accounts):

@@ -10,6 +10,7 @@ from lxml import etree
 from batches.iso20022.schemas import xml_schema
 from batches.models import Batch
 from payments.models import PaymentRequest
+from payments.statement_formats import CAMT053_XSD
 from tests.batches.iso20022 import statuses
 from tests.kernel.test_readme import README, for_server, run_blocks, walkthrough_script
 
@@ -49,3 +50,21 @@ def test_readme_takes_a_file_from_upload_to_its_status_report(
     batch = Batch.objects.get(message_id=paid["messageId"])
     assert batch.status == "PARTIALLY_FAILED"
     assert PaymentRequest.objects.filter(batch_item__batch=batch).count() == 1
+    # The statement matches the file by EndToEndId, before and after the return.
+    request = PaymentRequest.objects.get(batch_item__batch=batch)
+    assert request.status == "RETURNED"
+    for name, expected in (("camt053.xml", ["DBIT"]), ("camt053-returned.xml", ["DBIT", "CRDT"])):
+        document = etree.parse(str(tmp_path / name)).getroot()
+        assert etree.XMLSchema(etree.parse(str(CAMT053_XSD))).validate(document)
+        ns = {"c": etree.QName(document).namespace}
+        matched = [
+            entry
+            for entry in document.iterfind(".//c:Ntry", ns)
+            if entry.findtext("c:NtryDtls/c:TxDtls/c:Refs/c:EndToEndId", namespaces=ns) == "INV-7"
+        ]
+        assert [entry.findtext("c:CdtDbtInd", namespaces=ns) for entry in matched] == expected
+        for entry in matched:
+            refs = entry.find("c:NtryDtls/c:TxDtls/c:Refs", ns)
+            assert refs.findtext("c:MsgId", namespaces=ns) == paid["messageId"]
+            assert refs.findtext("c:TxId", namespaces=ns) == request.id.hex
+    assert matched[1].findtext("c:NtryDtls/c:TxDtls/c:RtrInf/c:Rsn/c:Cd", namespaces=ns) == "AC04"

@@ -5,6 +5,7 @@ from decimal import Decimal
 from django.core.management import call_command
 
 from authn.models import User
+from bankapi.codes import iban_problem
 from bankapi.models import Account, Customer, Program
 
 ACCOUNT_KEYS = {"customerId", "accountId", "shortRefAccountId", "lowBalanceAccountId", "eurAccountId"}
@@ -141,3 +142,23 @@ def test_rerun_makes_nothing_twice_and_prints_the_same_object(sandbox):
         User.objects.count(),
     )
     assert balances == dict(Account.objects.values_list("id", "balance"))
+
+
+def test_every_account_has_a_valid_iban_in_the_json_and_on_the_account(sandbox):
+    output = run_bootstrap()
+    for key in ("customer", "customer2", "business"):
+        main = Account.objects.get(id=output[key]["accountId"])
+        euro = Account.objects.get(id=output[key]["eurAccountId"])
+        assert output[key]["accountIban"] == main.iban
+        assert output[key]["eurAccountIban"] == euro.iban
+        # A GB IBAN embeds the sort code and account number; the euro one is German.
+        assert main.iban.endswith(main.sort_code + main.account_number) and main.iban.startswith("GB")
+        assert euro.iban.startswith("DE") and len(euro.iban) == 22
+    for entry in output["custodian"]["accounts"]:
+        assert (
+            entry["iban"] == "GB" + entry["iban"][2:4] + "MONZ" + entry["sortCode"] + entry["accountNumber"]
+        )
+    assert not Account.objects.filter(sandbox=True, iban="").exists()
+    for account in Account.objects.filter(sandbox=True):
+        assert iban_problem(account.iban) is None
+    assert run_bootstrap() == output

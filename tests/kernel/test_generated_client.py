@@ -1,24 +1,30 @@
 """A client generated from the live document (openapi-python-client, unmodified)
 runs the README's whole flow against a live server, with no hand-written HTTP:
-sign-in, payment, sandbox settle, FX quote, batch verify, initiate and submit,
-onboarding (application, legal acceptance, presign, upload, download) and events.
+sign-in, payment, sandbox settle, statements in every format, FX quote, batch
+verify, initiate and submit, its pain.002, a pain.001 upload, onboarding
+(application, legal acceptance, presign, upload, download) and events, from a
+client generated with no configuration.
 
 Any drift between what the service answers and what the document says makes the
 generated client raise or parse into the wrong type, which fails this test."""
 
 import importlib
+import inspect
 import json
 import shutil
 import subprocess
 import sys
 import time
+import typing
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pyotp
 import pytest
 
+from bench.pain001 import Instruction, Tx, pain001, scan
 from onboarding.models import DocumentUpload
 from payments.models import PaymentRequest
 from tests.support.factories import PASSWORD, SignedIn
@@ -39,10 +45,8 @@ def bank(tmp_path, monkeypatch):
     """The generated package `bank_api_client`, importable for this test."""
     document = tmp_path / "openapi.json"
     document.write_text(json.dumps(openapi_document()))
-    # The generator writes file uploads for application/octet-stream only; its documented
-    # setting maps the pain.001 upload's application/xml onto that (docs/iso20022.md).
-    config = tmp_path / "config.yml"
-    config.write_text("content_type_overrides:\n  application/xml: application/octet-stream\n")
+    # No configuration: the document alone must make files (statements, reports,
+    # pain.001 uploads) bytes the generated code reads and sends as they are.
     generator = str(GENERATOR) if GENERATOR.exists() else "openapi-python-client"
     result = subprocess.run(
         [
@@ -54,8 +58,6 @@ def bank(tmp_path, monkeypatch):
             "none",
             "--output-path",
             str(tmp_path / "bank_api_client"),
-            "--config",
-            str(config),
         ],
         capture_output=True,
         text=True,
@@ -153,6 +155,35 @@ def test_the_generated_client_runs_the_readme_flow(
     assert settled.data.payment_request.status == "SETTLED"
     assert PaymentRequest.objects.get(id=request_id).status == "SETTLED"
 
+    # The account's statement in its three formats, each body bytes as served.
+    statement = api("payments.customers_accounts_statements_retrieve")
+    day = str(datetime.now(UTC).date())
+    bodies = {
+        format_: statement.sync(
+            str(world.account.customer_id),
+            str(world.account.id),
+            client=client,
+            from_=day,
+            to=day,
+            format_=fx_models.CustomersAccountsStatementsRetrieveFormat(format_),
+        ).payload.read()
+        for format_ in ("json", "csv", "camt053")
+    }
+    entries = json.loads(bodies["json"])["data"]["entries"]
+    assert [e["endToEndId"] for e in entries if e["requestId"] == str(request_id)] == [request_id.hex]
+    assert bodies["csv"].decode().splitlines()[0].endswith(",endToEndId")
+    assert f"<TxId>{request_id.hex}</TxId>".encode() in bodies["camt053"]
+
+    # Operations a session token may call take the plain client too.
+    for name in (
+        "auth.auth_change_password_create",
+        "auth.auth_mfa_setup_create",
+        "auth.auth_passkey_register_start_create",
+        "auth.auth_passkey_register_complete_create",
+    ):
+        taken = inspect.signature(api(name).sync_detailed).parameters["client"].annotation
+        assert Client in typing.get_args(taken), name
+
     # An FX quote.
     quote = api("fx.accounts_fx_quote_retrieve").sync(
         str(world.account.id),
@@ -204,6 +235,26 @@ def test_the_generated_client_runs_the_readme_flow(
     submit.idempotency_key = uuid.uuid4()
     submitted = action.sync(client=custodian_client, body=submit)
     assert str(submitted.data.batch_id) == draft
+    # Its pain.002, and a pain.001 file uploaded as bytes: a draft, reported in turn.
+    report = api("batch_payments.batch_payments_status_report")
+    paid = report.sync(draft, client=custodian_client).payload.read()
+    assert b"<GrpSts>ACSC</GrpSts>" in paid
+    document = pain001(
+        [
+            Instruction(
+                scan(payer.sort_code, payer.account_number), [Tx("E2E-1", "3.00", scan("200000", "55779911"))]
+            )
+        ],
+        msg_id="GENERATED-CLIENT-1",
+    )
+    uploaded = api("batch_payments.batch_payments_file_upload").sync(
+        client=custodian_client, body=File(payload=document)
+    )
+    assert uploaded.status == "DRAFT"
+    assert (
+        b"<OrgnlMsgId>GENERATED-CLIENT-1</OrgnlMsgId>"
+        in report.sync(str(uploaded.request_id), client=custodian_client).payload.read()
+    )
 
     # Onboarding with the id_token: application, legal acceptance, presign, upload, download.
     person = world.customer2

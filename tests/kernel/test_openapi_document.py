@@ -9,6 +9,7 @@ import pytest
 from django.urls import resolve
 
 from bankapi.permissions import TokenRequired
+from onboarding.document_formats import DOCUMENT_CONTENT_TYPES
 from tests.support import openapi as check
 from tests.support.openapi import mismatch, openapi_document
 
@@ -228,7 +229,13 @@ def test_the_amount_pattern_accepts_exactly_what_the_service_accepts():
 def test_the_settle_answer_documents_settled():
     status = schema_of("PaymentRequest")["properties"]["status"]
     reference = status.get("$ref") or status["allOf"][0]["$ref"]
-    assert schema_of(reference.split("/")[-1])["enum"] == ["PENDING", "PENDING_TM", "SETTLED", "FAILED"]
+    assert schema_of(reference.split("/")[-1])["enum"] == [
+        "PENDING",
+        "PENDING_TM",
+        "SETTLED",
+        "FAILED",
+        "RETURNED",
+    ]
 
 
 # The check itself: it must fail on drift, and say where.
@@ -378,10 +385,23 @@ def test_the_batch_challenge_expiry_is_a_date_time_both_ways():
 
 def test_document_files_use_media_types_a_generated_client_supports():
     """openapi-python-client sends and reads files as application/octet-stream; a body
-    of only other binary types makes it skip the whole operation."""
+    of only other binary types makes it skip the whole operation. The upload also
+    names the types presign accepts."""
     paths = openapi_document()["paths"]
     upload = paths["/v1/documents/local"]["put"]["requestBody"]["content"]
-    assert upload == {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}
+    binary = {"schema": {"type": "string", "format": "binary"}}
+    assert upload == {
+        media_type: binary for media_type in (*DOCUMENT_CONTENT_TYPES, "application/octet-stream")
+    }
+    statement = paths["/v1/customers/{customerId}/accounts/{accountId}/statements"]["get"]
+    assert next(iter(statement["responses"]["200"]["content"])) == "application/octet-stream"
+    for path in (
+        "/v1/batch-payments/{batchId}/status-report",
+        "/v1/customers/{customerId}/batch-payments/{batchId}/status-report",
+    ):
+        assert "application/octet-stream" in paths[path]["get"]["responses"]["200"]["content"], path
+    for path in ("/v1/batch-payments/files", "/v1/customers/{customerId}/batch-payments/files"):
+        assert "application/octet-stream" in paths[path]["post"]["requestBody"]["content"], path
     for path in (
         "/v1/documents/local",
         "/v1/applications/{applicationId}/documents/legal/{documentId}/content",

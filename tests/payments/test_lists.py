@@ -22,7 +22,16 @@ REQUEST_KEYS = {
     "createdDateTime",
     "updatedAt",
 }
-TRANSACTION_KEYS = {"transactionId", "requestId", "amount", "currency", "direction", "reference", "bookedAt"}
+TRANSACTION_KEYS = {
+    "transactionId",
+    "requestId",
+    "amount",
+    "currency",
+    "direction",
+    "reference",
+    "bookedAt",
+    "returnOf",
+}
 
 
 def accept(account, amount="1.00", reference="Ref"):

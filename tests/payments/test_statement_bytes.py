@@ -22,11 +22,13 @@ from django.db import connection
 from rest_framework.renderers import JSONRenderer
 
 from bankapi.models import Account
+from batches.models import BatchItem
 from payments.ledger import ledger_check, ledger_fund_account
 from payments.models import LedgerPosting, PaymentRequest
 from payments.payees import Payee, UkAccount
 from payments.selectors import ledger as ledger_selectors
 from payments.services.acceptance import PaymentInstruction, payment_accept
+from payments.services.returns import payment_return
 from payments.services.settlement import payment_fail, payment_settle
 from payments.statement_formats import CAMT053_LAYOUT, CAMT053_XSD, CSV_HEADER, CSV_LAYOUT, JSON_LAYOUT
 from payments.views_statements import StatementSerializer
@@ -49,9 +51,10 @@ MOMENTS = [
 ]
 
 
-def _history(customer) -> Account:
+def _history(customer, returned: bool = True) -> Account:
     """An account whose postings cover every kind of statement line, booked at
-    the MOMENTS, their free text as awkward as it gets."""
+    the MOMENTS, their free text as awkward as it gets (a return among them
+    unless `returned` is False)."""
     with time_machine.travel(MOMENTS[0], tick=False) as clock:
         account = funded_account(customer, "0.00", iban="GB33BUKB20201555555555")
         ledger_fund_account(account, Decimal("500.00"), key=f"test:{uuid.uuid4()}", memo=AWKWARD)
@@ -73,7 +76,19 @@ def _history(customer) -> Account:
         clock.move_to(MOMENTS[3])
         payment_settle(settled)
         payment_fail(failed, AWKWARD)
+        if returned:
+            payment_return(settled, "AC04")
     return account
+
+
+def _end_to_end_id(request: PaymentRequest | None) -> str | None:
+    """A batch item's end-to-end id (a file's, or the item id), else the request id, in hex."""
+    if request is None:
+        return None
+    item = BatchItem.objects.filter(payment=request).first()
+    if item is not None:
+        return item.end_to_end_id or item.id.hex
+    return request.id.hex
 
 
 def _oracle(account: Account, first, last) -> dict:
@@ -89,11 +104,14 @@ def _oracle(account: Account, first, last) -> dict:
         request = (
             PaymentRequest.objects.filter(acceptance=movement).first()
             or PaymentRequest.objects.filter(reversal=movement).first()
+            or PaymentRequest.objects.filter(return_movement=movement).first()
         )
         if movement.kind == "PAYMENT":
             description = "Payment" if request else "Funds reserved for batch payments"
         elif movement.kind == "REVERSAL":
             description = f"Payment failed: {movement.memo}" if request else "Reserved funds released"
+        elif movement.kind == "RETURN":
+            description = f"Payment returned: {movement.memo}"
         else:
             description = movement.get_kind_display()
         entries.append(
@@ -105,6 +123,8 @@ def _oracle(account: Account, first, last) -> dict:
                 "balanceAfter": posting.balance_after,
                 "reference": ((request.reference if request else "") or movement.memo)[:140],
                 "requestId": request.id if request else None,
+                "endToEndId": _end_to_end_id(request),
+                "returnReason": movement.memo if movement.kind == "RETURN" else None,
                 "description": description,
             }
         )
@@ -134,6 +154,7 @@ def _csv(data: dict) -> str:
             entry["reference"],
             str(entry["requestId"] or ""),
             entry["description"],
+            entry["endToEndId"] or "",
         ]
         writer.writerow([f"'{cell}" if cell.startswith(("=", "+", "-", "@")) else cell for cell in row])
     return out.getvalue()
@@ -181,7 +202,10 @@ def test_awkward_text_stays_text_in_camt053(api, customer, customer_auth):
     references = [
         entry["NtryDtls"][0]["TxDtls"][0].get("RmtInf", {}).get("Ustrd", [""])[0] for entry in entries
     ]
-    assert references == [awkward, FORMULA, "Rent, March", "-2 apples", "-2 apples"]
+    assert references == [awkward, FORMULA, "Rent, March", "-2 apples", "-2 apples", "Rent, March"]
+    returned = entries[-1]["NtryDtls"][0]["TxDtls"][0]
+    assert returned["RtrInf"]["Rsn"]["Cd"] == "AC04"
+    assert returned["Refs"]["EndToEndId"] == entries[2]["NtryDtls"][0]["TxDtls"][0]["Refs"]["EndToEndId"]
 
 
 def test_every_customer_posting_carries_its_movements_statement_line(customer):
@@ -199,7 +223,8 @@ def test_every_customer_posting_carries_its_movements_statement_line(customer):
 
 
 def test_the_migration_fills_statement_lines_from_the_movements(customer):
-    account = _history(customer)
+    # Returns came later than this migration: none in the history it fills.
+    account = _history(customer, returned=False)
     columns = ("id", "kind", "request_id", "reference", "description")
     expected = list(LedgerPosting.objects.order_by("id").values_list(*columns))
     LedgerPosting.objects.update(kind="", request_id=None, reference="", description="")
@@ -235,5 +260,6 @@ def test_postgresql_writes_each_line_as_python_does(customer, layout):
     assert by_database == by_python
     assert [(day, len(lines)) for day, lines in by_database] == [
         (MOMENTS[2].date(), 1),
-        (MOMENTS[3].date(), 1),
+        # The failed payment given back, the settled one returned.
+        (MOMENTS[3].date(), 2),
     ]

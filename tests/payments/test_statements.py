@@ -144,6 +144,9 @@ def test_a_statement_reconciles_with_the_ledger_and_its_three_formats_agree(
     assert entries[2]["requestId"] == str(request_of(failed).id)
     assert entries[4]["description"] == "Payment failed: Beneficiary account closed"
     assert entries[0]["requestId"] is None
+    # Payments made one by one are matched by their request id, as 32 hex digits.
+    assert entries[0]["endToEndId"] is None and entries[0]["returnReason"] is None
+    assert entries[4]["endToEndId"] == entries[2]["endToEndId"] == request_of(failed).id.hex
     running = Decimal(data["openingBalance"])
     for entry in entries:
         running += Decimal(entry["amount"]) * (1 if entry["creditDebit"] == "CRDT" else -1)
@@ -169,6 +172,7 @@ def test_a_statement_reconciles_with_the_ledger_and_its_three_formats_agree(
             "reference": e["reference"],
             "requestId": e["requestId"] or "",
             "description": e["description"],
+            "endToEndId": e["endToEndId"] or "",
         }
         for e in entries
     ]
@@ -196,7 +200,7 @@ def test_a_statement_reconciles_with_the_ledger_and_its_three_formats_agree(
             "creditDebit": e["creditDebit"],
             "bookedAt": e["bookedAt"],
             "valueDate": str(today),
-            "endToEnd": uuid.UUID(e["requestId"]).hex if e["requestId"] else "NOTPROVIDED",
+            "endToEnd": e["endToEndId"] or "NOTPROVIDED",
             "reference": e["reference"],
         }
         for e in entries

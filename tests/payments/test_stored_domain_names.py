@@ -105,6 +105,12 @@ def test_a_payment_and_a_schedule_store_domain_names(customer):
     assert ScheduleDetails.from_stored(DETAILS_STORED).payee == UK_PAYEE
 
 
+def _stored_payee(request: PaymentRequest) -> object:
+    """The stored payee column alone: on an older schema, today's model has
+    columns the table does not have yet."""
+    return PaymentRequest.objects.filter(id=request.id).values_list("payee", flat=True).get()
+
+
 def test_the_migration_rewrites_existing_rows_back_and_forth(customer, migrations_restored):
     request, schedule = _paid_and_scheduled(customer)
     no_payee = payment_accept(
@@ -115,15 +121,15 @@ def test_the_migration_rewrites_existing_rows_back_and_forth(customer, migration
 
     _migrate(before)
 
-    assert PaymentRequest.objects.get(id=request.id).payee == IBAN_PAYEE_AS_THE_API_NAMED_IT
+    assert _stored_payee(request) == IBAN_PAYEE_AS_THE_API_NAMED_IT
     assert ScheduledPayment.objects.get(id=schedule.id).details == DETAILS_AS_THE_API_NAMED_THEM
-    assert PaymentRequest.objects.get(id=no_payee.id).payee is None
+    assert _stored_payee(no_payee) is None
 
     _migrate(mine)
 
-    assert PaymentRequest.objects.get(id=request.id).payee == IBAN_PAYEE_STORED
+    assert _stored_payee(request) == IBAN_PAYEE_STORED
     assert ScheduledPayment.objects.get(id=schedule.id).details == DETAILS_STORED
-    assert PaymentRequest.objects.get(id=no_payee.id).payee is None
+    assert _stored_payee(no_payee) is None
 
 
 def test_the_migration_changes_only_rows_in_the_other_form(customer):
