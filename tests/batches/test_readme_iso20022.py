@@ -54,7 +54,7 @@ def test_readme_takes_a_file_from_upload_to_its_status_report(
     request = PaymentRequest.objects.get(batch_item__batch=batch)
     assert request.status == "RETURNED"
     for name, expected in (("camt053.xml", ["DBIT"]), ("camt053-returned.xml", ["DBIT", "CRDT"])):
-        document = etree.parse(str(tmp_path / name)).getroot()
+        document = etree.parse(str(next(tmp_path.glob(f"scratch/*/{name}")))).getroot()
         assert etree.XMLSchema(etree.parse(str(CAMT053_XSD))).validate(document)
         ns = {"c": etree.QName(document).namespace}
         matched = [
