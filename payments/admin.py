@@ -151,7 +151,7 @@ class PaymentRequestAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
         return action_with_reason(self, request, queryset, title="Fail sandbox payments", apply=fail)
 
     @admin.action(
-        description="Record a return of selected settled payments (the amount goes back to the account)",
+        description="Record a return of selected settled payments",
         permissions=["record_return"],
     )
     def record_return(self, request, queryset):

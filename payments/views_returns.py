@@ -6,6 +6,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from bankapi.api import ScopedAPIView
+from bankapi.approval_gate import exempt
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
 from bankapi.serializers import InputSerializer
@@ -26,6 +27,8 @@ class PaymentReturnSerializer(InputSerializer):
 
 
 class SandboxReturnView(ScopedAPIView):
+    approval_policy = exempt("sandbox: records a return of a settled payment, money coming back")
+
     @extend_schema(
         tags=["sandbox"],
         summary="Sandbox: the payee's bank returns a SETTLED payment request",

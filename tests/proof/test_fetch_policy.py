@@ -21,7 +21,17 @@ from events.models import DeliveryAttempt, WebhookEndpoint
 from payments.services.acceptance import PaymentInstruction, payment_accept
 
 ROOT = Path(__file__).resolve().parents[2]
-FIRST_PARTY = ("bankapi", "authn", "payments", "batches", "cards", "onboarding", "events", "audit")
+FIRST_PARTY = (
+    "bankapi",
+    "authn",
+    "payments",
+    "batches",
+    "cards",
+    "onboarding",
+    "events",
+    "audit",
+    "approvals",
+)
 
 # What can open a connection: sockets, HTTP clients, mail, object storage, Redis.
 NETWORK_LIBRARIES = (
@@ -56,7 +66,10 @@ OPERATOR_CONFIGURED = {
     "authn.services.login": ({"django.core.mail"}, "e-mail codes, through the SMTP host of EMAIL_URL"),
     "onboarding.services.ubos": ({"django.core.mail"}, "UBO e-mails, through the SMTP host of EMAIL_URL"),
     "onboarding.tasks": ({"smtplib"}, "none: catches the SMTP errors of the UBO e-mail to retry it"),
-    "bankapi.views": ({"redis"}, "the readiness probe, to REDIS_URL"),
+    "bankapi.outages": (
+        {"redis"},
+        "the readiness probe and the metrics' Redis gauge, to REDIS_URL; tells outages apart by their errors",
+    ),
     "authn.services.request_budget": ({"redis"}, "the request budgets' counters, to REDIS_URL"),
     "onboarding.services.documents": (
         {"django.core.files.storage", "botocore"},
