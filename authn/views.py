@@ -19,14 +19,11 @@ from authn.authentication import BearerAuthentication
 from authn.models import User
 from authn.presenters import (
     next_challenge_data,
-    passkey_registered_data,
-    passkey_registration_data,
     signed_in_data,
     totp_setup_data,
 )
 from authn.services.challenges import SignedIn, program_resolve, user_in_program
 from authn.services.login import email_verify, password_change, password_login
-from authn.services.passkeys import passkey_registration_complete, passkey_registration_start, passkey_sign_in
 from authn.services.throttle import client_address, client_throttle
 from authn.services.totp import totp_setup_confirm, totp_setup_start, totp_sign_in
 from authn.tokens import ACCESS, ID, tokens_refresh, tokens_revoke_all
@@ -59,15 +56,15 @@ S429_SECOND_FACTOR = (
 )
 
 
-def _program_raw(request) -> str | None:
+def program_header(request) -> str | None:
     return request.headers.get("x-program-id") or request.query_params.get("programId") or None
 
 
-def _program(request) -> uuid.UUID | None:
-    return program_resolve(_program_raw(request))
+def program_of(request) -> uuid.UUID | None:
+    return program_resolve(program_header(request))
 
 
-def _bearer(request, token_use: str) -> User | None:
+def optional_bearer(request, token_use: str) -> User | None:
     """The bearer's user on routes where the bearer is optional; wrong-use tokens fail."""
     if request.auth is None:
         return None
@@ -117,7 +114,7 @@ class LoginView(AuthView):
     def post(self, request):
         body = validated_body(io.LoginInputSerializer, request)
         challenge = password_login(
-            program=_program_raw(request),
+            program=program_header(request),
             email=body["email"],
             password=body["password"],
             client=client_address(request),
@@ -145,7 +142,9 @@ class Verify2faView(AuthView):
         body = validated_body(io.Verify2faInputSerializer, request)
         with client_throttle(request):
             tokens = totp_sign_in(
-                program_id=_program(request), session_token=body["session_token"], code=body["totp_code"]
+                program_id=program_of(request),
+                session_token=body["session_token"],
+                code=body["totp_code"],
             )
         return ok(signed_in_data(tokens))
 
@@ -180,12 +179,12 @@ class ChangePasswordView(OptionalBearerView):
         },
     )
     def post(self, request):
-        bearer_user = _bearer(request, ACCESS)
+        bearer_user = optional_bearer(request, ACCESS)
         body = validated_body(io.ChangePasswordInputSerializer, request)
         return ok(
             next_challenge_data(
                 password_change(
-                    program=_program_raw(request),
+                    program=program_header(request),
                     email=body["email"],
                     temporary_password=body["temporary_password"],
                     new_password=body["new_password"],
@@ -217,7 +216,9 @@ class VerifyEmailView(AuthView):
         return ok(
             next_challenge_data(
                 email_verify(
-                    program_id=_program(request), session_token=body["session_token"], code=body["code"]
+                    program_id=program_of(request),
+                    session_token=body["session_token"],
+                    code=body["code"],
                 )
             )
         )
@@ -246,12 +247,12 @@ class MfaSetupView(OptionalBearerView):
         },
     )
     def post(self, request):
-        bearer_user = _bearer(request, ID)
+        bearer_user = optional_bearer(request, ID)
         body = validated_body(io.MfaSetupInputSerializer, request)
         return ok(
             totp_setup_data(
                 totp_setup_start(
-                    program_id=_program(request),
+                    program_id=program_of(request),
                     session_token=body.get("session_token"),
                     bearer_user=bearer_user,
                 )
@@ -275,109 +276,12 @@ class MfaVerifySetupView(AuthView):
         return ok(
             signed_in_data(
                 totp_setup_confirm(
-                    program_id=_program(request), session_token=body["session_token"], code=body["totp_code"]
-                )
-            )
-        )
-
-
-class PasskeyRegisterStartView(OptionalBearerView):
-    @extend_schema(
-        tags=TAGS,
-        summary="Start a passkey registration: creation options for the browser",
-        description=(
-            "Takes the id_token as bearer, or a SECURITY_SETUP_REQUIRED `session_token` in the body. "
-            "Binary values are base64url without padding; `timeout` is in milliseconds."
-        ),
-        parameters=PROGRAM_PARAMETERS,
-        request=io.PasskeyRegisterStartInputSerializer,
-        responses={
-            200: envelope("PasskeyRegisterStartResponse", io.PasskeyRegistrationOptionsSerializer()),
-            **error_responses(
-                400,
-                401,
-                s401=S401_CREDENTIALS + " UNAUTHORIZED: no session_token and no valid id_token.",
-            ),
-        },
-    )
-    def post(self, request):
-        bearer_user = _bearer(request, ID)
-        body = validated_body(io.PasskeyRegisterStartInputSerializer, request)
-        return ok(
-            passkey_registration_data(
-                passkey_registration_start(
-                    program_id=_program(request),
-                    session_token=body.get("session_token"),
-                    bearer_user=bearer_user,
-                    friendly_name=body["friendly_name"],
-                )
-            )
-        )
-
-
-class PasskeyRegisterCompleteView(OptionalBearerView):
-    @extend_schema(
-        tags=TAGS,
-        summary="Complete a passkey registration with the authenticator's attestation",
-        description=(
-            "Verifies the attestation against the relying party id and origins and keeps the "
-            "passkey. When the registration began from a SECURITY_SETUP_REQUIRED session, the user "
-            "has finished security setup and `data` also carries the token response fields. A "
-            "failed verification answers 401 INVALID_CREDENTIALS; `retryable: true` means the "
-            "ceremony may be run again with the same session_token.\n\n"
-            "No bearer is needed (the session_token names the user); an id_token sent as bearer "
-            "must be that same user's."
-        ),
-        parameters=PROGRAM_PARAMETERS,
-        request=io.PasskeyRegisterCompleteInputSerializer,
-        responses={
-            200: envelope("PasskeyRegisterCompleteResponse", io.PasskeyRegistrationResultSerializer()),
-            **error_responses(
-                400, 401, s401=S401_CREDENTIALS + " UNAUTHORIZED: an invalid bearer, or another user's."
-            ),
-        },
-    )
-    def post(self, request):
-        bearer_user = _bearer(request, ID)
-        body = validated_body(io.PasskeyRegisterCompleteInputSerializer, request)
-        return ok(
-            passkey_registered_data(
-                passkey_registration_complete(
-                    program_id=_program(request),
+                    program_id=program_of(request),
                     session_token=body["session_token"],
-                    attestation=io.passkey_attestation_of(body["attestation"]),
-                    bearer_user=bearer_user,
+                    code=body["totp_code"],
                 )
             )
         )
-
-
-class VerifyPasskeyView(AuthView):
-    @extend_schema(
-        tags=TAGS,
-        summary="Complete PASSKEY_REQUIRED with a passkey assertion: answers tokens",
-        description=(
-            "The assertion answers login's `fido2options`. A replayed assertion (a spent challenge, "
-            "or a signature count that did not increase) is refused. Five failed passkey sign-ins "
-            "of a user within 15 minutes lock passkey sign-in for 15 minutes, and failed sign-ins "
-            "from one client count towards its throttle: 429 with `Retry-After`."
-        ),
-        parameters=PROGRAM_PARAMETERS,
-        request=io.VerifyPasskeyInputSerializer,
-        responses={
-            200: envelope("VerifyPasskeyResponse", io.TokensSerializer()),
-            **error_responses(400, 401, 429, s401=S401_CREDENTIALS),
-        },
-    )
-    def post(self, request):
-        body = validated_body(io.VerifyPasskeyInputSerializer, request)
-        with client_throttle(request):
-            tokens = passkey_sign_in(
-                program_id=_program(request),
-                session_token=body["session_token"],
-                assertion=io.passkey_assertion_of(body["assertion"]),
-            )
-        return ok(signed_in_data(tokens))
 
 
 class RefreshView(AuthView):
@@ -399,7 +303,7 @@ class RefreshView(AuthView):
     )
     def post(self, request):
         body = validated_body(io.RefreshInputSerializer, request)
-        program_id = _program(request)
+        program_id = program_of(request)
         user, tokens = tokens_refresh(
             body["refresh_token"], program_id=str(program_id) if program_id else None
         )
@@ -454,6 +358,6 @@ class LogoutView(APIView):
         _, bearer_token = get_authorization_header(request).split()
         if body["access_token"] != bearer_token.decode("ascii"):
             raise validation_error("access_token", "Must be the access token sent as the bearer.")
-        user_in_program(request.user, _program(request))
+        user_in_program(request.user, program_of(request))
         tokens_revoke_all(request.user)
         return ok(None)

@@ -15,10 +15,10 @@ README, "Configuration"). Which kind of run this is fails closed:
 from pathlib import Path
 
 import dj_database_url
-from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from bankapi import dev_secrets
+from bankapi.beat import BEAT_SCHEDULE
 from bankapi.env import (
     email_settings,
     env_bool,
@@ -288,41 +288,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # sharing a Redis, or per test worker).
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 
-# Periodic work (run `celery -A bankapi beat`; see the README, "Background work").
-CELERY_BEAT_SCHEDULE: dict = {
-    # Webhook retries and deliveries whose task was lost (a worker killed mid-delivery).
-    "sweep-webhook-deliveries": {"task": "events.tasks.deliveries_sweep", "schedule": 30.0},
-    # Production payment requests only: sandbox ones settle when integrators say so.
-    "settle-pending-payments": {"task": "payments.tasks.settle_pending_payments", "schedule": 60.0},
-    # Scheduled payments run at about 02:00 UTC on their day; CELERY_TIMEZONE is UTC.
-    "run-scheduled-payments": {
-        "task": "payments.tasks.run_scheduled_payments",
-        "schedule": crontab(hour=2, minute=0),
-    },
-    "purge-idempotency-records": {
-        "task": "bankapi.tasks.purge_idempotency_records",
-        "schedule": crontab(hour=3, minute=30),
-    },
-    "authn-purge-auth-records": {
-        "task": "authn.tasks.purge_auth_records",
-        "schedule": crontab(hour=3, minute=30),
-    },
-    # Yesterday's statement lines of the accounts that booked since midnight (UTC),
-    # stored ahead of any statement; hourly, as accounts book through the day.
-    "store-statement-days": {
-        "task": "payments.tasks.store_statement_days",
-        "schedule": crontab(minute=20),
-    },
-    # Batches and draft verifications a dead worker left unfinished run again.
-    "batches-resume-stalled": {"task": "batches.tasks.resume_stalled_batches", "schedule": 60.0},
-    # UBO verification e-mails whose task was lost (the broker away, a worker killed).
-    "onboarding-resend-lost-ubo-emails": {
-        "task": "onboarding.tasks.resend_lost_ubo_emails",
-        "schedule": 300.0,
-    },
-    # Approvals past their expiry read EXPIRED at once; this marks them so (and writes the event).
-    "approvals-expire": {"task": "approvals.tasks.expire_approvals", "schedule": 60.0},
-}
+# Periodic work (run `celery -A bankapi beat`): the schedule of bankapi/beat.py.
+CELERY_BEAT_SCHEDULE = BEAT_SCHEDULE
 
 # How long a verified batch draft can be submitted.
 BATCH_DRAFT_TTL_SECONDS = env_int("BATCH_DRAFT_TTL_SECONDS", 86400)
