@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from authn.errors import AuthErrorCode
 from authn.keys import signing_key, verification_keys
 from authn.models import AuthChallenge, RefreshToken, User
 from bankapi.errors import ApiError, ErrorCode
@@ -181,7 +182,7 @@ def tokens_issue(user: User, *, family: uuid.UUID | None = None) -> TokenSet:
 
 def tokens_refresh(refresh_token: str, *, program_id: str | None) -> tuple[User, TokenSet]:
     """Rotate a refresh token. Reuse of a rotated token revokes its whole family."""
-    invalid = ApiError(ErrorCode.INVALID_CREDENTIALS, "Invalid refresh token", retryable=False)
+    invalid = ApiError(AuthErrorCode.INVALID_CREDENTIALS, "Invalid refresh token", retryable=False)
     now = timezone.now()
     with transaction.atomic():
         record = (

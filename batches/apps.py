@@ -5,7 +5,9 @@ class BatchesConfig(AppConfig):
     name = "batches"
 
     def ready(self) -> None:
+        from bankapi.errors import error_codes_register
         from bankapi.metrics import scrape_gauge_register
+        from batches.errors import STATUSES
         from batches.selectors import batches_oldest_stall_seconds
 
         scrape_gauge_register(
@@ -13,3 +15,4 @@ class BatchesConfig(AppConfig):
             "Seconds since the unfinished batch waiting longest last progressed (0: every batch finished).",
             batches_oldest_stall_seconds,
         )
+        error_codes_register(STATUSES)

@@ -31,7 +31,8 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Protocol
 
-from bankapi.errors import ApiError, ErrorCode
+from bankapi.errors import ApiError, Code, ErrorCode
+from payments.errors import PaymentErrorCode
 from payments.models import PaymentRequest, SystemAccount
 
 ZERO = Decimal("0.00")
@@ -130,7 +131,7 @@ class DecidedLeg:
 class Refused:
     """Why the payment is not accepted; nothing may be written for it."""
 
-    code: ErrorCode
+    code: Code
     message: str
 
     def error(self) -> ApiError:
@@ -232,7 +233,7 @@ class Plan:
         if not self.count.admits(account.outbound_day, account.outbound_total):
             sent = self.count.used(account.outbound_day, account.outbound_total)
             return Refused(
-                ErrorCode.LIMIT_EXCEEDED,
+                PaymentErrorCode.LIMIT_EXCEEDED,
                 f"The payment would exceed the account's daily outbound limit of {self.limit:.2f} "
                 f"(already sent today: {sent:.2f}).",
             )
@@ -270,7 +271,8 @@ def funds_refusal(account: Snapshot, needs: Decimal, what: str) -> "Refused | No
     if account.balance >= needs:
         return None
     return Refused(
-        ErrorCode.INSUFFICIENT_FUNDS, f"The account holds {account.balance:.2f} {account.currency}; {what}."
+        PaymentErrorCode.INSUFFICIENT_FUNDS,
+        f"The account holds {account.balance:.2f} {account.currency}; {what}.",
     )
 
 
@@ -298,7 +300,7 @@ def plan(rules: Rules, instruction: Instruction, *, account_currency: str, now: 
     debit = instruction.debit
     if debit > rules.per_payment_limit:
         return Refused(
-            ErrorCode.LIMIT_EXCEEDED,
+            PaymentErrorCode.LIMIT_EXCEEDED,
             f"The amount is above the per-payment limit of {rules.per_payment_limit:.2f}.",
         )
     fee = rules.fee(fee_waived=instruction.fee_waived)

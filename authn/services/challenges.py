@@ -20,6 +20,7 @@ from typing import Any
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from authn.errors import AuthErrorCode
 from authn.models import AuthChallenge, User
 from authn.tokens import TokenSet, hash_token, tokens_issue
 from bankapi.errors import ApiError, ErrorCode
@@ -37,7 +38,7 @@ class CredentialRejected(ApiError):
     """A password, code or assertion that did not verify: 401 INVALID_CREDENTIALS."""
 
     def __init__(self, message: str = "Invalid credentials", *, retryable: bool = False) -> None:
-        super().__init__(ErrorCode.INVALID_CREDENTIALS, message, retryable=retryable)
+        super().__init__(AuthErrorCode.INVALID_CREDENTIALS, message, retryable=retryable)
 
 
 def _session_rejected() -> CredentialRejected:

@@ -16,6 +16,7 @@ from authn.models import User
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.scope import get_or_not_found, parse_uuid
 from batches.actors import Actor
+from batches.errors import BatchErrorCode
 from batches.models import Draft, ScaChallenge
 from batches.rules import CheckedItem, PayerBook, items_check, payments_hash
 from batches.sent import SentPayment
@@ -30,7 +31,7 @@ def draft_for_submit(actor: Actor, draft_id: str) -> Draft:
         actor.drafts(Draft.objects.all()).filter(submitted_at__isnull=True), draft_id, "Batch"
     )
     if draft.expires_at <= timezone.now():
-        raise ApiError(ErrorCode.DRAFT_EXPIRED, "The draft has expired; verify the payments again.")
+        raise ApiError(BatchErrorCode.DRAFT_EXPIRED, "The draft has expired; verify the payments again.")
     if draft.verified_at is None:
         raise ApiError(ErrorCode.INVALID_STATE, "The draft is still being verified; try again shortly.")
     return draft

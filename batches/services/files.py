@@ -12,8 +12,9 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from bankapi.errors import ApiError, ErrorCode, validation_error
+from bankapi.errors import ApiError, validation_error
 from batches.actors import Actor
+from batches.errors import BatchErrorCode
 from batches.iso20022.reading import pain001_read
 from batches.iso20022.schemas import PAIN002_VERSIONS
 from batches.iso20022.status import (
@@ -55,7 +56,7 @@ def _draft_of_message(actor: Actor, message_id: str) -> Draft | None:
 def _duplicate(message_id: str, draft: Draft) -> ApiError:
     made = "batch" if draft.submitted_at is not None else "draft"
     return ApiError(
-        ErrorCode.DUPLICATE_MESSAGE,
+        BatchErrorCode.DUPLICATE_MESSAGE,
         f"A file with MsgId {message_id!r} was already uploaded: it made {made} {draft.id}.",
         batchId=str(draft.id),
     )

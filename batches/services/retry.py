@@ -26,12 +26,13 @@ from bankapi.tasks import task_publish_after_commit
 from batches.models import Batch, BatchItem
 from batches.services.processing import item_failure
 from payments.decision import Instruction, Refused, Rules, Snapshot, decide
+from payments.errors import PaymentErrorCode
 from payments.ledger import lock_accounts
 from payments.services.reserved import Reservation, fee_per_payment, funds_reserve
 
 # The refusals after submit that a retry may answer differently: money or a
 # day's limit may have come back since.
-RETRYABLE = frozenset({ErrorCode.INSUFFICIENT_FUNDS, ErrorCode.LIMIT_EXCEEDED})
+RETRYABLE = frozenset({PaymentErrorCode.INSUFFICIENT_FUNDS, PaymentErrorCode.LIMIT_EXCEEDED})
 
 
 def _refuse_unretryable(item: BatchItem, batch: Batch) -> None:

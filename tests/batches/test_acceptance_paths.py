@@ -18,10 +18,10 @@ import time_machine
 from rest_framework.test import APIClient
 
 from authn.models import User
-from bankapi.errors import ErrorCode
 from bankapi.models import Account, Custodian, Customer, Program
 from batches.services.processing import batch_process
 from payments.decision import Accepted, Instruction, Rules, Snapshot, decide
+from payments.errors import PaymentErrorCode
 from payments.ledger import ledger_check
 from payments.models import PaymentRequest, ScheduleRun
 from payments.payees import Payee, UkAccount
@@ -171,11 +171,11 @@ def test_single_batch_and_schedule_paths_agree_with_the_decision(
                 got = by_schedule(account, case)
             answers[path] = (got, account_after(account))
             outcome, state = want
-            if path == "batch" and outcome.startswith(ErrorCode.INSUFFICIENT_FUNDS):
+            if path == "batch" and outcome.startswith(PaymentErrorCode.INSUFFICIENT_FUNDS):
                 # A batch takes each payer's whole total (fees included) when it
                 # is funded, before acceptance; an account that cannot cover it
                 # is refused there, in words that name the batch.
-                assert (got.split(":")[0], answers[path][1]) == (ErrorCode.INSUFFICIENT_FUNDS, state)
+                assert (got.split(":")[0], answers[path][1]) == (PaymentErrorCode.INSUFFICIENT_FUNDS, state)
             else:
                 assert answers[path] == want, path
     # Whatever was accepted is held or not the same way, and the ledger balances.

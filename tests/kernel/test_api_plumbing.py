@@ -75,7 +75,10 @@ def test_the_domains_codes_are_registered_and_in_the_openapi_document():
     assert set(error_codes()) == EVERY_CODE
     assert enum == sorted(EVERY_CODE)
     # The kernel lists only its own: a domain's code is the domain's.
-    assert {"CARD_NOT_FOUND", "QUOTE_EXPIRED", "WEB_TOKEN_PROVIDER_MISMATCH"}.isdisjoint(set(ErrorCode))
+    assert {
+        *("CARD_NOT_FOUND", "QUOTE_EXPIRED", "WEB_TOKEN_PROVIDER_MISMATCH", "INSUFFICIENT_FUNDS"),
+        *("LIMIT_EXCEEDED", "DUPLICATE_MESSAGE", "DRAFT_EXPIRED", "INVALID_CREDENTIALS"),
+    }.isdisjoint(set(ErrorCode))
 
 
 def test_a_code_registered_again_with_another_status_is_refused():

@@ -6,6 +6,7 @@ import uuid
 import pytest
 from django.db import transaction
 
+from authn.errors import AuthErrorCode
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.idempotency import (
     Fingerprint,
@@ -239,7 +240,7 @@ def test_a_refusal_in_the_checks_releases_the_key_and_does_no_work(program):
     work = Counter({})
 
     def wrong_code() -> None:
-        raise ApiError(ErrorCode.INVALID_CREDENTIALS, "Invalid code")
+        raise ApiError(AuthErrorCode.INVALID_CREDENTIALS, "Invalid code")
 
     with pytest.raises(ApiError):
         checked_call(program, owner_id=owner, key=key, checks=wrong_code, work=lambda _: work())

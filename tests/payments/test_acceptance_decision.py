@@ -13,6 +13,7 @@ import pytest
 
 from bankapi.errors import ErrorCode
 from payments.decision import ACCOUNT, Accepted, Instruction, Refused, Rules, Snapshot, decide, plan
+from payments.errors import PaymentErrorCode
 from payments.models import PaymentRequest, SystemAccount
 
 RULES = Rules(
@@ -32,7 +33,11 @@ ACCOUNT_ROW = Snapshot(
 )
 FRESH = replace(ACCOUNT_ROW, outbound_day=None, outbound_total=Decimal("0.00"))
 PENDING, HELD = PaymentRequest.Status.PENDING, PaymentRequest.Status.PENDING_TM
-LIMIT, FUNDS, UNSUPPORTED = ErrorCode.LIMIT_EXCEEDED, ErrorCode.INSUFFICIENT_FUNDS, ErrorCode.NOT_SUPPORTED
+LIMIT, FUNDS, UNSUPPORTED = (
+    PaymentErrorCode.LIMIT_EXCEEDED,
+    PaymentErrorCode.INSUFFICIENT_FUNDS,
+    ErrorCode.NOT_SUPPORTED,
+)
 
 PER_PAYMENT = "The amount is above the per-payment limit of 1000.00."
 

@@ -13,8 +13,9 @@ import pytest
 from django.db import connection, transaction
 from django.test import override_settings
 
-from bankapi.errors import ApiError, ErrorCode
+from bankapi.errors import ApiError
 from bankapi.models import Account
+from payments.errors import PaymentErrorCode
 from payments.fx import fx_quote_amounts, fx_quote_consume, fx_quote_create
 from payments.fx.provider import FxProviderUnavailable, ProviderQuote
 from payments.models import FxQuote
@@ -112,7 +113,7 @@ def test_a_refused_transfer_leaves_the_quote_unused(account):
     quote = give_quote(account)
     with pytest.raises(ApiError), transaction.atomic():
         fx_quote_consume(account=account, quote_id=str(quote.id))
-        raise ApiError(ErrorCode.INSUFFICIENT_FUNDS, "Not enough money")
+        raise ApiError(PaymentErrorCode.INSUFFICIENT_FUNDS, "Not enough money")
 
     # Then the quote is still there to use
     quote.refresh_from_db()
