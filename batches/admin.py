@@ -57,15 +57,15 @@ class BatchAdmin(OwnerLabels, ExactSearchMixin, ReadOnlyModelAdmin):
         "currency",
         "message_id",
         "owner_label",
-        "program",
         "sandbox",
         "created_at",
     )
+    # The program is a filter (and on the change page), not a column: the list fits 1366 px.
     list_filter = ("status", "sandbox", "program")
     # message_id: an ISO 20022 file's GrpHdr/MsgId (indexed).
     exact_search_fields = ("id", "custodian", "owner_customer", "message_id")
     search_help_text = "An exact batch id, custodian id, customer id or a file's MsgId."
-    list_select_related = ("custodian", "owner_customer", "program")
+    list_select_related = ("custodian", "owner_customer")
     ordering = ("-created_at",)
     readonly_fields = ("items",)
 

@@ -8,17 +8,15 @@ import pyotp
 import pytest
 from django.db import connections
 from django.test import override_settings
-from django.utils import timezone
 
 from authn.models import User
 from batches.models import BatchItem
-from onboarding.acceptance import AcceptedLegalDocument, LegalAcceptance
 from onboarding.models import Application, LegalDocumentSet
 from payments.models import PaymentRequest
 from tests.backoffice.conftest import held_payments
 from tests.batches.factories import make_batch
 from tests.support.factories_backoffice import OPERATOR_PASSWORD
-from tests.support.factories_onboarding import application_of, legal_document_set
+from tests.support.factories_onboarding import application_of, legal_document_set, legal_set_accepted
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -170,23 +168,7 @@ def rows_of_every_kind(account, sandbox) -> None:
     for application in applications:
         document_set = LegalDocumentSet.objects.filter(is_current=True, program=application.program).first()
         document_set = document_set or legal_document_set(application.program)
-        documents = tuple(
-            AcceptedLegalDocument(
-                document_id=document.id,
-                key=document.key,
-                version=document.version,
-                hash=document.hash,
-                name=document.name,
-                required=document.required,
-                applicable_to=tuple(document.applicable_to),
-                effective_date=document.effective_date,
-            )
-            for document in document_set.documents.all()
-        )
-        application.legal_documents_acceptance = LegalAcceptance(
-            document_set_version=document_set.version, accepted_at=timezone.now(), documents=documents
-        ).to_stored()
-        application.save(update_fields=["legal_documents_acceptance"])
+        legal_set_accepted(application, document_set)
 
 
 @override_settings(ADMIN_REQUIRE_TOTP=False)

@@ -4,14 +4,11 @@ their columns under the names operators use."""
 
 import re
 
-from django.utils import timezone
-
 from batches.models import Batch
 from events.models import Event
-from onboarding.acceptance import AcceptedLegalDocument, LegalAcceptance
 from tests.backoffice.conftest import held_payments
 from tests.batches.factories import make_batch
-from tests.support.factories_onboarding import application_of, legal_document_set
+from tests.support.factories_onboarding import application_of, legal_document_set, legal_set_accepted
 
 
 def _buttons(content: bytes) -> dict[str, bool]:
@@ -43,23 +40,7 @@ def test_an_event_reads_as_a_record_with_its_data_as_fields(staff_client, accoun
 def test_an_application_offers_no_delete_and_shows_its_acceptance_as_fields(staff_client, account):
     application = application_of(account.customer)
     document_set = legal_document_set(application.program)
-    documents = tuple(
-        AcceptedLegalDocument(
-            document_id=document.id,
-            key=document.key,
-            version=document.version,
-            hash=document.hash,
-            name=document.name,
-            required=document.required,
-            applicable_to=tuple(document.applicable_to),
-            effective_date=document.effective_date,
-        )
-        for document in document_set.documents.all()
-    )
-    application.legal_documents_acceptance = LegalAcceptance(
-        document_set_version=document_set.version, accepted_at=timezone.now(), documents=documents
-    ).to_stored()
-    application.save(update_fields=["legal_documents_acceptance"])
+    legal_set_accepted(application, document_set)
     client = staff_client("administrator")
 
     page = client.get(f"/admin/onboarding/application/{application.pk}/change/")

@@ -140,3 +140,29 @@ def legal_document_set(program: Program, version: str = "2026-01") -> LegalDocum
             content=f"{name}, version 1.0, of {program.name}.\n".encode(),
         )
     return document_set
+
+
+def legal_set_accepted(application: Application, document_set: LegalDocumentSet) -> None:
+    """The application with every document of `document_set` accepted now, as the
+    legal acceptance route stores it."""
+    from django.utils import timezone
+
+    from onboarding.acceptance import AcceptedLegalDocument, LegalAcceptance
+
+    documents = tuple(
+        AcceptedLegalDocument(
+            document_id=document.id,
+            key=document.key,
+            version=document.version,
+            hash=document.hash,
+            name=document.name,
+            required=document.required,
+            applicable_to=tuple(document.applicable_to),
+            effective_date=document.effective_date,
+        )
+        for document in document_set.documents.all()
+    )
+    application.legal_documents_acceptance = LegalAcceptance(
+        document_set_version=document_set.version, accepted_at=timezone.now(), documents=documents
+    ).to_stored()
+    application.save(update_fields=["legal_documents_acceptance"])
