@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from django.db import connections, router
 from django.db.models import QuerySet
 
 from bankapi.idempotency import FirstUse, StoredResponse
@@ -206,7 +206,11 @@ def work_write(work: PaymentWork) -> PaymentRequest:
 
 
 def work_write_at_once(
-    work: PaymentWork, *, claim: FirstUse | None, respond: Callable[[PaymentRequest], StoredResponse]
+    work: PaymentWork,
+    *,
+    claim: FirstUse | None,
+    respond: Callable[[PaymentRequest], StoredResponse],
+    connection: Any,
 ) -> StoredResponse | None:
     """Write the unit in one statement (PostgreSQL, outside any transaction):
     data-modifying steps, each writing only if the account's conditional change
@@ -215,7 +219,6 @@ def work_write_at_once(
     None when the account's row refused it: nothing was written. A key already
     recorded refuses the whole statement (`KeyTaken`)."""
     assert work.count is not None, "a unit written alone carries its day's count"
-    connection = connections[router.db_for_write(PaymentRequest)]
     name = connection.ops.quote_name
     debit = name("debit")
     steps = ledger_post_steps(

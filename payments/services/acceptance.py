@@ -218,7 +218,7 @@ def payment_accept_at_once(
         system=SystemAccounts(),
         count=planned.count,
     )
-    response = work_write_at_once(work, claim=claim, respond=respond)
+    response = work_write_at_once(work, claim=claim, respond=respond, connection=connection)
     if response is None:
         return None
     return work.request, response
