@@ -64,22 +64,24 @@ def test_a_code_is_accepted_once(api, totp_person):
 def test_a_code_of_the_previous_step_is_accepted_one_of_two_steps_back_is_not(api, totp_person):
     session, secret, program = customer_session(api, totp_person)
     totp = pyotp.TOTP(secret)
-    now = timezone.now()
-
-    stale = auth_post(
-        api,
-        "verify-2fa",
-        {"session_token": session, "totp_code": totp.at(now - timedelta(seconds=60))},
-        program=program,
-    )
-    assert_error(stale, 401, "INVALID_CREDENTIALS")
-    drifted = auth_post(
-        api,
-        "verify-2fa",
-        {"session_token": session, "totp_code": totp.at(now - timedelta(seconds=30))},
-        program=program,
-    )
-    tokens_of(drifted)
+    # The clock stands still: a step boundary crossed between making the codes
+    # and checking them would turn "one step back" into "two steps back".
+    with time_machine.travel(timezone.now(), tick=False):
+        now = timezone.now()
+        stale = auth_post(
+            api,
+            "verify-2fa",
+            {"session_token": session, "totp_code": totp.at(now - timedelta(seconds=60))},
+            program=program,
+        )
+        assert_error(stale, 401, "INVALID_CREDENTIALS")
+        drifted = auth_post(
+            api,
+            "verify-2fa",
+            {"session_token": session, "totp_code": totp.at(now - timedelta(seconds=30))},
+            program=program,
+        )
+        tokens_of(drifted)
 
 
 def test_a_wrong_code_is_retryable_and_the_session_survives(api, totp_person):
