@@ -88,6 +88,7 @@ class AccountAdmin(ExactSearchMixin, admin.ModelAdmin):
         "name",
         "customer",
         "balance_with_currency",
+        "available_with_currency",
         "sort_code",
         "account_number",
         "sandbox",
@@ -104,12 +105,18 @@ class AccountAdmin(ExactSearchMixin, admin.ModelAdmin):
     def balance_with_currency(self, account: Account) -> str:
         return money(account.balance, account.currency)
 
+    @admin.display(description="available")
+    def available_with_currency(self, account: Account) -> str:
+        """The balance less what a batch's unpaid items hold (see Holds)."""
+        return money(account.available, account.currency)
+
     def get_readonly_fields(self, request, obj=None):
-        # Balances change only through ledger postings, never by editing; an
-        # account's currency, owner and tenant are fixed once it exists.
+        # Balances change only through ledger postings, and holds with their
+        # batch items, never by editing; an account's currency, owner and
+        # tenant are fixed once it exists.
         if obj is None:
-            return ("balance",)
-        return ("balance", "currency", "customer", "program", "sandbox")
+            return ("balance", "held")
+        return ("balance", "held", "currency", "customer", "program", "sandbox")
 
 
 @admin.register(IdempotencyRecord)

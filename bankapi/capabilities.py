@@ -17,9 +17,9 @@ def account_capabilities(account: Account) -> dict:
         "name": account.name,
         "currency": account.currency,
         "balance": _money(account.balance),
-        # Acceptance debits the account at once (pending funds sit in clearing),
-        # so every unit of the balance is available to spend.
-        "availableBalance": _money(account.balance),
+        # Acceptance debits the account at once (pending funds sit in clearing);
+        # what a submitted batch's items hold is not available until released.
+        "availableBalance": _money(account.available),
         "sortCode": account.sort_code or None,
         "accountNumber": account.account_number or None,
         "iban": account.iban or None,

@@ -207,11 +207,17 @@ class Account(TenantOwned):
     # whatever the clocks of the hosts posting to it: a statement's running
     # balance follows its entries in time order. Internal, never shown.
     last_booked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # What the account's open holds (`payments.models.Hold`) set aside: money
+    # promised to payments still to come (a batch's items from funding until each
+    # is paid or its hold released). Not a booking: it lowers what the account
+    # may spend (its available balance, `balance - held`) and nothing else.
+    # Changed only with the holds, under the account's row lock.
+    held = models.DecimalField(**MONEY, default=ZERO, editable=False)
 
     # Written only by the ledger's and the limit's own statements, under the
     # account's row lock: saving an account loaded earlier must not put back the
     # values it was loaded with.
-    LEDGER_FIELDS = frozenset({"balance", "outbound_day", "outbound_total", "last_booked_at"})
+    LEDGER_FIELDS = frozenset({"balance", "outbound_day", "outbound_total", "last_booked_at", "held"})
 
     class Meta:
         indexes = [models.Index(fields=["program", "sandbox", "customer"])]
@@ -225,6 +231,10 @@ class Account(TenantOwned):
             ),
             models.CheckConstraint(
                 condition=models.Q(outbound_total__gte=0), name="account_outbound_total_non_negative"
+            ),
+            # Holds set aside money the account has: never more than its balance.
+            models.CheckConstraint(
+                condition=models.Q(held__gte=0, balance__gte=models.F("held")), name="account_held_covered"
             ),
             currency_constraint("currency", name="account_currency_supported"),
         ]
@@ -276,6 +286,11 @@ class Account(TenantOwned):
     def _ledger_values(self) -> dict[str, Any]:
         # Deferred fields are not in __dict__: leave them unread.
         return {name: self.__dict__[name] for name in self.LEDGER_FIELDS if name in self.__dict__}
+
+    @property
+    def available(self) -> Decimal:
+        """What the account may spend now: its balance less its open holds."""
+        return self.balance - self.held
 
     def clean(self) -> None:
         errors: dict[str, str | None] = {}

@@ -143,7 +143,9 @@ class AccountCapabilitySerializer(serializers.Serializer):
     name = serializers.CharField()
     currency = serializers.CharField()
     balance = serializers.CharField(help_text="Decimal string.")
-    availableBalance = serializers.CharField(help_text="Decimal string.")
+    availableBalance = serializers.CharField(
+        help_text="Decimal string: the balance less what a submitted batch's unpaid items hold."
+    )
     sortCode = serializers.CharField(allow_null=True)
     accountNumber = serializers.CharField(allow_null=True)
     iban = serializers.CharField(allow_null=True)

@@ -236,9 +236,13 @@ class BatchItem(TenantOwned):
     # (never paid, by any route or action), else the code of the refusal that
     # stopped it later (INSUFFICIENT_FUNDS, LIMIT_EXCEEDED, ...). Empty otherwise.
     failure_code = models.CharField(max_length=32, blank=True)
-    # What the batch's funding took from the payer for this item (amount plus
-    # fee), set in the transaction that debits the payer's total; null until then.
-    reserved_amount = models.DecimalField(**MONEY, null=True, blank=True)
+    # The hold that sets the item's amount and fee aside on its payer account,
+    # placed by the batch's funding (or a retry) and released when the item is
+    # paid or refused; null until the item is funded. A funded item that fails
+    # and is retried points to its new hold.
+    hold = models.OneToOneField(
+        "payments.Hold", null=True, blank=True, on_delete=models.PROTECT, related_name="batch_item"
+    )
     payment = models.OneToOneField(
         "payments.PaymentRequest", null=True, blank=True, on_delete=models.PROTECT, related_name="batch_item"
     )

@@ -9,7 +9,7 @@ column scans the table for its values) and search exact indexed values only.
 from django.contrib import admin
 
 from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, money
-from payments.models import LedgerPosting, LedgerTransaction, StatementEntry, SystemAccount
+from payments.models import Hold, LedgerPosting, LedgerTransaction, StatementEntry, SystemAccount
 
 
 @admin.register(SystemAccount)
@@ -76,6 +76,22 @@ class LedgerPostingAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     @admin.display(description="amount", ordering="amount")
     def signed_amount(self, posting: LedgerPosting) -> str:
         return money(posting.amount, posting.currency)
+
+
+@admin.register(Hold)
+class HoldAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    """Money a batch's funding set aside for an item: it lowers the account's
+    available balance until the item is paid or refused, and is no booking."""
+
+    list_display = ("id", "account", "amount_with_currency", "memo", "placed_at", "released_at")
+    exact_search_fields = ("id", "account")
+    search_help_text = "An exact hold id (a batch item's first hold takes its id) or account id."
+    list_select_related = ("account",)
+    ordering = ("-placed_at",)
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_with_currency(self, hold: Hold) -> str:
+        return money(hold.amount, hold.account.currency)
 
 
 @admin.register(StatementEntry)

@@ -3,7 +3,7 @@
 One pure function of what the account holds (read under its row lock) and what
 is asked of it. Single payments, batch items and schedule runs all come here;
 the code that writes (`payments.services.acceptance` for one payment,
-`payments.services.reserved` for many) only applies what this decides. Nothing
+`payments.services.held` for many) only applies what this decides. Nothing
 here reads or writes the database or the clock.
 
 The rules, in the order they answer:
@@ -14,7 +14,8 @@ The rules, in the order they answer:
 2. the debit above what is left of the daily outbound limit on the UTC day of
    `now` (debits, not fees; the count starts again at 00:00 UTC): LIMIT_EXCEEDED;
 3. a fee waiver the program does not allow: NOT_SUPPORTED;
-4. the balance short of the debit plus the fee: INSUFFICIENT_FUNDS.
+4. the available balance (the balance less the account's open holds) short
+   of the debit plus the fee: INSUFFICIENT_FUNDS.
 An accepted payment is held for compliance review (PENDING_TM) when its debit
 reaches the program's review threshold, else PENDING.
 
@@ -51,6 +52,7 @@ class _ProgramLike(Protocol):
 
 class _AccountLike(Protocol):
     balance: Decimal
+    held: Decimal
     currency: str
     outbound_day: date | None
     outbound_total: Decimal
@@ -85,14 +87,15 @@ class Rules:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The paying account as read under its row lock: its balance and its daily
-    outbound count (`outbound_total` sent on `outbound_day`, its latest day of
-    payments)."""
+    """The paying account as read under its row lock: its balance, what its
+    open holds set aside (`held`), and its daily outbound count
+    (`outbound_total` sent on `outbound_day`, its latest day of payments)."""
 
     balance: Decimal
     currency: str
     outbound_day: date | None
     outbound_total: Decimal
+    held: Decimal = ZERO
 
     @classmethod
     def of(cls, account: _AccountLike) -> "Snapshot":
@@ -101,7 +104,13 @@ class Snapshot:
             currency=account.currency,
             outbound_day=account.outbound_day,
             outbound_total=account.outbound_total,
+            held=account.held,
         )
+
+    @property
+    def available(self) -> Decimal:
+        """What the account may spend: its balance less what its holds set aside."""
+        return self.balance - self.held
 
 
 @dataclass(frozen=True)
@@ -265,14 +274,17 @@ class Plan:
 
 
 def funds_refusal(account: Snapshot, needs: Decimal, what: str) -> "Refused | None":
-    """Rule 4, the funds: an account holding less than `needs` is refused;
-    `what` says what needs it ("this payment needs 10.00 (...)"). Also the
-    rule of a batch's funding hold, which takes a payer's items at once."""
-    if account.balance >= needs:
+    """Rule 4, the funds: an account with less than `needs` available is
+    refused; `what` says what needs it ("this payment needs 10.00 (...)").
+    Also the rule of a batch's funding hold, which takes a payer's items at
+    once. A payment paid from its own hold is decided on the account with that
+    hold released (the hold is what pays it)."""
+    if account.available >= needs:
         return None
+    held = f" ({account.balance:.2f} less {account.held:.2f} held)" if account.held else ""
     return Refused(
         PaymentErrorCode.INSUFFICIENT_FUNDS,
-        f"The account holds {account.balance:.2f} {account.currency}; {what}.",
+        f"The account has {account.available:.2f} {account.currency} available{held}; {what}.",
     )
 
 

@@ -14,6 +14,7 @@ reused (`StatementDay`, see `payments.selectors.ledger.account_statement`).
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime
+from decimal import Decimal
 from json.encoder import encode_basestring as _json_string
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -406,20 +407,24 @@ def _account_id(statement: Statement) -> str:
     return _element("Id/Othr", identifier + scheme)
 
 
-def _balance(code: str, amount: str, currency: str, day: str) -> str:
-    # Balances never go below zero (the ledger refuses it).
+def _balance(code: str, amount: Decimal, currency: str, day: str) -> str:
+    # The ledger keeps balances and available balances at zero or more.
+    sign = "DBIT" if amount < 0 else "CRDT"
     return _element(
         "Bal",
         _element("Tp/CdOrPrtry/Cd", code)
-        + f'<Amt Ccy="{currency}">{amount}</Amt>'
-        + _element("CdtDbtInd", "CRDT")
+        + f'<Amt Ccy="{currency}">{abs(amount):.2f}</Amt>'
+        + _element("CdtDbtInd", sign)
         + _element("Dt/Dt", day),
     )
 
 
-def statement_camt053(statement: Statement, *, message_id: str, created_at: datetime) -> bytes:
+def statement_camt053(
+    statement: Statement, *, message_id: str, created_at: datetime, closing_available: Decimal
+) -> bytes:
     """A camt.053.001.08 document with the statement as its one `Stmt`, its
-    elements in the schema's order. Written as text, element by element: a year
+    elements in the schema's order; `closing_available` is CLAV, the closing
+    balance less the holds in force then. Written as text, element by element: a year
     of entries is hundreds of thousands of elements, too many to build as a tree."""
     _written_in(statement, CAMT053_LAYOUT)
     first, last = statement.first_day.isoformat(), statement.last_day.isoformat()
@@ -436,7 +441,8 @@ def statement_camt053(statement: Statement, *, message_id: str, created_at: date
             "FrToDt", _element("FrDtTm", f"{first}T00:00:00Z") + _element("ToDtTm", f"{last}T23:59:59Z")
         ),
         _element("Acct", _account_id(statement) + _element("Ccy", currency)),
-        _balance("OPBD", statement.opening_balance, currency, first),
-        _balance("CLBD", statement.closing_balance, currency, last),
+        _balance("OPBD", Decimal(statement.opening_balance), currency, first),
+        _balance("CLBD", Decimal(statement.closing_balance), currency, last),
+        _balance("CLAV", closing_available, currency, last),
     ]
     return b"".join(("".join(parts).encode(), *statement.pieces, b"</Stmt></BkToCstmrStmt></Document>"))

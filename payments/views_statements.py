@@ -1,6 +1,8 @@
 """Reconciliation routes of an account: statements, the balance at a moment, limits."""
 
 import uuid
+from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 from django.http import HttpResponse
@@ -16,7 +18,8 @@ from bankapi.formats import CALENDAR_DAY, CALENDAR_DAY_PATTERN
 from bankapi.responses import ok, served_as_attachment
 from bankapi.schema import envelope, error_responses
 from bankapi.serializers import MoneyField, TimestampField
-from payments.selectors.ledger import balance_as_of
+from payments.selectors.holds import available_as_of
+from payments.selectors.ledger import balance_as_of, day_start
 from payments.services.limits import account_limits
 from payments.services.statements import (
     STATEMENT_MAX_DAYS,
@@ -93,6 +96,12 @@ class BalanceSerializer(serializers.Serializer):
     asOf = TimestampField(source="moment")
     balance = MoneyField(
         help_text="Decimal string: the ledger balance after every posting booked up to asOf."
+    )
+    available = MoneyField(
+        help_text=(
+            "Decimal string: the balance less the holds in force at asOf (a batch's items from "
+            "its funding until each is paid or released). What a payment may spend."
+        )
     )
 
 
@@ -211,7 +220,12 @@ class StatementView(AccountScopedView):
             return _download(body, "text/csv; charset=utf-8", f"{filename}.csv")
         if chosen == StatementFormat.CAMT053:
             statement = statement_read(*days, CAMT053_LAYOUT)
-            document = statement_camt053(statement, message_id=uuid.uuid4().hex, created_at=now)
+            # CLAV is taken with CLBD: at the end of `to`, or now when `to` is today.
+            closing = min(now, day_start(period.last_day + timedelta(days=1)) - timedelta(microseconds=1))
+            available = available_as_of(self.account, Decimal(statement.closing_balance), closing)
+            document = statement_camt053(
+                statement, message_id=uuid.uuid4().hex, created_at=now, closing_available=available
+            )
             return _download(document, "application/xml; charset=utf-8", f"{filename}.xml")
         # The envelope written out: the JSON renderer's bytes, without a dict per entry.
         return HttpResponse(
@@ -225,7 +239,10 @@ class BalanceView(AccountScopedView):
         summary="Balance of an account at a moment",
         description=(
             "The ledger balance after every posting booked at or before `asOf`: the balance a "
-            "statement shows at that moment. 0.00 before the account's first posting."
+            "statement shows at that moment. 0.00 before the account's first posting. `available` "
+            "is that balance less the holds in force then: a submitted batch holds each item's "
+            "amount and fee from its funding until the item is paid (one debit on the statement) "
+            "or refused (the hold released). A hold is not a booking and is on no statement."
         ),
         parameters=[
             OpenApiParameter(
@@ -247,7 +264,12 @@ class BalanceView(AccountScopedView):
     def get(self, request: Request, customerId: str, accountId: str) -> Response:
         moment = balance_moment(request.query_params.get("asOf"), now=timezone.now())
         balance = balance_as_of(self.account, moment)
-        return ok(BalanceSerializer({"account": self.account, "moment": moment, "balance": balance}).data)
+        available = available_as_of(self.account, balance, moment)
+        return ok(
+            BalanceSerializer(
+                {"account": self.account, "moment": moment, "balance": balance, "available": available}
+            ).data
+        )
 
 
 class LimitsView(AccountScopedView):

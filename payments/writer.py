@@ -44,6 +44,7 @@ from payments.ledger import (
     Movement,
     Outbound,
     RequestRef,
+    holds_release,
     ledger_post,
     ledger_post_many,
     ledger_post_steps,
@@ -52,6 +53,7 @@ from payments.ledger import (
 from payments.models import (
     Beneficiary,
     FxQuote,
+    Hold,
     LedgerTransaction,
     PaymentRequest,
     ScheduledPayment,
@@ -269,27 +271,28 @@ def works_write_bulk(
     program_id: uuid.UUID,
     sandbox: bool,
     locked: dict[uuid.UUID, Account],
-    before: list[Movement],
+    releasing: list[Hold],
     after: dict[uuid.UUID, Snapshot],
     now: datetime,
 ) -> list[PaymentRequest]:
     """Write many units in a few statements, on accounts the caller locked and
     decided on (`after`: each paying account as its accepted payments left it,
-    whose day's count is stored), after the caller's own movements (`before`)."""
+    whose day's count is stored), releasing first the holds the caller decided
+    them on (`releasing`, open and locked: `holds_open`), at their booking."""
+    holds_release(releasing, locked=locked, now=now)
     movements = [
-        *before,
-        *(
-            Movement(
-                kind=LedgerTransaction.Kind.PAYMENT,
-                legs=work.legs,
-                memo=work.request.reference,
-                request=work.booked_as,
-            )
-            for work in works
-        ),
+        Movement(
+            kind=LedgerTransaction.Kind.PAYMENT,
+            legs=work.legs,
+            memo=work.request.reference,
+            request=work.booked_as,
+        )
+        for work in works
     ]
-    entries = ledger_post_many(program_id=program_id, sandbox=sandbox, movements=movements, locked=locked)
-    for work, entry in zip(works, entries[len(before) :], strict=True):
+    entries = ledger_post_many(
+        program_id=program_id, sandbox=sandbox, movements=movements, locked=locked, now=now
+    )
+    for work, entry in zip(works, entries, strict=True):
         work.request.acceptance = entry
     requests = PaymentRequest.objects.bulk_create((work.request for work in works), batch_size=1000)
     daily_outbound_store(locked, {work.account.id: after[work.account.id] for work in works})

@@ -5,10 +5,12 @@ Lifecycle: CREATED -> FUNDING_PENDING -> FUNDED (or FUNDING_FAILED) -> QUEUED
 PROCESSING -> SUCCESS or FAILED; an item invalid at submit is FAILED at once.
 
 Safe to rerun after a crash at any point, and to run twice at once:
-- Funding takes the batch row lock, reserves each payer's total in one ledger
-  movement and marks the payer's items reserved in the same transaction: a
-  crash rolls both back, and the reservation's ledger key stops a second
-  reservation of the same payer for the same batch.
+- Funding takes the batch row lock, holds each item's amount and fee on its
+  payer's account (all of a payer's items or none) and links each item to its
+  hold in the same transaction: a crash rolls both back, and an item with a
+  hold is never funded again (the item's first hold takes the item's id). A
+  hold is not a booking: no statement shows it, and each paid item is one
+  debit of its own.
 - Items are claimed in chunks (QUEUED -> PROCESSING, committed), then paid in
   one transaction per chunk that locks the items (SKIP LOCKED: another runner's
   chunk is left to it) and re-checks that each has no payment yet. The payment
@@ -21,10 +23,11 @@ import logging
 import uuid
 from collections import defaultdict
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Q, Sum
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from authn.models import User
@@ -37,14 +40,8 @@ from batches.models import Batch, BatchItem, Draft
 from batches.rules import CheckedItem
 from batches.sent import FileInstruction
 from payments.decision import Refused
-from payments.ledger import InCents
-from payments.services.reserved import (
-    Reservation,
-    ReservedPayment,
-    fee_per_payment,
-    funds_reserve,
-    payments_accept_reserved,
-)
+from payments.ledger import HoldOrder
+from payments.services.held import HeldPayment, fee_per_payment, funds_hold, payments_accept_held
 
 logger = logging.getLogger(__name__)
 
@@ -155,8 +152,9 @@ def batch_process(batch_id: str, *, chunk_size: int | None = None) -> None:
 
 
 def batch_fund(batch_id: str) -> None:
-    """Reserve, per payer account, the total of its items (amounts plus fees) in
-    one ledger movement; a payer that cannot cover its total fails its own items."""
+    """Hold, per payer account, each of its items' amount and fee when the
+    account's available balance covers their total; a payer that cannot cover
+    its total fails its own items."""
     Batch.objects.filter(id=batch_id, status=Status.CREATED).update(
         status=Status.FUNDING_PENDING, updated_at=timezone.now()
     )
@@ -168,35 +166,16 @@ def batch_fund(batch_id: str) -> None:
                 return
             program = Program.objects.get(id=batch.program_id)
             fee = fee_per_payment(program)
-            unfunded = BatchItem.objects.filter(
-                batch=batch, status=ItemStatus.QUEUED, reserved_amount__isnull=True
-            )
+            unfunded = BatchItem.objects.filter(batch=batch, status=ItemStatus.QUEUED, hold__isnull=True)
             payers = list(
-                unfunded.values("account_id")
-                .annotate(total=Sum("amount"), count=Count("id"))
-                .order_by("account_id")[:PAYER_GROUP]
+                unfunded.values_list("account_id", flat=True).order_by("account_id").distinct()[:PAYER_GROUP]
             )
             if not payers:
                 _funding_settled(batch)
                 return
-            outcome = funds_reserve(
-                program=program,
-                sandbox=batch.sandbox,
-                reservations=[
-                    Reservation(
-                        account_id=payer["account_id"],
-                        amount=payer["total"] + fee * payer["count"],
-                        key=f"batch:{batch.id}:fund:{payer['account_id']}",
-                    )
-                    for payer in payers
-                ],
-                memo=f"Batch {batch.id} funding",
-            )
+            outcome = funds_hold(_hold_orders(batch, unfunded.filter(account_id__in=payers), fee))
             funded = [account_id for account_id, refusal in outcome.items() if refusal is None]
-            unfunded.filter(account_id__in=funded).update(
-                reserved_amount=InCents(F("amount") + fee),
-                updated_at=timezone.now(),
-            )
+            unfunded.filter(account_id__in=funded).update(hold_id=F("id"), updated_at=timezone.now())
             for account_id, refusal in outcome.items():
                 if refusal is not None:
                     refused_count = unfunded.filter(account_id=account_id).update(
@@ -205,8 +184,24 @@ def batch_fund(batch_id: str) -> None:
                     _count_outcomes(failed=refused_count)
 
 
+def _hold_orders(batch: Batch, items: QuerySet[BatchItem], fee: Decimal) -> list[HoldOrder]:
+    """One hold per item, its amount and fee. An item's first hold takes the
+    item's id, so funding links them all in one UPDATE."""
+    orders = []
+    for item_id, account_id, amount, index in items.values_list("id", "account_id", "amount", "index"):
+        # Only valid items are QUEUED, and a valid item has a payer and an amount.
+        if account_id is None or amount is None:
+            raise ValueError(f"Batch item {item_id} is queued without a payer or an amount.")
+        orders.append(
+            HoldOrder(
+                id=item_id, account_id=account_id, amount=amount + fee, memo=f"Batch {batch.id} item {index}"
+            )
+        )
+    return orders
+
+
 def _funding_settled(batch: Batch) -> None:
-    if BatchItem.objects.filter(batch=batch, reserved_amount__isnull=False).exists():
+    if BatchItem.objects.filter(batch=batch, hold__isnull=False).exists():
         batch.status = Status.FUNDED
     elif batch.valid_count:
         batch.status = Status.FUNDING_FAILED
@@ -228,7 +223,7 @@ def batch_process_chunk(batch_id: str, *, chunk_size: int) -> bool:
     with transaction.atomic():
         claimed = list(
             BatchItem.objects.select_for_update(skip_locked=True)
-            .filter(batch=batch, status=ItemStatus.QUEUED, reserved_amount__isnull=False)
+            .filter(batch=batch, status=ItemStatus.QUEUED, hold__isnull=False)
             .order_by("index")
             .values_list("id", flat=True)[:chunk_size]
         )
@@ -244,11 +239,8 @@ def batch_process_chunk(batch_id: str, *, chunk_size: int) -> bool:
         if not items:
             return bool(claimed)
         program = Program.objects.get(id=batch.program_id)
-        outcomes = payments_accept_reserved(
-            program=program,
-            sandbox=batch.sandbox,
-            payments=[_reserved_payment(item) for item in items],
-            memo=f"Batch {batch.id} release",
+        outcomes = payments_accept_held(
+            program=program, sandbox=batch.sandbox, payments=[_held_payment(item) for item in items]
         )
         now = timezone.now()
         paid, refused = [], defaultdict(list)
@@ -304,17 +296,17 @@ def batches_stalled(older_than: timedelta) -> list[str]:
     ]
 
 
-def _reserved_payment(item: BatchItem) -> ReservedPayment:
-    """The payment of a claimed item. Only items with reserved funds are claimed, and
-    only valid items (with a payer account and an amount) have funds reserved."""
+def _held_payment(item: BatchItem) -> HeldPayment:
+    """The payment of a claimed item. Only items with a hold are claimed, and
+    only valid items (with a payer account and an amount) are held."""
     instruction = item.instruction()
-    if instruction.account_id is None or item.reserved_amount is None or instruction.amount is None:
-        raise ValueError(f"Batch item {item.id} was claimed without a payer, an amount or reserved funds.")
-    return ReservedPayment(
+    if instruction.account_id is None or item.hold_id is None or instruction.amount is None:
+        raise ValueError(f"Batch item {item.id} was claimed without a payer, an amount or a hold.")
+    return HeldPayment(
         # The item's payment request takes the item's id: linked in one UPDATE below.
         request_id=item.id,
         account_id=instruction.account_id,
-        reserved=item.reserved_amount,
+        hold_id=item.hold_id,
         amount=instruction.amount,
         currency=instruction.currency,
         reference=instruction.reference,

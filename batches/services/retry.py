@@ -8,11 +8,10 @@ with the acceptance decision processing applies (`payments.decision`: the
 currency rule, the limits, the funds): a refusal leaves the item FAILED with its
 new reason and moves nothing.
 
-Accepted, it holds the item's funds under a key of its own (the batch's
-funding key for that payer is already spent, and reusing it would mark the item
-funded without moving any money), puts the batch back to FUNDED, and the
-batch's own processing pays the item (chunk claim, the same decision again,
-`BatchItem.payment` unique) and settles the batch's status again.
+Accepted, it places a new hold for the item's amount and fee (its first hold,
+if it had one, was released when it failed), puts the batch back to FUNDED, and
+the batch's own processing pays the item from that hold (chunk claim, the same
+decision again, `BatchItem.payment` unique) and settles the batch's status again.
 """
 
 import uuid
@@ -27,8 +26,8 @@ from batches.models import Batch, BatchItem
 from batches.services.processing import item_failure
 from payments.decision import Instruction, Refused, Rules, Snapshot, decide
 from payments.errors import PaymentErrorCode
-from payments.ledger import lock_accounts
-from payments.services.reserved import Reservation, fee_per_payment, funds_reserve
+from payments.ledger import HoldOrder, lock_accounts
+from payments.services.held import fee_per_payment, funds_hold
 
 # The refusals after submit that a retry may answer differently: money or a
 # day's limit may have come back since.
@@ -81,29 +80,23 @@ def batch_item_retry(*, item: BatchItem) -> BatchItem:
         )
         if isinstance(decided, Refused):
             return _failed_again(locked, decided)
-        amount = instruction.amount + fee_per_payment(program)
-        refusal = funds_reserve(
-            program=program,
-            sandbox=batch.sandbox,
-            reservations=[
-                Reservation(
-                    account_id=instruction.account_id,
-                    amount=amount,
-                    key=f"batch-retry:{locked.id}:{uuid.uuid4().hex}",
-                )
-            ],
+        hold = HoldOrder(
+            id=uuid.uuid4(),
+            account_id=instruction.account_id,
+            amount=instruction.amount + fee_per_payment(program),
             memo=f"Batch {batch.id} item {locked.index} retry",
-        )[instruction.account_id]
+        )
+        refusal = funds_hold([hold])[instruction.account_id]
         if refusal is not None:
             return _failed_again(locked, refusal)
-        locked.status, locked.error, locked.failure_code, locked.reserved_amount, locked.updated_at = (
+        locked.status, locked.error, locked.failure_code, locked.hold_id, locked.updated_at = (
             BatchItem.Status.QUEUED,
             "",
             "",
-            amount,
+            hold.id,
             timezone.now(),
         )
-        locked.save(update_fields=["status", "error", "failure_code", "reserved_amount", "updated_at"])
+        locked.save(update_fields=["status", "error", "failure_code", "hold", "updated_at"])
         batch.status = Batch.Status.FUNDED
         batch.save(update_fields=["status", "updated_at"])
         task_publish_after_commit(process_batch, str(batch.id))

@@ -3,10 +3,11 @@
 Rules (Saleor's lock_objects habit, written down):
 - Every movement is one LedgerTransaction whose postings sum to zero per currency.
 - Customer accounts touched by a movement are changed in primary-key order, each
-  with one conditional `UPDATE ... SET balance = balance + change WHERE balance +
-  change >= 0 RETURNING balance`. The UPDATE takes the row lock and computes from
-  the row as committed, so two movements on the same accounts serialise instead of
-  both spending the old balance (lost update), a change that would take a balance
+  with one conditional `UPDATE ... SET balance = balance + change WHERE balance -
+  held + change >= 0 RETURNING balance` (`held`: what the account's holds set
+  aside). The UPDATE takes the row lock and computes from the row as committed,
+  so two movements on the same accounts serialise instead of both spending the
+  old balance (lost update), a change that would take the available balance
   below zero is refused (InsufficientBalance), and two movements on overlapping
   accounts cannot deadlock. Code that must read a balance before deciding locks
   first with `lock_accounts` (same order).
@@ -28,7 +29,8 @@ Rules (Saleor's lock_objects habit, written down):
 The modules, by concern: `legs` (a movement's shape and rules), `balances`
 (the conditional UPDATE), `posting` (one movement, funding, locks, system
 accounts), `steps` (a payment's movement inside one larger statement), `bulk`
-(many movements on locked accounts), `statement_lines` (what a posting's
+(many movements on locked accounts), `holds` (money set aside for payments to
+come, which lowers the available balance and is not a booking), `statement_lines` (what a posting's
 statement line says) and `check` (the integrity check). What the rest of the
 code uses is imported from here.
 """
@@ -36,6 +38,7 @@ code uses is imported from here.
 from payments.ledger.balances import InCents, money_in_cents_sql
 from payments.ledger.bulk import Movement, ledger_post_many
 from payments.ledger.check import LedgerReport, ledger_check
+from payments.ledger.holds import HoldOrder, holds_open, holds_place, holds_release
 from payments.ledger.legs import InsufficientBalance, LedgerError, Leg, Outbound, RequestRef
 from payments.ledger.posting import (
     ledger_fund_account,
@@ -49,6 +52,7 @@ from payments.ledger.statement_lines import statement_description, statement_lin
 from payments.ledger.steps import PostingSteps, ledger_post_steps
 
 __all__ = [
+    "HoldOrder",
     "InCents",
     "InsufficientBalance",
     "Leg",
@@ -58,6 +62,9 @@ __all__ = [
     "Outbound",
     "PostingSteps",
     "RequestRef",
+    "holds_open",
+    "holds_place",
+    "holds_release",
     "ledger_check",
     "ledger_fund_account",
     "ledger_post",

@@ -60,7 +60,9 @@ class InCents(Func):
 
 def balance_sql(connection: Any) -> tuple[str, str]:
     """The two conditional UPDATEs of the ledger's rules, for this database: the
-    balance change alone, and with the day's outbound count (`Outbound`). Both
+    balance change alone, and with the day's outbound count (`Outbound`), each
+    refused when the account's available balance (balance less holds) is short
+    of what the change takes away. Both
     also move the account's booking time on to the later of its own and now
     (`Account.last_booked_at`) and return it with the balance. Only the model's
     table and column names go into the text; values are parameters."""
@@ -71,16 +73,21 @@ def balance_sql(connection: Any) -> tuple[str, str]:
         day, total, booked = name("outbound_day"), name("outbound_total"), name("last_booked_at")
         book = f"{booked} = CASE WHEN {booked} > %s THEN {booked} ELSE %s END"
         cents = money_in_cents_sql(connection)
+        # What the account may spend (its balance less its open holds) is at least
+        # the parameter: an expression, unlike a column, gives a parameter no type
+        # to compare as (SQLite would compare a number with text), so it is cast.
+        held = name("held")
+        available = f"{cents(f'{balance} - {held}')} >= CAST(%s AS NUMERIC)"
         plain = (
             f"UPDATE {table} SET {balance} = {cents(f'{balance} + %s')}, {book} "  # noqa: S608
-            f"WHERE {key} = %s AND {balance} >= %s RETURNING {balance}, {booked}"
+            f"WHERE {key} = %s AND {available} RETURNING {balance}, {booked}"
         )
         # Every right-hand side reads the row as it was: the count restarts on a new day.
         new_total, admits = DailyCount.sql(day, total)
         counted = (
             f"UPDATE {table} SET {balance} = {cents(f'{balance} + %s')}, {book}, "  # noqa: S608
             f"{total} = {cents(new_total)}, {day} = %s "
-            f"WHERE {key} = %s AND {balance} >= %s AND {admits} RETURNING {balance}, {booked}"
+            f"WHERE {key} = %s AND {available} AND {admits} RETURNING {balance}, {booked}"
         )
         cached = _BALANCE_SQL[connection.vendor] = (plain, counted)
     return cached
@@ -98,7 +105,7 @@ def balance_statement(
     plain, counted = balance_sql(connection)
     money, id_field = Account._meta.get_field("balance"), Account._meta.pk
     moment = Account._meta.get_field("last_booked_at").get_db_prep_value(now, connection)
-    # The balance must hold at least what the change takes away.
+    # The available balance must be at least what the change takes away.
     params = [
         money.get_db_prep_value(change, connection),
         moment,

@@ -4,6 +4,7 @@
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
@@ -27,7 +28,12 @@ class Movement:
 
 
 def ledger_post_many(
-    *, program_id: uuid.UUID, sandbox: bool, movements: list[Movement], locked: dict[uuid.UUID, Account]
+    *,
+    program_id: uuid.UUID,
+    sandbox: bool,
+    movements: list[Movement],
+    locked: dict[uuid.UUID, Account],
+    now: datetime | None = None,
 ) -> list[LedgerTransaction]:
     """Post many balanced movements in a few statements: one insert of the
     transactions, one of their postings, one balance write per account whose
@@ -37,7 +43,9 @@ def ledger_post_many(
     account the legs touch with `lock_accounts`, in this transaction, and passes
     the locked rows as `locked`; their balances are updated in place. Each
     movement is checked exactly as `ledger_post` checks one, and no account may
-    end below zero.
+    end with less than its holds set aside (an available balance below zero).
+    Postings are booked at `now` (default: the time of the call), or at the
+    account's latest booking when that is later.
     """
     if not transaction.get_connection().in_atomic_block:
         raise LedgerError("ledger_post_many must run inside transaction.atomic()")
@@ -50,8 +58,8 @@ def ledger_post_many(
                     raise LedgerError(f"Account {leg.account.id} is not locked by the caller")
                 changes[leg.account.id] += leg.amount
     for account_id, change in changes.items():
-        if locked[account_id].balance + change < 0:
-            raise LedgerError(f"Account {account_id} would go below zero")
+        if locked[account_id].available + change < 0:
+            raise LedgerError(f"Account {account_id} would spend more than it has available")
     entries = LedgerTransaction.objects.bulk_create(
         LedgerTransaction(program_id=program_id, sandbox=sandbox, kind=m.kind, key=m.key, memo=m.memo[:200])
         for m in movements
@@ -59,7 +67,7 @@ def ledger_post_many(
     # Postings are inserted in this order (ids rising), so each account's
     # running balance follows it from the locked balance; all of an account's
     # are booked at one time, never before its latest booking.
-    now = timezone.now()
+    now = now or timezone.now()
     running = {account_id: locked[account_id].balance for account_id in changes}
     booked = {account_id: max(now, locked[account_id].last_booked_at or now) for account_id in changes}
     LedgerPosting.objects.bulk_create(

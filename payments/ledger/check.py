@@ -1,5 +1,6 @@
 """The ledger's integrity check (`ledger_check`, run by `manage.py check_ledger`
 and after every test): currencies balance, balances are their postings' sums,
+what accounts hold is their open holds' sum and never more than their balance,
 running balances follow, statement lines and stored statement days are what the
 ledger gives."""
 
@@ -13,7 +14,7 @@ from bankapi.models import ZERO, Account
 from bankapi.transactions import one_snapshot
 from payments.formats import CENT
 from payments.ledger.statement_lines import statement_line_facts
-from payments.models import LedgerPosting
+from payments.models import Hold, LedgerPosting
 from payments.selectors.ledger import statement_days_check
 from payments.statement_formats import LAYOUTS
 
@@ -31,6 +32,9 @@ class LedgerReport:
     # Stored statement days (account id, layout, day) that differ from what the
     # ledger gives now (see `statement_days_check`).
     stale_statement_days: list[tuple[str, str, date]] = field(default_factory=list)
+    # Account id -> (its `held`, the sum of its open holds), where they differ
+    # or the holds set aside more than the balance.
+    mismatched_holds: dict[str, tuple[Decimal, Decimal]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -40,6 +44,7 @@ class LedgerReport:
             and not self.broken_running_balances
             and not self.misstated_lines
             and not self.stale_statement_days
+            and not self.mismatched_holds
         )
 
 
@@ -111,7 +116,8 @@ def running_balances_check() -> dict[str, int]:
 
 def ledger_check() -> LedgerReport:
     """The ledger's invariant: every currency sums to zero across all postings,
-    every customer account's stored balance equals the sum of its postings, and
+    every customer account's stored balance equals the sum of its postings and
+    what it holds the sum of its open holds (never more than its balance), and
     each posting's balance_after continues its account's running balance, and
     its statement line is its movement's; every stored statement day is what
     the ledger gives. Read in one snapshot: payments booked while it runs are
@@ -135,15 +141,25 @@ def _ledger_report() -> LedgerReport:
         .values("account_id")
         .annotate(total=Sum("amount"))
     }
-    mismatched = {}
-    for account_id, balance in Account.objects.values_list("id", "balance"):
+    open_holds = {
+        row["account_id"]: row["total"].quantize(CENT)
+        for row in Hold.objects.filter(released_at__isnull=True)
+        .values("account_id")
+        .annotate(total=Sum("amount"))
+    }
+    mismatched, mismatched_holds = {}, {}
+    for account_id, balance, held in Account.objects.values_list("id", "balance", "held"):
         expected = posted.get(account_id, ZERO)
         if balance != expected:
             mismatched[str(account_id)] = (balance, expected)
+        holding = open_holds.get(account_id, ZERO)
+        if held != holding or held > balance:
+            mismatched_holds[str(account_id)] = (held, holding)
     return LedgerReport(
         unbalanced_currencies=unbalanced,
         mismatched_accounts=mismatched,
         broken_running_balances=running_balances_check(),
         misstated_lines=statement_lines_check(),
         stale_statement_days=statement_days_check(LAYOUTS),
+        mismatched_holds=mismatched_holds,
     )

@@ -14,7 +14,9 @@ _KIND_LABELS = {kind.value: str(kind.label) for kind in LedgerTransaction.Kind}
 
 
 def statement_description(kind: str, memo: str, has_request: bool) -> str:
-    """What a posting of a movement was, in words, as its statement line says it."""
+    """What a posting of a movement was, in words, as its statement line says it.
+    (A PAYMENT or REVERSAL that names no request is a batch's funding booked
+    before funding became a hold: such entries stay in old statements.)"""
     if kind == LedgerTransaction.Kind.PAYMENT:
         return "Payment" if has_request else "Funds reserved for batch payments"
     if kind == LedgerTransaction.Kind.REVERSAL:

@@ -1,6 +1,6 @@
 from payments.models.beneficiary import Beneficiary
 from payments.models.fx import FxQuote, FxRate
-from payments.models.ledger import LedgerPosting, LedgerTransaction, StatementDay, SystemAccount
+from payments.models.ledger import Hold, LedgerPosting, LedgerTransaction, StatementDay, SystemAccount
 from payments.models.payment import PaymentRequest, StatementEntry
 from payments.models.schedule import ScheduledPayment, ScheduleRun
 
@@ -8,6 +8,7 @@ __all__ = [
     "Beneficiary",
     "FxQuote",
     "FxRate",
+    "Hold",
     "LedgerPosting",
     "LedgerTransaction",
     "PaymentRequest",

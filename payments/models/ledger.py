@@ -117,6 +117,41 @@ class LedgerPosting(models.Model):
         ]
 
 
+class Hold(models.Model):
+    """Money set aside on a customer account for a payment still to come: a
+    batch item's amount and fee, from the batch's funding until the item is
+    paid (its own hold is what pays it) or its hold is released (acceptance
+    refused it).
+
+    A hold is not a booking: it moves no money, has no postings and never shows
+    on a statement. While open it lowers the account's available balance
+    (`Account.held` is the sum of its open holds, changed with them under the
+    account's row lock; `manage.py check_ledger` verifies the sum). Rows are
+    kept once released, so what was held at a past moment can be told: the
+    holds placed at or before it and not yet released then.
+    """
+
+    # Chosen by the placer: a batch item's first hold takes the item's id.
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="holds", db_index=False)
+    amount = models.DecimalField(**MONEY)
+    placed_at = models.DateTimeField()
+    # When it stopped lowering the available balance: at the booking of the
+    # payment it paid, or when it was released unused.
+    released_at = models.DateTimeField(null=True, blank=True)
+    # What it is for, in words ("Batch <id> item 3").
+    memo = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(amount__gt=0), name="hold_amount_positive")]
+        # The holds in force at a moment are the open ones and those released
+        # after it: few for a recent moment, whatever the account's history.
+        indexes = [models.Index(fields=["account", "released_at"], name="hold_account_released_idx")]
+
+    def __str__(self) -> str:
+        return f"Hold {self.amount} on {self.account_id}"
+
+
 class StatementDay(models.Model):
     """The statement lines of one closed UTC day of an account, in one format,
     stored once and reused by every statement that covers the day.

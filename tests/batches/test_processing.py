@@ -12,7 +12,7 @@ from batches.models import Batch, BatchItem
 from batches.services import processing
 from batches.services.processing import batch_fund, batch_process
 from payments.ledger import ledger_check
-from payments.models import LedgerTransaction, PaymentRequest
+from payments.models import Hold, LedgerPosting, PaymentRequest
 from payments.payees import IbanAccount, Payee, payee_of
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.settlement import payment_fail
@@ -70,8 +70,19 @@ def test_a_batch_is_funded_and_every_valid_item_paid_once(custodian_user, payers
     assert payee_of(paid.payee) == Payee(
         name="Hans Payee", account=IbanAccount(iban="DE89370400440532013000", bic="COBADEFFXXX")
     )
-    # One funding movement per payer account.
-    assert LedgerTransaction.objects.filter(key__startswith=f"batch:{batch.id}:fund:").count() == 2
+    # Funding held each valid item and booked nothing; each hold was released at
+    # its item's booking: one debit per paid item is all the payers' ledger shows.
+    holds = Hold.objects.filter(batch_item__batch=batch)
+    assert sorted(hold.amount for hold in holds) == [Decimal("1.25"), Decimal("2.50"), Decimal("10.00")]
+    assert not holds.filter(released_at__isnull=True).exists()
+    assert {p.id: p.held for p in Account.objects.filter(id__in=[first.id, second.id])} == {
+        first.id: 0,
+        second.id: 0,
+    }
+    assert [
+        LedgerPosting.objects.filter(account_id=p.id, transaction__created_at__gte=batch.created_at).count()
+        for p in payers
+    ] == [2, 1]
     assert ledger_check().ok
 
 
@@ -143,7 +154,7 @@ def test_payments_follow_the_programs_rules(custodian_user, payers):
     assert items[0].payment.status == "PENDING_TM"
     assert items[1].error.startswith("LIMIT_EXCEEDED")
     assert items[2].payment.fee == Decimal("0.50")
-    # The refused item's reserved funds went back to its account.
+    # The refused item's hold was released: nothing of it was booked.
     assert balance(payers[0].id) == start - Decimal("10005.00") - Decimal("1.00")
 
 
@@ -162,7 +173,7 @@ def test_a_batch_payment_that_fails_later_returns_the_money_to_its_payer(custodi
 def test_a_crash_while_paying_a_chunk_loses_and_duplicates_nothing(custodian_user, payers, monkeypatch):
     batch = batch_submitted(custodian_user, [payment(payers[n % 2], "1.00") for n in range(6)])
     start = {p.id: balance(p.id) for p in payers}
-    real = processing.payments_accept_reserved
+    real = processing.payments_accept_held
     calls = {"n": 0}
 
     def crash_on_second_chunk(**kwargs):
@@ -172,11 +183,11 @@ def test_a_crash_while_paying_a_chunk_loses_and_duplicates_nothing(custodian_use
             raise RuntimeError("worker killed")
         return outcome
 
-    monkeypatch.setattr(processing, "payments_accept_reserved", crash_on_second_chunk)
+    monkeypatch.setattr(processing, "payments_accept_held", crash_on_second_chunk)
     with pytest.raises(RuntimeError):
         batch_process(str(batch.id), chunk_size=2)
     assert batch.items.filter(status="PROCESSING", payment__isnull=True).count() == 2
-    monkeypatch.setattr(processing, "payments_accept_reserved", real)
+    monkeypatch.setattr(processing, "payments_accept_held", real)
 
     batch_process(str(batch.id), chunk_size=2)
 

@@ -87,6 +87,15 @@ def _entries_by_end_to_end_id(document: etree._Element) -> dict[str, list[dict]]
     return found
 
 
+def _balance(document: etree._Element, code: str) -> tuple[str, str]:
+    [found] = [
+        balance
+        for balance in document.iterfind(".//c:Stmt/c:Bal", CAMT)
+        if balance.findtext("c:Tp/c:CdOrPrtry/c:Cd", namespaces=CAMT) == code
+    ]
+    return found.findtext("c:Amt", namespaces=CAMT), found.findtext("c:CdtDbtInd", namespaces=CAMT)
+
+
 def test_a_sepaxml_file_is_paid_and_matched_to_its_statement_by_end_to_end_id(api, sandbox):
     # Given the sandbox customer and its EUR account, known to the ERP by IBAN only.
     customer = sandbox["customer"]
@@ -127,7 +136,15 @@ def test_a_sepaxml_file_is_paid_and_matched_to_its_statement_by_end_to_end_id(ap
             None,
         )
         assert entry["informationId"] and entry["requestId"]
-    assert not set(matched) - set(sent) - {"NOTPROVIDED"}
+    # Bookings only: besides the sandbox's funding credit, one debit per paid
+    # item, and no line for the batch's holds or their release.
+    assert {key: [e["creditDebit"] for e in entries] for key, entries in matched.items()} == {
+        **{end_to_end_id: ["DBIT"] for end_to_end_id in sent},
+        "NOTPROVIDED": ["CRDT"],
+    }
+    # Nothing is held once every item is paid: the closing available balance is the closing balance.
+    document = _camt053(api, auth, account)
+    assert _balance(document, "CLAV") == _balance(document, "CLBD")
 
     # When the payee's bank sends the second payment back (once it settled).
     returned = matched["ERP-INV-2"][0]["requestId"]

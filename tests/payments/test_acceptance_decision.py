@@ -49,8 +49,11 @@ def daily(sent: str, limit: str = "5000.00") -> str:
     )
 
 
-def funds(holds: str, needs: str, amount: str, fee: str = "1.50") -> str:
-    return f"The account holds {holds} GBP; this payment needs {needs} (amount {amount} plus fee {fee})."
+def funds(available: str, needs: str, amount: str, fee: str = "1.50", held: str = "") -> str:
+    return (
+        f"The account has {available} GBP available{held}; "
+        f"this payment needs {needs} (amount {amount} plus fee {fee})."
+    )
 
 
 # (case, account, debit, fee waived, rules, now, expected): expected is
@@ -115,6 +118,25 @@ CASES = [
         RULES,
         NOW,
         (FUNDS, funds("101.49", "101.50", "100.00")),
+    ),
+    # Holds: what a batch's items hold is not available; exactly what is left is.
+    (
+        "funds: the balance less its holds, exactly",
+        replace(FRESH, balance=Decimal("301.50"), held=Decimal("200.00")),
+        "100.00",
+        False,
+        RULES,
+        NOW,
+        (PENDING, "200.00", "100.00"),
+    ),
+    (
+        "funds: held money is not available",
+        replace(FRESH, balance=Decimal("301.49"), held=Decimal("200.00")),
+        "100.00",
+        False,
+        RULES,
+        NOW,
+        (FUNDS, funds("101.49", "101.50", "100.00", held=" (301.49 less 200.00 held)")),
     ),
     (
         "funds: a waived fee is not needed",
@@ -281,7 +303,7 @@ def test_the_plan_requirements_are_the_decision(account, debit, fee_waived, rule
 
     if not planned.count.admits_any():
         assert not isinstance(planned.decide(account), Accepted)
-    admitted = account.balance >= planned.needs and planned.count.admits(
+    admitted = account.available >= planned.needs and planned.count.admits(
         account.outbound_day, account.outbound_total
     )
 
