@@ -40,6 +40,7 @@ from payments.events import (
     payment_requests_accepted,
 )
 from payments.ledger import (
+    LedgerError,
     Leg,
     Movement,
     Outbound,
@@ -294,6 +295,14 @@ def works_write_bulk(
     )
     for work, entry in zip(works, entries, strict=True):
         work.request.acceptance = entry
+    for account_id, decided in after.items():
+        account = locked[account_id]
+        if (account.balance, account.held) != (decided.balance, decided.held):
+            # The decision and the writer disagree: roll everything back.
+            raise LedgerError(
+                f"Account {account_id} was left at {account.balance} with {account.held} held; "
+                f"the decision left it at {decided.balance} with {decided.held} held"
+            )
     requests = PaymentRequest.objects.bulk_create((work.request for work in works), batch_size=1000)
     daily_outbound_store(locked, {work.account.id: after[work.account.id] for work in works})
     _keep_day_stored(requests, now)
