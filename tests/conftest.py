@@ -21,6 +21,13 @@ HAS_REDIS = bool(os.environ.get("REDIS_URL"))
 requires_postgres = pytest.mark.skipif(
     not ON_POSTGRES, reason="needs PostgreSQL row locks: set DATABASE_URL to a PostgreSQL database"
 )
+# For a test that uses neither the suite's database nor Redis (say, it runs
+# its own server on the embedded default, without DATABASE_URL or REDIS_URL):
+# it does the same in both passes of `make test`, so it runs in the plain one
+# only and leaves the PostgreSQL pass its time.
+embedded_only = pytest.mark.skipif(
+    ON_POSTGRES, reason="uses neither the suite's database nor Redis: the plain pass runs it"
+)
 requires_redis = pytest.mark.skipif(
     not (ON_POSTGRES and HAS_REDIS), reason="needs PostgreSQL and Redis: set DATABASE_URL and REDIS_URL"
 )

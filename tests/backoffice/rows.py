@@ -34,6 +34,7 @@ from payments.models import (
     Beneficiary,
     FxQuote,
     FxRate,
+    Hold,
     LedgerPosting,
     LedgerTransaction,
     PaymentRequest,
@@ -344,6 +345,16 @@ def _ledger_postings(owners):
             ),
         ]
     LedgerPosting.objects.bulk_create(postings)
+
+
+@maker("payments.hold")
+def _holds(owners):
+    # Released ones: an open hold would need its account's `held` to match.
+    account, now = _account(owners), timezone.now()
+    Hold.objects.bulk_create(
+        Hold(account=account, amount=Decimal("1.00"), placed_at=now, released_at=now, memo=f"Item {n}")
+        for n in range(ROWS)
+    )
 
 
 @maker("payments.statemententry")

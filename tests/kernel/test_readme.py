@@ -18,6 +18,7 @@ import pytest
 import time_machine
 
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
+from tests.conftest import embedded_only
 from tests.support.embedded_server import embedded_gunicorn
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -236,6 +237,7 @@ def embedded_environment(var: Path) -> dict[str, str]:
     return {**environment, "BANKAPI_VAR_DIR": str(var), "BANKAPI_ENV": "development"}
 
 
+@embedded_only
 @pytest.mark.skipif(shutil.which("curl") is None, reason="the walk-throughs use curl")
 def test_every_walkthrough_runs_in_order_in_one_shell(tmp_path):
     """A reader's run: `make run`'s server (gunicorn here, on a port the kernel picks,
@@ -300,6 +302,7 @@ def test_every_walkthrough_runs_in_order_in_one_shell(tmp_path):
     } <= written
 
 
+@embedded_only
 def test_the_code_helper_waits_for_the_next_code_once_this_shell_sent_one():
     """The service takes a TOTP code once: the walk-throughs' `code` gives the current
     one, and the next one where this shell already sent the current one."""

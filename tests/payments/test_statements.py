@@ -191,7 +191,12 @@ def test_a_statement_reconciles_with_the_ledger_and_its_three_formats_agree(
         bal.findtext("c:Tp/c:CdOrPrtry/c:Cd", namespaces=NS): bal.findtext("c:Amt", namespaces=NS)
         for bal in stmt.findall("c:Bal", NS)
     }
-    assert balances == {"OPBD": data["openingBalance"], "CLBD": data["closingBalance"]}
+    # Nothing is held: the closing available balance is the closing balance.
+    assert balances == {
+        "OPBD": data["openingBalance"],
+        "CLBD": data["closingBalance"],
+        "CLAV": data["closingBalance"],
+    }
     assert camt == [
         {
             "entryId": e["entryId"],
@@ -276,6 +281,7 @@ def test_the_balance_between_two_postings_is_the_first_ones(api, customer, payer
             "currency": "GBP",
             "asOf": "2026-04-01T10:00:00+00:00",
             "balance": "10.00",
+            "available": "10.00",
         }
         # At the instant of a posting, it counts; an offset is read as such.
         assert at("2026-04-01T11:00:00Z")["balance"] == "15.00"
