@@ -107,7 +107,7 @@ class AccountAdmin(ExactSearchMixin, admin.ModelAdmin):
 
     @admin.display(description="available")
     def available_with_currency(self, account: Account) -> str:
-        """The balance less what a batch's unpaid items hold (see Holds)."""
+        """The balance less what a batch's unpaid items hold (their `payments.Hold` rows)."""
         return money(account.available, account.currency)
 
     def get_readonly_fields(self, request, obj=None):
