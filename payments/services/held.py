@@ -20,7 +20,6 @@ trip per payment.
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from datetime import datetime
 from decimal import Decimal
 
 from django.utils import timezone
@@ -56,7 +55,7 @@ def fee_per_payment(program: Program) -> Decimal:
     return payment_fee(program, fee_waived=False)
 
 
-def funds_hold(orders: list[HoldOrder], *, now: datetime | None = None) -> dict[uuid.UUID, Refused | None]:
+def funds_hold(orders: list[HoldOrder]) -> dict[uuid.UUID, Refused | None]:
     """Place every hold of an account, or none of them: all when its available
     balance covers their total (the decision's funds rule).
 
@@ -79,7 +78,7 @@ def funds_hold(orders: list[HoldOrder], *, now: datetime | None = None) -> dict[
     holds_place(
         [order for order in orders if outcome[order.account_id] is None],
         locked=locked,
-        now=now or timezone.now(),
+        now=timezone.now(),
     )
     return outcome
 
