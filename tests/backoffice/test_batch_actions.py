@@ -12,6 +12,7 @@ from bankapi.models import Account, Customer, Program
 from batches.models import Batch, BatchItem
 from batches.services.processing import batch_process
 from payments.ledger import ledger_fund_account
+from payments.models import LedgerPosting
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted
 from tests.support.factories import CustodianSetup, custodian_with_clients, funded_account
@@ -74,6 +75,15 @@ def test_operations_retry_a_failed_item_once_its_payer_has_funds(
     assert short.status == "SUCCESS" and short.payment is not None
     assert (short.payment.amount, short.payment.account_id) == (Decimal("50.00"), poor.id)
     assert Account.objects.get(id=poor.id).balance == Decimal("55.00")
+    # Paid from a hold of its own, placed by the retry and released at the item's
+    # booking: the payer's ledger shows its two credits and this one debit, nothing held.
+    assert short.hold.released_at is not None and Account.objects.get(id=poor.id).held == 0
+    amounts = LedgerPosting.objects.filter(account=poor).order_by("id").values_list("amount", flat=True)
+    assert list(amounts) == [
+        Decimal("5.00"),
+        Decimal("100.00"),
+        Decimal("-50.00"),
+    ]
     # Still one item failed (the invalid one): the batch ends PARTIALLY_FAILED again.
     assert Batch.objects.get(id=batch.id).status == "PARTIALLY_FAILED"
     assert LogEntry.objects.filter(object_id=str(short.id), change_message__startswith="Retried").exists()

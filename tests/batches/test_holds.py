@@ -85,6 +85,9 @@ def test_funding_holds_the_items_money_and_each_item_is_paid_from_its_own_hold(
     # may be spent is the balance less the holds.
     assert Batch.objects.get(id=batch.id).status == "FUNDED"
     assert _balances(api, custodian_auth, payer) == ("1000.00", "499.00")
+    capabilities = api.get("/v1/capabilities", **custodian_auth).json()["data"]
+    [shown] = [a for a in capabilities["accounts"] if a["accountId"] == str(payer.id)]
+    assert (shown["balance"], shown["availableBalance"]) == ("1000.00", "499.00")
     assert _statement(api, custodian_auth, payer) == booked_before
     assert _camt053_balances(api, custodian_auth, payer) == {
         "OPBD": "0.00",
