@@ -14,6 +14,7 @@ class BankapiConfig(AppConfig):
         from bankapi.connection_health import connection_health_install
 
         post_migrate.connect(groups_sync_after_migrate, dispatch_uid="bankapi.backoffice.groups")
+        _periodic_gauge_register()
         connection_health_install()
         if tracing_configured():
             tracing_start()
@@ -24,3 +25,20 @@ class BankAdminConfig(admin_apps.AdminConfig):
 
     default = False
     default_site = "bankapi.admin_site.BankAdminSite"
+
+
+def _periodic_gauge_register() -> None:
+    from django.conf import settings
+
+    from bankapi.metrics import scrape_gauge_register
+    from bankapi.periodic import periodic_last_successes
+
+    def last_successes() -> dict[str, float]:
+        return periodic_last_successes(sorted(settings.CELERY_BEAT_SCHEDULE))
+
+    scrape_gauge_register(
+        "bankapi_periodic_task_last_success_timestamp_seconds",
+        "When each periodic task (beat's entry) last ran to the end, in unix seconds (0: never yet).",
+        last_successes,
+        label="task",
+    )

@@ -1,18 +1,34 @@
 """The service's periodic work, run by `celery -A bankapi beat` (settings name it
 `CELERY_BEAT_SCHEDULE`): each entry a task of its app, by dotted name, and when
-it runs (UTC: `CELERY_TIMEZONE`). A new periodic task is one entry here."""
+it runs (UTC: `CELERY_TIMEZONE`). A new periodic task is one entry here.
+
+Each entry's task runs under the entry's lease (`bankapi.periodic`): a tick that
+finds the last run still going does nothing. Work that a dead worker's run left
+(settlement, the day's schedules) is ticked every `RECOVERY_TICK_SECONDS`, so a
+run takes it up soon after the dead one's lease expires."""
 
 from celery.schedules import crontab
+
+# A periodic run's lease expires this long after its last heartbeat (`bankapi.periodic`).
+LEASE_SECONDS = 60
+# Beat's interval for a periodic task whose unfinished work another worker must
+# take up after a death: the lease's life plus this stays under 90 seconds.
+RECOVERY_TICK_SECONDS = 20
 
 BEAT_SCHEDULE: dict = {
     # Webhook retries and deliveries whose task was lost (a worker killed mid-delivery).
     "sweep-webhook-deliveries": {"task": "events.tasks.deliveries_sweep", "schedule": 30.0},
     # Production payment requests only: sandbox ones settle when integrators say so.
-    "settle-pending-payments": {"task": "payments.tasks.settle_pending_payments", "schedule": 60.0},
-    # Scheduled payments run at about 02:00 UTC on their day; CELERY_TIMEZONE is UTC.
+    "settle-pending-payments": {
+        "task": "payments.tasks.settle_pending_payments",
+        "schedule": float(RECOVERY_TICK_SECONDS),
+    },
+    # Scheduled payments run from 02:00 UTC on their day (CELERY_TIMEZONE is UTC):
+    # each tick runs the latest day whose 02:00 has passed, which is one read once
+    # the day is done, and takes up a day's run that a dead worker left.
     "run-scheduled-payments": {
         "task": "payments.tasks.run_scheduled_payments",
-        "schedule": crontab(hour=2, minute=0),
+        "schedule": float(RECOVERY_TICK_SECONDS),
     },
     "purge-idempotency-records": {
         "task": "bankapi.tasks.purge_idempotency_records",

@@ -1,15 +1,40 @@
+import inspect
 import logging.config
 import os
 import sys
 from typing import Any
 
-from celery import Celery, signals
+from celery import Celery, Task, signals
 
 from bankapi import logs
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bankapi.settings")
 
-app = Celery("bankapi")
+
+class LeasedTask(Task):
+    """Every task of the service. One named in beat's schedule runs under its
+    entry's lease (`bankapi.periodic.periodic_run`): a run that finds another
+    still going does nothing, and a success is stamped for /metrics. Only beat
+    starts those tasks; commands and the sandbox call their services directly.
+    A task whose function takes a `lease` parameter is given the lease (what
+    its run covers, its heartbeat)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from bankapi.periodic import periodic_entry_of, periodic_run
+
+        entry = periodic_entry_of(self.name)
+        if entry is None:
+            return super().__call__(*args, **kwargs)
+        wants_lease = "lease" in inspect.signature(self.run).parameters
+        return periodic_run(
+            entry,
+            lambda lease: super(LeasedTask, self).__call__(
+                *args, **kwargs, **({"lease": lease} if wants_lease else {})
+            ),
+        )
+
+
+app = Celery("bankapi", task_cls=LeasedTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 

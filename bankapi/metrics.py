@@ -20,6 +20,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from django.conf import settings
 from django.db import Error as DatabaseFailure
@@ -49,7 +50,13 @@ from rest_framework.views import APIView
 
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.metrics_files import multiprocess_directory, multiprocess_directory_ensure
-from bankapi.outages import database_backoff, database_unavailable, outage_log, redis_answers
+from bankapi.outages import (
+    database_backoff,
+    database_unavailable,
+    outage_log,
+    redis_answers,
+    redis_queue_lengths,
+)
 from bankapi.schema import error_responses
 
 logger = logging.getLogger(__name__)
@@ -144,15 +151,29 @@ class HttpMetricsMiddleware:
         return response
 
 
-_scrape_gauges: dict[str, tuple[str, Callable[[], float]]] = {}
+# Each gauge's documentation, its label (None: a single series) and its reader.
+_scrape_gauges: dict[str, tuple[str, str | None, Callable[[], Any]]] = {}
 
 
-def scrape_gauge_register(name: str, documentation: str, compute: Callable[[], float]) -> None:
+def scrape_gauge_register(
+    name: str, documentation: str, compute: Callable[[], Any], *, label: str | None = None
+) -> None:
     """A gauge whose value `compute` reads when scraped (from the database, say):
-    right whichever process answers, and costing nothing between scrapes."""
-    if name in _scrape_gauges and _scrape_gauges[name][1] is not compute:
+    right whichever process answers, and costing nothing between scrapes. With
+    `label`, `compute` answers a series per value of that label
+    (`{label value: value}`); label values are names, never ids."""
+    if name in _scrape_gauges and _scrape_gauges[name][2] is not compute:
         raise ValueError(f"A scrape gauge named {name} is registered already")
-    _scrape_gauges[name] = (documentation, compute)
+    _scrape_gauges[name] = (documentation, label, compute)
+
+
+def _gauge_family(name: str, documentation: str, label: str | None, value: Any) -> GaugeMetricFamily:
+    if label is None:
+        return GaugeMetricFamily(name, documentation, value=value)
+    family = GaugeMetricFamily(name, documentation, labels=[label])
+    for label_value, series_value in sorted(value.items()):
+        family.add_metric([label_value], series_value)
+    return family
 
 
 # A scrape's database reads are cut off after this long (PostgreSQL's statement
@@ -171,23 +192,23 @@ class _ScrapeGauges(Collector):
     def collect(self) -> Iterator[GaugeMetricFamily]:
         if not _scrape_gauges or not database_backoff.open():
             return
-        values: list[tuple[str, str, float]] = []
+        values: list[tuple[str, str, str | None, Any]] = []
         try:
             with transaction.atomic():
                 if connection.vendor == "postgresql":
                     with connection.cursor() as cursor:
                         # LOCAL: ends with the transaction (safe behind PgBouncer).
                         cursor.execute(f"SET LOCAL statement_timeout = {SCRAPE_STATEMENT_TIMEOUT_MS}")
-                for name, (documentation, compute) in sorted(_scrape_gauges.items()):
-                    values.append((name, documentation, compute()))
+                for name, (documentation, label, compute) in sorted(_scrape_gauges.items()):
+                    values.append((name, documentation, label, compute()))
         except DatabaseFailure as error:
             if database_unavailable(error):
                 database_backoff.failed()
             outage_log(logger, "metrics", "Database gauges left out of /metrics", error=error)
             return
         database_backoff.answered()
-        for name, documentation, value in values:
-            yield GaugeMetricFamily(name, documentation, value=value)
+        for name, documentation, label, value in values:
+            yield _gauge_family(name, documentation, label, value)
 
     def describe(self) -> list:
         return []
@@ -211,6 +232,41 @@ class _RedisUp(Collector):
         return []
 
 
+def celery_queues() -> list[str]:
+    """The queues the service's tasks are sent to: the default one and those
+    that task routes name."""
+    routes = settings.CELERY_TASK_ROUTES if hasattr(settings, "CELERY_TASK_ROUTES") else {}
+    named = {route["queue"] for route in (routes or {}).values() if "queue" in route}
+    return sorted({settings.CELERY_TASK_DEFAULT_QUEUE, *named})
+
+
+class _QueueLengths(Collector):
+    """`bankapi_celery_queue_length{queue}`: the messages waiting in each queue
+    (with Redis: the length of its lists, every priority of it), read at
+    scrape. Without a broker (the embedded default) nothing can wait: 0 each.
+    Left out when Redis does not answer (`bankapi_redis_up` says so)."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        lengths = dict.fromkeys(celery_queues(), 0)
+        if settings.REDIS_URL:
+            try:
+                lengths = redis_queue_lengths(list(lengths), timeout=0.5)
+            except OSError as error:
+                outage_log(logger, "metrics-queues", "Queue lengths left out of /metrics", error=error)
+                return
+        family = GaugeMetricFamily(
+            "bankapi_celery_queue_length",
+            "Tasks waiting in each Celery queue for a worker (growing: workers are behind).",
+            labels=["queue"],
+        )
+        for queue, length in sorted(lengths.items()):
+            family.add_metric([queue], length)
+        yield family
+
+    def describe(self) -> list:
+        return []
+
+
 def metrics_text() -> bytes:
     """Every series, in Prometheus' text format."""
     if multiprocess_directory():
@@ -222,6 +278,7 @@ def metrics_text() -> bytes:
     gauges = CollectorRegistry()
     gauges.register(_ScrapeGauges())
     gauges.register(_RedisUp())
+    gauges.register(_QueueLengths())
     return body + generate_latest(gauges)
 
 

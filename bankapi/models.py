@@ -370,3 +370,26 @@ class IdempotencyRecord(TenantOwned):
 
     def __str__(self) -> str:
         return f"{self.operation} {self.key} ({self.state})"
+
+
+class PeriodicLease(models.Model):
+    """Who is running a periodic task now, and when it last succeeded: one row per
+    entry of beat's schedule (`bankapi.periodic`).
+
+    A run holds the lease while `holder` is set and its heartbeat is younger
+    than the lease's life; a run that finds it held does nothing, so beat's
+    next tick never starts a second run beside a slow one. A database row, not
+    an advisory lock: the database may sit behind PgBouncer in transaction
+    pooling, where a session's lock does not survive the transaction. A worker
+    that dies leaves a heartbeat that stops, and the lease is taken over once
+    it has expired.
+    """
+
+    name = models.CharField(max_length=80, primary_key=True)
+    holder = models.UUIDField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    last_success_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return self.name

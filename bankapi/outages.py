@@ -170,3 +170,36 @@ def redis_answers(timeout: float) -> bool:
         return False
     finally:
         client.close()
+
+
+# Kombu's Redis transport keeps a queue's messages of each priority step in a
+# list of its own: the queue's name, and the name with this separator and the step.
+_PRIORITY_SEPARATOR = "\x06\x16"
+_PRIORITY_STEPS = (3, 6, 9)
+
+
+def redis_queue_lengths(queues: list[str], timeout: float) -> dict[str, int]:
+    """How many messages wait in each Celery queue on the configured Redis (all
+    its priority lists), in one round trip; raises OSError when Redis does not
+    answer within `timeout` seconds."""
+    import redis
+    from django.conf import settings
+
+    client = redis.Redis.from_url(
+        str(settings.REDIS_URL), socket_connect_timeout=timeout, socket_timeout=timeout
+    )
+    keys = {
+        queue: [queue, *(f"{queue}{_PRIORITY_SEPARATOR}{step}" for step in _PRIORITY_STEPS)]
+        for queue in queues
+    }
+    try:
+        pipeline = client.pipeline(transaction=False)
+        for queue in queues:
+            for key in keys[queue]:
+                pipeline.llen(key)
+        counts = iter(pipeline.execute())
+        return {queue: sum(next(counts) for _ in keys[queue]) for queue in queues}
+    except redis.exceptions.RedisError as error:
+        raise OSError(f"Redis did not answer: {error}") from error
+    finally:
+        client.close()

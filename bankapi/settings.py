@@ -290,6 +290,9 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 
 # Periodic work (run `celery -A bankapi beat`): the schedule of bankapi/beat.py.
 CELERY_BEAT_SCHEDULE = BEAT_SCHEDULE
+# Helper tasks a settlement run with a backlog of more than a chunk hands chunks
+# to, so that other workers settle beside it (0: the run settles alone).
+SETTLEMENT_HELPERS = env_int("SETTLEMENT_HELPERS", 1)
 
 # How long a verified batch draft can be submitted.
 BATCH_DRAFT_TTL_SECONDS = env_int("BATCH_DRAFT_TTL_SECONDS", 86400)

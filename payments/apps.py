@@ -9,3 +9,12 @@ class PaymentsConfig(AppConfig):
         from payments.errors import STATUSES
 
         error_codes_register(STATUSES)
+
+        from bankapi.metrics import scrape_gauge_register
+        from payments.services.settlement import payments_settle_oldest_pending_seconds
+
+        scrape_gauge_register(
+            "bankapi_settlement_lag_seconds",
+            "Age in seconds of the oldest production payment request waiting to settle (0: none).",
+            payments_settle_oldest_pending_seconds,
+        )

@@ -41,6 +41,11 @@ def payment_request_event_new(request: PaymentRequest, type: EventType) -> Event
     return _payment_request_event(request, type)
 
 
+def payment_request_events(requests: list[PaymentRequest], type: EventType) -> None:
+    """The same event of many payment requests (a settlement chunk), in one INSERT."""
+    events_record([_payment_request_event(request, type) for request in requests])
+
+
 def payment_requests_accepted(requests: list[PaymentRequest]) -> None:
     """accepted, or held at the review threshold, for payments made in bulk (a batch)."""
     # One list serializer: its fields are built once, not once per request.

@@ -31,13 +31,15 @@ The modules, by concern: `legs` (a movement's shape and rules), `balances`
 accounts), `steps` (a payment's movement inside one larger statement), `bulk`
 (many movements on locked accounts), `holds` (money set aside for payments to
 come, which lowers the available balance and is not a booking), `statement_lines` (what a posting's
-statement line says) and `check` (the integrity check). What the rest of the
+statement line says), `entries` (the customer-facing statement entries: written
+nowhere else) and `check` (the integrity check). What the rest of the
 code uses is imported from here.
 """
 
 from payments.ledger.balances import InCents, money_in_cents_sql
 from payments.ledger.bulk import Movement, ledger_post_many
 from payments.ledger.check import LedgerReport, ledger_check
+from payments.ledger.entries import Settled, statement_entries_settled, statement_entry_credit
 from payments.ledger.holds import HoldOrder, holds_open, holds_place, holds_release
 from payments.ledger.legs import InsufficientBalance, LedgerError, Leg, Outbound, RequestRef
 from payments.ledger.posting import (
@@ -62,6 +64,7 @@ __all__ = [
     "Outbound",
     "PostingSteps",
     "RequestRef",
+    "Settled",
     "holds_open",
     "holds_place",
     "holds_release",
@@ -74,6 +77,8 @@ __all__ = [
     "lock_accounts",
     "money_in_cents_sql",
     "statement_description",
+    "statement_entries_settled",
+    "statement_entry_credit",
     "statement_line_facts",
     "system_account_for",
     "system_accounts_forget",

@@ -11,11 +11,11 @@ from django.utils import timezone
 
 from bankapi.models import Account, Program
 from bankapi.rows import insert_rows
-from payments.formats import REFERENCE_MAX
 from payments.ledger.balances import applied_show, apply_balance_changes
+from payments.ledger.entries import statement_entry_credit
 from payments.ledger.legs import InsufficientBalance, LedgerError, Leg, Outbound, RequestRef, movement_changes
 from payments.ledger.statement_lines import leg_posting
-from payments.models import LedgerTransaction, StatementEntry, SystemAccount
+from payments.models import LedgerTransaction, SystemAccount
 
 # System accounts by (program id, sandbox, kind, currency). Their rows never change
 # and are never deleted (postings protect them), so each process looks one up once
@@ -145,13 +145,4 @@ def ledger_fund_account(account: Account, amount: Decimal, *, key: str, memo: st
             ],
         )
         if entry is not None:
-            StatementEntry.objects.create(
-                program_id=account.program_id,
-                sandbox=account.sandbox,
-                account=account,
-                ledger_transaction=entry,
-                direction=StatementEntry.Direction.CREDIT,
-                amount=amount,
-                currency=account.currency,
-                reference=memo[:REFERENCE_MAX],
-            )
+            statement_entry_credit(account, entry, amount, memo)

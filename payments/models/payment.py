@@ -85,6 +85,14 @@ class PaymentRequest(TenantOwned):
         indexes = [
             models.Index(fields=["account", "created_at"]),
             models.Index(fields=["status", "sandbox"]),
+            # What settlement claims, oldest first, and the settlement lag: a
+            # partial index holds only the PENDING requests, so its size is the
+            # backlog, never the history.
+            models.Index(
+                fields=["sandbox", "created_at", "id"],
+                condition=Q(status="PENDING"),
+                name="payment_request_pending_idx",
+            ),
             # The back office's newest-first list and today's volume on its dashboard.
             models.Index(fields=["created_at"], name="payment_request_created_idx"),
         ]

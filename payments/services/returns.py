@@ -12,8 +12,8 @@ from django.db import transaction
 
 from events.models import EventType
 from payments.events import payment_request_event
-from payments.ledger import Leg, RequestRef, ledger_post_once, system_account_for
-from payments.models import LedgerTransaction, PaymentRequest, StatementEntry, SystemAccount
+from payments.ledger import Leg, RequestRef, ledger_post_once, statement_entry_credit, system_account_for
+from payments.models import LedgerTransaction, PaymentRequest, SystemAccount
 from payments.services.settlement import locked_request
 
 # The ISO 20022 return reason codes (ExternalReturnReason1Code) a return may carry.
@@ -82,17 +82,8 @@ def payment_return(request: PaymentRequest, reason_code: str) -> PaymentRequest:
             # Names the request on the account's statement, as a reversal does.
             locked.return_movement = entry
             update_fields.append("return_movement")
-            StatementEntry.objects.create(
-                program_id=locked.program_id,
-                sandbox=locked.sandbox,
-                account_id=locked.account_id,
-                ledger_transaction=entry,
-                payment_request=locked,
-                return_of=locked,
-                direction=StatementEntry.Direction.CREDIT,
-                amount=locked.debit_amount,
-                currency=locked.account.currency,
-                reference=locked.reference,
+            statement_entry_credit(
+                locked.account, entry, locked.debit_amount, locked.reference, returned=locked
             )
         locked.status = PaymentRequest.Status.RETURNED
         locked.save(update_fields=update_fields)

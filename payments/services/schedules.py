@@ -48,6 +48,16 @@ def utc_today() -> date:
     return timezone.now().astimezone(UTC).date()
 
 
+# Schedules are paid from this time (UTC) on their day.
+RUN_HOUR_UTC = 2
+
+
+def schedule_run_day() -> date:
+    """The latest day whose schedules are due: today from 02:00 UTC on, else yesterday."""
+    now = timezone.now().astimezone(UTC)
+    return now.date() if now.hour >= RUN_HOUR_UTC else now.date() - timedelta(days=1)
+
+
 class RunDateInFuture(Exception):
     """A run was asked for a UTC day that has not come yet."""
 
@@ -325,15 +335,24 @@ def scheduled_payments_run(
     *,
     chunk_size: int = RUN_CHUNK,
     on_progress: Callable[[int], None] | None = None,
+    heartbeat: Callable[[], None] | None = None,
 ) -> RunSummary:
     """Run every schedule due on or before the UTC day `day`, one chunk per
-    transaction. Safe to call twice, or from two workers at once.
+    transaction. Safe to call twice, or from two workers at once. `heartbeat` is
+    called after each chunk (a periodic run's lease).
 
     `day` may be today or a past day (a missed run caught up), never a later day:
     that would debit today every run dated up to it (RunDateInFuture).
     """
     run_date_check(day)
-    return _run_in_chunks(scheduled_payments_due(day), day, chunk_size=chunk_size, on_progress=on_progress)
+
+    def progress(count: int) -> None:
+        if on_progress is not None:
+            on_progress(count)
+        if heartbeat is not None and count:
+            heartbeat()
+
+    return _run_in_chunks(scheduled_payments_due(day), day, chunk_size=chunk_size, on_progress=progress)
 
 
 SANDBOX_CLOCK_MAX_DAYS = 366
