@@ -32,6 +32,9 @@ SERIES = {
     "bankapi_outbox_oldest_pending_seconds",
     "bankapi_task_publish_failures_total",
     "bankapi_batch_oldest_stall_seconds",
+    "bankapi_settlement_lag_seconds",
+    "bankapi_celery_queue_length",
+    "bankapi_periodic_task_last_success_timestamp_seconds",
 }
 PAYMENTS_ROUTE = "/v1/customers/{customerId}/accounts/{accountId}/payments"
 AN_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-|\d{4,}")
@@ -274,7 +277,7 @@ def test_the_counters_still_answer_when_the_database_does_not(api, db, monkeypat
     monkeypatch.setitem(
         metrics._scrape_gauges,
         "bankapi_outbox_oldest_pending_seconds",
-        ("Age of the oldest undelivered event.", database_down),
+        ("Age of the oldest undelivered event.", None, database_down),
     )
 
     samples = scrape(api)

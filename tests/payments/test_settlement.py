@@ -10,9 +10,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from authn.models import User
-from authn.tokens import tokens_issue
-from bankapi.models import Account, Customer, Program
+from bankapi.models import Account, Program
 from payments.ledger import system_account_for
 from payments.models import LedgerPosting, LedgerTransaction, PaymentRequest, StatementEntry
 from payments.services.acceptance import PaymentInstruction, payment_accept
@@ -44,17 +42,6 @@ def system_total(account: Account, kind: str) -> Decimal:
 
 def settle_url(request: PaymentRequest, action: str = "settle") -> str:
     return f"/v1/sandbox/payment-requests/{request.id}/{action}"
-
-
-@pytest.fixture
-def production_auth(customer) -> tuple[dict, Account]:
-    """A production customer of the consumer program, with its own account."""
-    production = Customer.objects.create(program_id=customer.program_id, sandbox=False, name="Live Customer")
-    account = funded_account(production, "100.00")
-    user = User.objects.create(
-        email="live@example.com", program_id=customer.program_id, sandbox=False, customer=production
-    )
-    return {"HTTP_AUTHORIZATION": f"Bearer {tokens_issue(user).access_token}"}, account
 
 
 def test_settling_moves_the_payment_from_the_requests_list_to_the_transactions(api, customer_auth, account):

@@ -2,10 +2,13 @@
 (loaded for the whole suite by tests/conftest.py; a test folder may define its
 own under the same name): a program, the payer (a customer of it) with its
 accounts and beneficiary, another customer of the program, the starting FX rate
-table, and the payer's token headers (`customer_auth`, `customer_id_auth`)."""
+table, the payer's token headers (`customer_auth`, `customer_id_auth`), and a
+production customer of the program with its account (`production_auth`)."""
 
 import pytest
 
+from authn.models import User
+from authn.tokens import tokens_issue
 from bankapi.models import Account, Customer, Program
 from payments.models import Beneficiary, FxRate
 from payments.sandbox_fx import SANDBOX_RATES, SANDBOX_SPREAD_BPS
@@ -116,3 +119,14 @@ def business_auth(business) -> dict[str, str]:
 def management(db) -> SignedIn:
     """A management user (no program of its own)."""
     return management_user()
+
+
+@pytest.fixture
+def production_auth(customer) -> tuple[dict[str, str], Account]:
+    """A production customer of the consumer program, with its own account."""
+    production = Customer.objects.create(program_id=customer.program_id, sandbox=False, name="Live Customer")
+    account = funded_account(production, "100.00")
+    user = User.objects.create(
+        email="live@example.com", program_id=customer.program_id, sandbox=False, customer=production
+    )
+    return {"HTTP_AUTHORIZATION": f"Bearer {tokens_issue(user).access_token}"}, account
