@@ -290,6 +290,9 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 
 # Periodic work (run `celery -A bankapi beat`): the schedule of bankapi/beat.py.
 CELERY_BEAT_SCHEDULE = BEAT_SCHEDULE
+# Payment requests settled per transaction: a chunk costs a handful of
+# statements whatever its size (bench/README measures it).
+SETTLEMENT_CHUNK = env_int("SETTLEMENT_CHUNK", 500)
 # Helper tasks a settlement run with a backlog of more than a chunk hands chunks
 # to, so that other workers settle beside it (0: the run settles alone).
 SETTLEMENT_HELPERS = env_int("SETTLEMENT_HELPERS", 1)

@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -33,8 +34,6 @@ from payments.services.limits import daily_outbound_give_back
 
 logger = logging.getLogger(__name__)
 
-# A chunk: one transaction of a handful of statements (measured in bench/README).
-SETTLE_CHUNK = 500
 
 
 def locked_request(request: PaymentRequest, allowed: Iterable[str], action: str) -> PaymentRequest:
@@ -174,7 +173,7 @@ def payment_review_reject(request: PaymentRequest, reason: str) -> PaymentReques
 
 
 def payments_settle_chunk(
-    *, sandbox: bool | None = None, created_until: datetime | None = None, chunk_size: int = SETTLE_CHUNK
+    *, sandbox: bool | None = None, created_until: datetime | None = None, chunk_size: int | None = None
 ) -> int:
     """Claim up to `chunk_size` PENDING requests (of one environment, or both when
     None; created at or before `created_until` when given), oldest first, and
@@ -194,7 +193,8 @@ def payments_settle_chunk(
             claimed = claimed.filter(sandbox=sandbox)
         if created_until is not None:
             claimed = claimed.filter(created_at__lte=created_until)
-        chunk = list(claimed.select_related("account").order_by("created_at", "id")[:chunk_size])
+        size = chunk_size or settings.SETTLEMENT_CHUNK
+        chunk = list(claimed.select_related("account").order_by("created_at", "id")[:size])
         _settle_locked(chunk, {r.account_id: r.account.currency for r in chunk}, timezone.now())
     return len(chunk)
 
@@ -205,7 +205,8 @@ def payments_pending_beyond_a_chunk(created_until: datetime) -> bool:
     pending = PaymentRequest.objects.filter(
         status=PaymentRequest.Status.PENDING, sandbox=False, created_at__lte=created_until
     )
-    return pending.order_by()[SETTLE_CHUNK : SETTLE_CHUNK + 1].exists()
+    chunk = settings.SETTLEMENT_CHUNK
+    return pending.order_by()[chunk : chunk + 1].exists()
 
 
 def payments_settle_oldest_pending_seconds() -> float:
@@ -224,7 +225,7 @@ def payments_settle_pending(
     *,
     sandbox: bool | None = None,
     created_until: datetime | None = None,
-    chunk_size: int = SETTLE_CHUNK,
+    chunk_size: int | None = None,
     heartbeat: Callable[[], None] | None = None,
 ) -> int:
     """Settle the PENDING requests there are now (created at or before
@@ -236,6 +237,7 @@ def payments_settle_pending(
     chunk (a periodic run's lease). Several callers at once split the work.
     """
     until = created_until or timezone.now()
+    chunk_size = chunk_size or settings.SETTLEMENT_CHUNK
     settled = 0
     while True:
         count = payments_settle_chunk(sandbox=sandbox, created_until=until, chunk_size=chunk_size)
