@@ -35,7 +35,6 @@ from payments.services.limits import daily_outbound_give_back
 logger = logging.getLogger(__name__)
 
 
-
 def locked_request(request: PaymentRequest, allowed: Iterable[str], action: str) -> PaymentRequest:
     """The request, row-locked, if its status is one of `allowed`; else 409."""
     locked = PaymentRequest.objects.select_for_update().get(id=request.id)
