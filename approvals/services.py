@@ -19,7 +19,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from approvals.events import approval_event
+from approvals.events import approval_event, approval_events
 from approvals.execution import approval_run
 from approvals.models import Approval, ApprovalSignature
 from approvals.selectors import approval_of, status_now
@@ -167,11 +167,35 @@ def _expire(approval_pk: uuid.UUID, now: datetime, *, at_once: bool) -> Approval
         return done
 
 
-def approvals_expire(now: datetime | None = None) -> int:
-    """Mark EXPIRED every pending approval past its expiry (the beat task); how many."""
+EXPIRE_CHUNK = 500
+
+
+def approvals_expire(now: datetime | None = None, *, chunk_size: int = EXPIRE_CHUNK) -> int:
+    """Mark EXPIRED every pending approval past its expiry at `now` (the beat
+    task); how many. In sets: a chunk claimed with SKIP LOCKED (an approval
+    being approved or rejected now is left to that decision, and expires on
+    the next run if it is still pending), one UPDATE and one INSERT of events
+    per chunk."""
     now = now or timezone.now()
-    due = Approval.objects.filter(status=Approval.Status.PENDING_APPROVAL, expires_at__lte=now)
-    return sum(1 for pk in due.values_list("pk", flat=True) if _expire(pk, now, at_once=False) is not None)
+    expired = 0
+    while True:
+        with transaction.atomic():
+            chunk = list(
+                Approval.objects.select_for_update(skip_locked=True)
+                .filter(status=Approval.Status.PENDING_APPROVAL, expires_at__lte=now)
+                .order_by("expires_at", "pk")
+                .values_list("pk", flat=True)[:chunk_size]
+            )
+            Approval.objects.filter(pk__in=chunk).update(
+                status=Approval.Status.EXPIRED, decided_at=now, updated_at=now
+            )
+            approval_events(
+                list(Approval.objects.filter(pk__in=chunk).prefetch_related("signatures")),
+                EventType.APPROVAL_EXPIRED,
+            )
+        expired += len(chunk)
+        if len(chunk) < chunk_size:
+            return expired
 
 
 def approval_expire_now(*, scope: Scope, approval_id: str) -> Approval:
