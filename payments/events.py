@@ -1,7 +1,7 @@
 """The events payments write, in the transaction of the change they report."""
 
 from events.models import Event, EventType
-from events.recording import event_new, event_record, events_record
+from events.recording import event_new, events_record
 from payments.models import PaymentRequest, ScheduledPayment
 from payments.serializers import PaymentRequestSerializer, ScheduledPaymentSerializer, payment_request_data
 
@@ -58,8 +58,9 @@ def payment_requests_accepted(requests: list[PaymentRequest]) -> None:
     )
 
 
-def scheduled_payment_event(schedule: ScheduledPayment, type: EventType) -> None:
-    event_record(
+def scheduled_payment_event_new(schedule: ScheduledPayment, type: EventType) -> Event:
+    """The unsaved event of a schedule (`events_record` writes many at once)."""
+    return event_new(
         type=type,
         program_id=schedule.program_id,
         sandbox=schedule.sandbox,

@@ -91,9 +91,10 @@ def payment_fee(program: Program, *, fee_waived: bool) -> Decimal:
     return fee
 
 
-def _order(
+def order_of(
     instruction: PaymentInstruction, *, schedule: ScheduledPayment | None = None, quote: FxQuote | None = None
 ) -> WorkOrder:
+    """What the request records of the instruction besides the decision's figures."""
     return WorkOrder(
         reference=instruction.reference,
         payee=instruction.payee,
@@ -159,7 +160,7 @@ def payment_accept(
         work = payment_work(
             account=account,
             decided=planned,
-            order=_order(instruction, schedule=schedule, quote=conversion.quote if conversion else None),
+            order=order_of(instruction, schedule=schedule, quote=conversion.quote if conversion else None),
             now=now,
             system=SystemAccounts(),
             count=planned.count,
@@ -213,7 +214,7 @@ def payment_accept_at_once(
     work = payment_work(
         account=account,
         decided=planned,
-        order=_order(instruction),
+        order=order_of(instruction),
         now=now,
         system=SystemAccounts(),
         count=planned.count,

@@ -17,11 +17,9 @@ workers at once:
   other schedules of the chunk pay.
 """
 
-import calendar
 import logging
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, date, timedelta
 
 from django.db import IntegrityError, transaction
@@ -30,18 +28,23 @@ from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import Account, Customer
-from events.models import EventType
-from payments.events import scheduled_payment_event
+from events.recording import events_record
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
 from payments.payees import ScheduleDetails
-from payments.rules import account_reference_error, virtual_iban_error
 from payments.services.acceptance import PaymentInstruction, payment_accept, payment_fee
+from payments.services.schedule_rules import (
+    RunSummary,
+    instruction_of,
+    run_outcome,
+    schedule_advance,
+    schedule_concluded_events,
+    schedule_run_check,
+)
+from payments.services.schedule_sets import schedules_run_in_sets
 
 logger = logging.getLogger(__name__)
 
-Frequency = ScheduledPayment.Frequency
 RUN_CHUNK = 200
-_STEP_DAYS = {Frequency.DAILY: 1, Frequency.WEEKLY: 7, Frequency.FORTNIGHTLY: 14}
 
 
 def utc_today() -> date:
@@ -69,31 +72,6 @@ class RunDateInFuture(Exception):
         )
         self.day = day
         self.today = today
-
-
-def add_months(anchor: date, months: int) -> date:
-    """The anchor's day of month, `months` later; the month's last day where
-    that day does not exist (31 January + 1 month = 28 or 29 February)."""
-    index = anchor.month - 1 + months
-    year, month = anchor.year + index // 12, index % 12 + 1
-    return date(year, month, min(anchor.day, calendar.monthrange(year, month)[1]))
-
-
-def occurrence_date(anchor: date, frequency: str, occurrence: int) -> date | None:
-    """Date of run number `occurrence` (0 is the anchor) of a series; None past
-    the end of a one-off."""
-    if frequency == Frequency.NEVER:
-        return anchor if occurrence == 0 else None
-    if frequency == Frequency.MONTHLY:
-        return add_months(anchor, occurrence)
-    return anchor + timedelta(days=_STEP_DAYS[Frequency(frequency)] * occurrence)
-
-
-def _advance(schedule: ScheduledPayment) -> None:
-    schedule.occurrence += 1
-    schedule.next_run_date = occurrence_date(schedule.scheduled_date, schedule.frequency, schedule.occurrence)
-    if schedule.next_run_date is None:
-        schedule.status = ScheduledPayment.Status.COMPLETED
 
 
 def schedule_create(
@@ -140,10 +118,10 @@ def schedule_create(
         schedule.last_run = ScheduleRun.objects.create(
             schedule=schedule,
             run_date=anchor,
-            outcome=_outcome(first_payment),
+            outcome=run_outcome(first_payment),
             payment_request=first_payment,
         )
-        _advance(schedule)
+        schedule_advance(schedule)
         schedule.save()
     return schedule
 
@@ -160,75 +138,6 @@ def schedule_cancel(schedule: ScheduledPayment) -> ScheduledPayment:
         locked.next_run_date = None
         locked.save(update_fields=["status", "next_run_date", "updated_at"])
         return locked
-
-
-def instruction_of(schedule: ScheduledPayment) -> PaymentInstruction:
-    details = ScheduleDetails.from_stored(schedule.details)
-    beneficiary = schedule.beneficiary
-    # The beneficiary as it is on the day of the run.
-    payee = beneficiary.payee() if beneficiary else details.payee
-    return PaymentInstruction(
-        amount=schedule.amount,
-        currency=schedule.currency,
-        reference=schedule.reference,
-        purpose=details.purpose,
-        charge_bearer=details.charge_bearer,
-        beneficiary=beneficiary,
-        payee=payee,
-        virtual_iban=details.virtual_iban,
-        fee_waived=details.fee_waived,
-    )
-
-
-def _outcome(request: PaymentRequest) -> str:
-    if request.status == PaymentRequest.Status.PENDING_TM:
-        return ScheduleRun.Outcome.HELD
-    return ScheduleRun.Outcome.PAID
-
-
-@dataclass
-class RunSummary:
-    paid: int = 0
-    held: int = 0
-    failed: list[tuple[str, date, str]] = field(default_factory=list)
-
-    @property
-    def runs(self) -> int:
-        return self.paid + self.held + len(self.failed)
-
-    def add(self, other: "RunSummary") -> None:
-        self.paid += other.paid
-        self.held += other.held
-        self.failed += other.failed
-
-
-def schedule_run_check(schedule: ScheduledPayment, instruction: PaymentInstruction) -> None:
-    """Refuse (ApiError) a run that the rules in force on its day refuse.
-
-    The account and the beneficiary are read as they are today: the account
-    must still be the schedule's customer's and in the schedule's currency, the
-    reference must fit the account's current rules (length, charset), and the
-    virtual IBAN rule holds for the payee as paid today.
-    """
-    account = schedule.account
-    owner = (account.customer_id, account.program_id, account.sandbox)
-    if owner != (schedule.customer_id, schedule.program_id, schedule.sandbox):
-        raise ApiError(ErrorCode.INVALID_STATE, "The account no longer belongs to the schedule's customer.")
-    if account.currency != schedule.currency:
-        raise ApiError(
-            ErrorCode.INVALID_STATE,
-            f"The account is now in {account.currency}; the schedule pays {schedule.currency}.",
-        )
-    reference_error = account_reference_error(account, instruction.reference)
-    if reference_error:
-        raise validation_error("reference", f"reference: {reference_error}")
-    iban_error = virtual_iban_error(
-        virtual_iban=instruction.virtual_iban,
-        currency=instruction.currency,
-        payee=instruction.payee,
-    )
-    if iban_error:
-        raise validation_error("virtualIban", f"virtualIban: {iban_error}")
 
 
 def _run_once(schedule: ScheduledPayment, run_date: date, summary: RunSummary) -> ScheduleRun | None:
@@ -251,7 +160,7 @@ def _run_once(schedule: ScheduledPayment, run_date: date, summary: RunSummary) -
         run.reason = f"{error.code}: {error.message}"[:300]
         summary.failed.append((str(schedule.id), run_date, run.reason))
     else:
-        run.outcome = _outcome(request)
+        run.outcome = run_outcome(request)
         run.payment_request = request
         if run.outcome == ScheduleRun.Outcome.HELD:
             summary.held += 1
@@ -265,15 +174,8 @@ def _conclude(schedule: ScheduledPayment, run: ScheduleRun | None) -> None:
     """Move the schedule past the date just run, and say so."""
     if run is not None:
         schedule.last_run = run
-    _advance(schedule)
-    if run is not None:
-        failed = run.outcome == ScheduleRun.Outcome.FAILED
-        scheduled_payment_event(
-            schedule,
-            EventType.SCHEDULED_PAYMENT_RUN_FAILED if failed else EventType.SCHEDULED_PAYMENT_RUN_SUCCEEDED,
-        )
-    if schedule.status == ScheduledPayment.Status.COMPLETED:
-        scheduled_payment_event(schedule, EventType.SCHEDULED_PAYMENT_COMPLETED)
+    schedule_advance(schedule)
+    events_record(schedule_concluded_events(schedule, run))
     schedule.save(update_fields=["occurrence", "next_run_date", "status", "last_run", "updated_at"])
 
 
@@ -373,6 +275,22 @@ def sandbox_clock_run(*, customer: Customer, up_to: date) -> RunSummary:
     return _run_in_chunks(due, up_to)
 
 
+def _run_in_sets(chunk: list[ScheduledPayment], day: date, summary: RunSummary) -> bool:
+    """The locked chunk run in sets (`schedules_run_in_sets`), in a savepoint;
+    False, with nothing written and the chunk's schedules read again, when
+    anything unexpected happened: the caller then runs it one schedule at a
+    time, where each run date has a savepoint of its own."""
+    try:
+        with transaction.atomic():
+            schedules_run_in_sets(chunk, day, summary)
+    except Exception:
+        logger.exception("Schedules of a chunk could not run in sets for %s; running them one by one", day)
+        for schedule in chunk:
+            schedule.refresh_from_db()
+        return False
+    return True
+
+
 def _run_in_chunks(
     due: QuerySet[ScheduledPayment],
     day: date,
@@ -394,9 +312,10 @@ def _run_in_chunks(
                 # and a payment) cannot deadlock on them.
                 .order_by("account_id", "id")[:chunk_size]
             )
-            for schedule in chunk:
-                if not _run_due(schedule, day, summary):
-                    stuck.add(schedule.id)
+            if not _run_in_sets(chunk, day, summary):
+                for schedule in chunk:
+                    if not _run_due(schedule, day, summary):
+                        stuck.add(schedule.id)
         if on_progress is not None:
             on_progress(len(chunk))
         if len(chunk) < chunk_size:

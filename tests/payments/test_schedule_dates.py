@@ -4,7 +4,7 @@ from datetime import date
 
 import pytest
 
-from payments.services.schedules import occurrence_date
+from payments.services.schedule_rules import occurrence_date
 
 
 def series(anchor: date, frequency: str, count: int) -> list[date]:
