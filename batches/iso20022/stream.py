@@ -290,6 +290,10 @@ def stream(body: bytes, message_name: str, visit: Visitor, max_errors: int) -> N
         for start in range(0, len(body), CHUNK):
             parser.feed(body[start : start + CHUNK])
             read.handle()
+            if read.fatal is not None:
+                # libxml2 goes on after some errors (an undeclared namespace prefix),
+                # and its parser keeps each: the first is enough.
+                raise NotWellFormed(read.fatal)
             if len(read.errors) >= max_errors:
                 break
         else:
