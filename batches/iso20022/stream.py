@@ -4,9 +4,10 @@ valid or not.
 One pass validates the document against its XSD (libxml2 checks each element as
 the parser reads it) and hands the group header, each payment instruction and
 each transaction to the reader as they start and end; the reader maps them and
-lets them go. Every element is seen as it starts and ends, and each one that has
-ended is dropped at once, unless the mapping reads it (`MAPPED`: the first of
-each name under its parent). So a file keeps in memory only the elements open at
+lets them go. Every element is seen as it starts and ends (its place in the path
+of open elements, and the limits), and after each chunk of the body every
+element that has ended is dropped, unless the mapping reads it (`MAPPED`: the
+first of each name under its parent). So a file keeps in memory only the elements open at
 the moment, the elements of the current instruction and transaction that the
 mapping reads, and the payments mapped so far: never the unmapped content
 (`SplmtryData/Envlp` may hold anything). Comments and processing instructions
@@ -291,8 +292,7 @@ def stream(body: bytes, message_name: str, visit: Visitor, max_errors: int) -> N
             parser.feed(body[start : start + CHUNK])
             read.handle()
             if read.fatal is not None:
-                # libxml2 goes on after some errors (an undeclared namespace prefix),
-                # and its parser keeps each: the first is enough.
+                # libxml2 goes on after some errors it recovers from: the first is enough.
                 raise NotWellFormed(read.fatal)
             if len(read.errors) >= max_errors:
                 break
