@@ -65,8 +65,10 @@ payee `Cdtr/Nm` and `CdtrAcct` (IBAN, with `CdtrAgt/FinInstnId/BICFI` (`BIC` in 
 same 14-digit form); amount `Amt/InstdAmt` in its `Ccy`, which must be the payer account's currency,
 with at most 2 decimals; reference the first `RmtInf/Ustrd`, else `PmtId/EndToEndId`. Each draft
 entry's `payment` adds the transaction's `endToEndId` and `currency`; items keep `endToEndId`, and
-`ReqdExctnDt` as their `scheduledDate` (the batch is paid when submitted). A transaction breaking a
-rule is reported invalid with its reasons, as in a JSON batch.
+`ReqdExctnDt` as their `scheduledDate` (the batch is paid when submitted). `PmtId/EndToEndId` must
+be a SEPA identifier: letters a-z and A-Z, digits, space and `/ - ? : ( ) . , ' +`, not starting or
+ending with `/`, without `//` (ids may repeat within a file); `Cdtr/Nm` and `Ustrd` are single-line
+text. A transaction breaking a rule is reported invalid with its reasons, as in a JSON batch.
 
 Refused with 400 VALIDATION_ERROR before any draft exists: XML that is not well-formed; any DTD
 (so any entity declaration or external reference); another namespace; a body holding more than
