@@ -210,8 +210,10 @@ class _Pass:
     def error(self, entry: etree._LogEntry) -> None:
         """A libxml2 message, as it is reported: an XSD error belongs to the element
         the parser has just read, whose events are read first."""
+        if entry.level < etree.ErrorLevels.ERROR:
+            return  # a warning refuses nothing
         if entry.domain != etree.ErrorDomains.SCHEMASV:
-            if entry.level >= etree.ErrorLevels.ERROR and self.fatal is None:
+            if self.fatal is None:
                 self.fatal = entry.message.strip()
             return
         self.read()
