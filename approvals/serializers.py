@@ -9,7 +9,7 @@ from approvals.models import MAX_APPROVERS, Approval, ApprovalPolicy, ApprovalSi
 from approvals.selectors import status_now
 from authn.serializers import ConfirmationSerializer
 from bankapi.approval_gate import HeldSerializer
-from bankapi.serializers import InputSerializer, StrictCharField, WholeMatchValidator
+from bankapi.serializers import InputSerializer, SingleLineTextField
 
 STATUSES = [choice for choice, _ in Approval.Status.choices]
 HASH_HELP = (
@@ -154,12 +154,6 @@ class ApproveInputSerializer(InputSerializer):
 
 
 class RejectInputSerializer(InputSerializer):
-    reason = StrictCharField(
-        min_length=1,
-        max_length=500,
-        trim_whitespace=False,
-        validators=[
-            WholeMatchValidator(r"^[^\x00-\x1f\x7f-\x9f]+$", "One line of text, no control characters.")
-        ],
-        help_text="Why it is rejected; one line of text.",
-    )
+    # The one single-line rule of free text: a pattern of its own let bidi
+    # overrides and isolates, zero-width characters and line separators through.
+    reason = SingleLineTextField(min_length=1, max_length=500, help_text="Why it is rejected.")

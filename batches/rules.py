@@ -21,6 +21,7 @@ from bankapi.banking import ACCOUNT_NUMBER, SORT_CODE
 from bankapi.codes import bic_problem, iban_problem, normalise_bic, normalise_iban
 from bankapi.formats import single_line_text_problem
 from bankapi.models import Account
+from batches.iso20022.identifiers import sepa_identifier_problem
 from batches.payees import ItemPayee
 from batches.sent import CheckedPayment, SentAccount, SentPayee, SentPayer, SentPayment
 from payments.decision import currency_refusal
@@ -421,6 +422,9 @@ def item_check(index: int, payment: SentPayment, book: PayerBook) -> CheckedItem
     if checked.amount is None:
         reasons.append("amount: must be a decimal string above 0 with at most 2 decimals.")
     _reference(payment.reference, checked.payer, reasons)
+    # Only a file's payment has one.
+    if payment.end_to_end_id is not None and (problem := sepa_identifier_problem(payment.end_to_end_id)):
+        reasons.append(f"endToEndId: {problem}")
     return checked
 
 

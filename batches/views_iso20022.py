@@ -15,8 +15,9 @@ from bankapi.errors import ApiError, ErrorCode
 from bankapi.responses import ok_flat, served_as_attachment
 from bankapi.roles import Role
 from bankapi.schema import error_responses
-from batches.iso20022.reading import MAX_NAMES, PATHS_MAX_ELEMENTS
+from batches.iso20022.reading import MAX_NAMES
 from batches.iso20022.schemas import PAIN002_VERSIONS
+from batches.iso20022.stream import MAX_ATTRIBUTES, MAX_DEPTH, MAX_ELEMENTS, MAX_NAMESPACES
 from batches.presenters import draft_status
 from batches.rules import MAX_PAYMENTS
 from batches.serializers import VerifyAnswerSerializer
@@ -64,17 +65,20 @@ payee `Cdtr/Nm` and `CdtrAcct` (IBAN, with `CdtrAgt/FinInstnId/BICFI` (`BIC` in 
 same 14-digit form); amount `Amt/InstdAmt` in its `Ccy`, which must be the payer account's currency,
 with at most 2 decimals; reference the first `RmtInf/Ustrd`, else `PmtId/EndToEndId`. Each draft
 entry's `payment` adds the transaction's `endToEndId` and `currency`; items keep `endToEndId`, and
-`ReqdExctnDt` as their `scheduledDate` (the batch is paid when submitted). A transaction breaking a
-rule is reported invalid with its reasons, as in a JSON batch.
+`ReqdExctnDt` as their `scheduledDate` (the batch is paid when submitted). `PmtId/EndToEndId` must
+be a SEPA identifier: letters a-z and A-Z, digits, space and `/ - ? : ( ) . , ' +`, not starting or
+ending with `/`, without `//` (ids may repeat within a file); `Cdtr/Nm` and `Ustrd` are single-line
+text. A transaction breaking a rule is reported invalid with its reasons, as in a JSON batch.
 
 Refused with 400 VALIDATION_ERROR before any draft exists: XML that is not well-formed; any DTD
-(so any entity declaration or external reference); another namespace; more than {MAX_NAMES}
-distinct element and attribute names (field `Document`: content such as `SplmtryData/Envlp` may
-hold anything, but the parser keeps every name it meets); a violation of the message's
-XSD (`errors[]`: up to 50 `{{field: element path such as
-CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[3]/Amt/InstdAmt, counted from 1, message}}`; the path is
-`Document`, the message naming the element, in a document of more than {PATHS_MAX_ELEMENTS}
-elements); more than
+(so any entity declaration or external reference); another namespace; a body holding more than
+its limits allow, field `Document` (content such as `SplmtryData/Envlp` may hold anything, but
+reading costs bounded memory): more than {MAX_NAMES} distinct element and attribute names, more
+than {MAX_ELEMENTS} elements, more than {MAX_DEPTH} levels of nested elements, more than
+{MAX_ATTRIBUTES} attributes on one element, or more than {MAX_NAMESPACES} namespace declarations;
+a violation of the message's XSD (`errors[]`: up to 50 `{{field: element path such as
+CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[3]/Amt/InstdAmt, counted from 1, message}}`, the path of
+the element being read when the schema refused it); more than
 {MAX_PAYMENTS} transactions (field `CstmrCdtTrfInitn/GrpHdr/NbOfTxs`); a `NbOfTxs` or `CtrlSum` of the
 group header, or of a payment instruction that states them, other than its transactions' count or
 amount sum (the field names the element). `GrpHdr/MsgId` is unique per owner (this custodian, or
@@ -94,8 +98,8 @@ FILE_RESPONSES = {
         413,
         415,
         429,
-        s400="VALIDATION_ERROR: the document (well-formedness, DTD, namespace, XSD, transaction count, "
-        "control figures), field errors in `errors`.",
+        s400="VALIDATION_ERROR: the document (well-formedness, DTD, namespace, the limits of what a body "
+        "may hold, XSD, transaction count, control figures), field errors in `errors`.",
         s404="RESOURCE_NOT_FOUND: the customer (single-customer route).",
         s409="DUPLICATE_MESSAGE: a file with this MsgId was uploaded before; `batchId` names what it made.",
         s413=f"PAYLOAD_TOO_LARGE: the body is over {MAX_BODY_BYTES} bytes.",

@@ -190,3 +190,62 @@ def hostile_files(debtor: dict, size: int) -> dict[str, bytes]:
         "flat": with_supplementary_data(base, flat(max(1, (size - len(base)) // 4))),
         "distinct names": with_supplementary_data(base, distinct_names(max(1, (size - len(base)) // 7))),
     }
+
+
+def refused_by_the_schema(document: bytes) -> bytes:
+    """`document` with an element the XSD does not take at the end of its
+    `CstmrCdtTrfInitn`: a file that fails the schema once read to its end."""
+    return document.replace(b"</CstmrCdtTrfInitn>", b"<Refused/></CstmrCdtTrfInitn>")
+
+
+def nested_with_attributes(count: int, depth: int) -> bytes:
+    """`count` small elements of 3 attributes each, in the innermost of `depth`
+    nested elements."""
+    leaves = b'<e a="1" b="2" c="3"/>' * count
+    return b"<n>" * depth + leaves + b"</n>" * depth
+
+
+def attribute_names() -> itertools.chain:
+    """Distinct attribute names, shortest first: 3,224 of 2 characters, then of 3."""
+    first = string.ascii_letters
+    rest = string.ascii_letters + string.digits
+    return itertools.chain(
+        (a + b for a in first for b in rest), (a + b + c for a in first for b in rest for c in rest)
+    )
+
+
+def many_attributes(count: int, attributes: int) -> bytes:
+    """`count` elements of `attributes` empty attributes each (the same names on each)."""
+    names = list(itertools.islice(attribute_names(), attributes))
+    element = b"<e" + b"".join(f' {name}=""'.encode() for name in names) + b"/>"
+    return element * count
+
+
+def own_namespaces(count: int) -> bytes:
+    """`count` empty elements, each declaring a default namespace of its own."""
+    return b"".join(
+        f'<e xmlns="http://example.com/ns/{n:09d}/abcdefghijklmnopqr"/>'.encode() for n in range(count)
+    )
+
+
+def finding_files(debtor: dict, version: str = V09) -> dict[str, bytes]:
+    """The three files an attacker sent, each failing the schema: 240,000 small
+    elements of 3 attributes under 245 levels of nesting (5.3 MB); 40 elements of
+    60,000 attributes each (16.0 MB); 200,000 elements each declaring a namespace
+    of its own (12.6 MB). In a pain.001.001.09 their content is in
+    `SplmtryData/Envlp`, with an element the XSD refuses at the end; a
+    pain.001.001.03 has no such place: the content ends its `CstmrCdtTrfInitn`."""
+    base = pain001([Instruction(debtor, [Tx("E2E-1", "1.00", scan("200000", "55779911"))])], version=version)
+    shapes = {
+        "240k attributed": nested_with_attributes(240_000, 245),
+        "60k attributes": many_attributes(40, 60_000),
+        "200k namespaces": own_namespaces(200_000),
+    }
+    if version == V03:
+        return {
+            kind: base.replace(b"</CstmrCdtTrfInitn>", shape + b"</CstmrCdtTrfInitn>")
+            for kind, shape in shapes.items()
+        }
+    return {
+        kind: refused_by_the_schema(with_supplementary_data(base, shape)) for kind, shape in shapes.items()
+    }

@@ -4,9 +4,11 @@ In this order, each step refusing with 400 VALIDATION_ERROR before the next:
 1. the root, read before anything else: no DTD (so no entity and no external
    reference is ever declared, let alone read), a pain.001.001.03 or .09
    `Document`;
-2. one streaming pass in bounded memory (`batches.iso20022.stream`): well-formed,
-   valid against the message's official XSD (errors name element paths), at most
-   `MAX_TRANSACTIONS` transactions, each transaction mapped as it ends and let go;
+2. one streaming pass in bounded memory (`batches.iso20022.stream`): within the
+   limits of elements, nesting, attributes and namespace declarations,
+   well-formed, valid against the message's official XSD (errors name element
+   paths), at most `MAX_TRANSACTIONS` transactions, each transaction mapped as it
+   ends and let go;
 3. the control figures: `NbOfTxs` and `CtrlSum` of the group header and of each
    payment instruction that states them;
 4. the mapping of each transaction to the JSON batch item form, whose content
@@ -22,16 +24,16 @@ from decimal import Decimal, InvalidOperation
 from lxml import etree
 
 from bankapi.errors import ApiError, ErrorCode
-from batches.iso20022.schemas import PAIN001_VERSIONS, element_path, hardened_parser, namespace_of, xml_schema
+from batches.iso20022.schemas import PAIN001_VERSIONS, namespace_of
 from batches.iso20022.stream import (
     HEADER_FIELDS,
     INSTRUCTION_FIELDS,
     TRANSACTION_FIELDS,
     Invalid,
     NotWellFormed,
+    TooMuch,
     drop,
     local_name,
-    readable,
     stream,
 )
 from batches.rules import MAX_PAYMENTS
@@ -39,9 +41,6 @@ from batches.sent import FileInstruction, SentAccount, SentPayee, SentPayer, Sen
 
 MAX_TRANSACTIONS = MAX_PAYMENTS
 MAX_ERRORS = 50
-# An invalid document of at most this many elements is built as a tree to name
-# its errors' element paths: about 30 MiB (a 10,000-transaction file has 150,000).
-PATHS_MAX_ELEMENTS = 250_000
 # libxml2 keeps every distinct element and attribute name it meets in its
 # dictionary (about 45 bytes each) while it parses, whatever the reader keeps:
 # 2.4 million names fit in 16 MiB. The pain.001 schemas have about a thousand.
@@ -85,11 +84,10 @@ def pain001_read(body: bytes) -> Pain001:
         stream(body, message_name, document.visit, MAX_ERRORS)
     except NotWellFormed as exc:
         raise _refused("body", f"Not well-formed XML: {exc}") from exc
+    except TooMuch as exc:
+        raise _refused("Document", str(exc)) from None
     except Invalid as invalid:
-        raise file_refused(
-            f"The document is not a valid {message_name} message.",
-            _schema_errors(body, message_name, invalid),
-        ) from None
+        raise file_refused(f"The document is not a valid {message_name} message.", invalid.errors) from None
     _controls_check(document)
     return document.mapped()
 
@@ -137,36 +135,6 @@ def _names_check(body: bytes) -> None:
         names.update(_NAME.findall(body, start, start + _NAMES_CHUNK))
         if len(names) > MAX_NAMES:
             raise _refused("Document", f"At most {MAX_NAMES} distinct element and attribute names.")
-
-
-def _schema_errors(body: bytes, message_name: str, invalid: Invalid) -> list[dict]:
-    """The XSD's errors, each naming its element's path when the document is small
-    enough to hold as a tree (a well-formed file of at most MAX_TRANSACTIONS plain
-    transactions always is); else the path of `Document`, with the message naming
-    the element."""
-    if invalid.elements > PATHS_MAX_ELEMENTS:
-        return [
-            {"field": "Document", "message": readable(message, message_name)} for message in invalid.messages
-        ]
-    try:
-        root = etree.fromstring(body, hardened_parser())
-    except etree.XMLSyntaxError as exc:
-        raise _refused("body", f"Not well-formed XML: {exc.msg}") from exc
-    schema = xml_schema(message_name)
-    schema.validate(root)
-    tree = root.getroottree()
-    errors = []
-    for entry in schema.error_log:
-        try:
-            found = tree.xpath(entry.path) if entry.path else []
-        except etree.XPathError:
-            found = []
-        element = found[0] if isinstance(found, list) and found else None
-        field = element_path(message_name, element) if isinstance(element, etree._Element) else "Document"
-        errors.append({"field": field or "Document", "message": readable(entry.message, message_name)})
-        if len(errors) == MAX_ERRORS:
-            break
-    return errors
 
 
 def _root_checked(root: etree._Element) -> str:

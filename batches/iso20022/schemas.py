@@ -3,13 +3,12 @@ hardened XML parser every ISO 20022 document is read with.
 
 Validation uses libxml2's XSD engine (`lxml.etree.XMLSchema`): it validates a
 10,000-transaction file about forty times faster than `xmlschema` (figures in
-bench/README.md). The element paths of its errors are rebuilt from the schema
-(`element_path`), with an index on every element the schema lets repeat.
+bench/README.md). The element paths of its errors are named from the schema
+(`schema_types`), with an index on every element the schema lets repeat.
 """
 
 import functools
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from lxml import etree
@@ -53,45 +52,21 @@ def xml_schema(message_name: str) -> etree.XMLSchema:
     return schemas[message_name]
 
 
-@dataclass
-class _Type:
-    """A complex type's child elements: their type name and whether they repeat."""
-
-    children: dict[str, tuple[str, bool]] = field(default_factory=dict)
+# A complex type's child elements: their type name and whether they may repeat.
+Children = dict[str, tuple[str, bool]]
 
 
 @functools.cache
-def _types(message_name: str) -> tuple[dict[str, _Type], str]:
-    """Every complex type of the schema, and the type of its root `Document`."""
+def schema_types(message_name: str) -> tuple[dict[str, Children], str]:
+    """Every complex type of the schema with its child elements, and the type of its
+    root `Document`: what names an element path, with an index on every element the
+    schema lets repeat (`CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[3]/Amt/InstdAmt`)."""
     root = etree.parse(str(XSD_DIR / f"{message_name}.xsd"), hardened_parser()).getroot()
-    types: dict[str, _Type] = {}
+    types: dict[str, Children] = {}
     for complex_type in root.iter(f"{XS}complexType"):
-        known = types.setdefault(complex_type.get("name", ""), _Type())
+        known = types.setdefault(complex_type.get("name", ""), {})
         for element in complex_type.iter(f"{XS}element"):
             repeats = element.get("maxOccurs", "1") != "1"
-            known.children[element.get("name", "")] = (element.get("type", ""), repeats)
+            known[element.get("name", "")] = (element.get("type", ""), repeats)
     document = root.find(f"{XS}element[@name='Document']")
     return types, document.get("type", "") if document is not None else ""
-
-
-def element_path(message_name: str, element: etree._Element) -> str:
-    """`CstmrCdtTrfInitn/PmtInf[1]/CdtTrfTxInf[3]/Amt/InstdAmt`: the element's path
-    below `Document`, counted from 1, with its index on every element that may repeat."""
-    chain = []
-    node: etree._Element | None = element
-    while node is not None and node.getparent() is not None:
-        chain.append(node)
-        node = node.getparent()
-    chain.reverse()
-    types, type_name = _types(message_name)
-    parts = []
-    for node in chain:
-        name = etree.QName(node).localname
-        type_name, repeats = types.get(type_name, _Type()).children.get(name, ("", False))
-        if repeats:
-            parent = node.getparent()
-            siblings = parent.iterchildren(node.tag) if parent is not None else iter(())
-            position = next(n for n, sibling in enumerate(siblings, 1) if sibling is node)
-            name = f"{name}[{position}]"
-        parts.append(name)
-    return "/".join(parts)

@@ -11,6 +11,7 @@ from events.models import Event
 from payments.models import PaymentRequest
 from tests.approvals.conftest import approve_totp, business_make, code_of, pay
 from tests.support.factories import customer_user
+from tests.support.single_line import LINE_BREAKING, with_inside
 
 
 @pytest.fixture
@@ -117,6 +118,33 @@ def test_reject_takes_one_line_of_reason(api, business, held, body):
     answer = api.post(f"/v1/approvals/{held}/reject", body, format="json", **business.initiator.access)
     assert answer.status_code == 400
     assert answer.json()["code"] == "VALIDATION_ERROR"
+
+
+@pytest.mark.parametrize("character", LINE_BREAKING.values(), ids=LINE_BREAKING.keys())
+def test_reject_reason_is_single_line_text(api, business, held, character):
+    """Bidi overrides and isolates, zero-width characters, line and paragraph
+    separators and the byte order mark were taken, and shown to the initiator."""
+    answer = api.post(
+        f"/v1/approvals/{held}/reject",
+        {"reason": with_inside("Wrong supplier", character)},
+        format="json",
+        **business.initiator.access,
+    )
+
+    assert answer.status_code == 400, answer.content
+    body = answer.json()
+    assert (body["code"], [error["field"] for error in body["errors"]]) == ("VALIDATION_ERROR", ["reason"])
+    assert "single line of text" in body["errors"][0]["message"]
+    assert Approval.objects.get(id=held).status == "PENDING_APPROVAL"
+
+
+def test_a_reason_of_spaces_alone_is_blank(api, business, held):
+    answer = api.post(
+        f"/v1/approvals/{held}/reject", {"reason": "   "}, format="json", **business.initiator.access
+    )
+
+    assert answer.status_code == 400, answer.content
+    assert Approval.objects.get(id=held).status == "PENDING_APPROVAL"
 
 
 @pytest.mark.parametrize(

@@ -45,10 +45,14 @@ def peak_kib():
     return int(status.split("VmHWM:")[1].split()[0])
 body = open(sys.argv[1], "rb").read()
 xml_schema("pain.001.001.09")
+from bankapi.errors import ApiError
 before = peak_kib()
-payments = len(pain001_read(body).payments)
+try:
+    payments, status = len(pain001_read(body).payments), 200
+except ApiError as refused:
+    payments, status = 0, refused.status
 after = peak_kib()
-print(json.dumps({"payments": payments, "grew_mib": (after - before) / 1024}))
+print(json.dumps({"payments": payments, "status": status, "grew_mib": (after - before) / 1024}))
 """
 
 

@@ -5,7 +5,7 @@ the other items go on."""
 
 import pytest
 
-from bench.pain001 import V09, Instruction, Tx, pain001, scan
+from bench.pain001 import V03, V09, Instruction, Tx, pain001, scan
 from tests.batches.conftest import PAYEE_UK, URL, payment, verify
 from tests.batches.iso20022 import upload
 from tests.support.single_line import LINE_BREAKING, with_inside
@@ -44,8 +44,11 @@ def test_a_json_item_with_the_character_is_invalid(api, custodian_auth, custodia
     assert_single_line_reasons(invalid_reasons(api, custodian_auth, draft_id))
 
 
+@pytest.mark.parametrize("version", [V03, V09])
 @pytest.mark.parametrize("character", LINE_BREAKING.values(), ids=LINE_BREAKING.keys())
-def test_a_file_transaction_with_the_character_is_invalid(api, custodian_auth, custodian_accounts, character):
+def test_a_file_transaction_with_the_character_is_invalid(
+    api, custodian_auth, custodian_accounts, character, version
+):
     payer = custodian_accounts[0]
     payee = scan("200000", "55779911")
     file = pain001(
@@ -59,7 +62,7 @@ def test_a_file_transaction_with_the_character_is_invalid(api, custodian_auth, c
                 ],
             )
         ],
-        version=V09,
+        version=version,
     )
 
     uploaded = upload(api, custodian_auth, file)

@@ -93,6 +93,7 @@ def test_the_iso20022_memory_bench_runs():
     out = run("iso20022_memory.py", "--size-mib", "0.05", env=without_databases())
 
     assert "deep and wide" in out and "10000 payments" in out and "400 VALIDATION_ERROR" in out, out
+    assert "240k attributed" in out and "60k attributes" in out and "200k namespaces" in out, out
     assert out.strip().splitlines()[-1].startswith("ratio="), out
 
 
