@@ -46,8 +46,12 @@ REJECTED_IN_REVIEW = "Rejected in compliance review"
 class BeneficiaryAdmin(ExactSearchMixin, admin.ModelAdmin):
     list_display = ("name", "customer", "account_kind", "sort_code", "account_number", "iban", "sandbox")
     list_filter = ("sandbox", "account_kind", "program")
-    exact_search_fields = ("id", "customer")
-    search_help_text = "An exact beneficiary id or customer id."
+    exact_search_fields = ("id", "customer", "iban", "account_number")
+    compact_search_fields = ("iban",)
+    contains_search_fields = ("name",)
+    search_help_text = (
+        "Part of a payee's name (any case), an exact IBAN or account number, or a beneficiary or customer id."
+    )
     list_select_related = ("customer",)
     raw_id_fields = ("customer",)
     paginator = CappedCountPaginator
