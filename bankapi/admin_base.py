@@ -201,7 +201,10 @@ def action_with_reason(
     Like Django's `delete_selected`: the first post shows a page listing the
     selected rows and a `reason` field; it posts back to the changelist with
     `action`, `_selected_action`, `post=yes` and `reason`. Without a valid reason
-    the page comes back and nothing changes. `apply(obj, reason)` calls the
+    the page comes back and nothing changes. The page lists the selected rows by
+    the model admin's `confirm_description(obj)` when it has one (what an
+    operator must see to decide: labelled columns), else by their names.
+    `apply(obj, reason)` calls the
     domain service and answers what to write in the admin log. `form_class`
     (a form with one `reason` field) says what a valid reason is.
     """
@@ -210,10 +213,16 @@ def action_with_reason(
     if posted and form.is_valid():
         apply_each(modeladmin, request, queryset, lambda obj: apply(obj, form.cleaned_data["reason"]))
         return None
+    describe = getattr(modeladmin, "confirm_description", None)
+    described = [describe(obj) for obj in queryset] if describe else []
     context = {
         **modeladmin.admin_site.each_context(request),
         "title": title,
         "objects": queryset,
+        # What the operator confirms, a row a record: (label, text) pairs from
+        # the screen's `confirm_description(obj)`, else the record's name.
+        "headings": [label for label, _ in described[0]] if described else [],
+        "described": [[text for _, text in row] for row in described],
         "opts": modeladmin.model._meta,
         "action": request.POST.get("action", ""),
         "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
