@@ -72,7 +72,10 @@ def test_batches_name_their_owner_once_and_show_their_items_money(staff_client, 
     for internal in ("Owner customer", "Route customer", "owner customer", "route customer"):
         assert internal not in listing and internal not in page
     # The customer is named once on the page, with how its payers are limited.
-    owner = f"Customer: {account.customer}, paying from its own accounts (payer accounts limited to this customer)"
+    owner = (
+        f"Customer: {account.customer}, paying from its own accounts"
+        " (payer accounts limited to this customer)"
+    )
     assert owner in page and page.count(str(account.customer)) == 1
     # Item count, the total per currency and the count per status, on the list and the page.
     for text in (listing, page):
