@@ -116,22 +116,22 @@ class ApprovalAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     search_help_text = "An exact approval id."
     ordering = ("-created_at",)
     inlines = [SignatureInline]
+    # What an operator reads first: state, money, whose, what exactly; then the rest.
     readonly_fields = (
         "id",
-        "program",
-        "sandbox",
-        "kind",
         "status",
+        "kind",
         "amount_total",
-        "customer",
-        "custodian",
+        "owner",
         "initiator",
+        "content_fields",
+        "result_fields",
         "required",
         "passkey_required",
-        "content_fields",
         "content_hash",
         "expires_at",
-        "result_fields",
+        "program",
+        "sandbox",
         "error_code",
         "error_message",
         "rejected_by",

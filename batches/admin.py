@@ -80,9 +80,10 @@ class BatchAdmin(OwnerLabels, ExactSearchMixin, ReadOnlyModelAdmin):
             "status",
             "owner",
             "items_count",
-            "valid_count",
             "items_total",
             "items_statuses",
+            "items",
+            "valid_count",
             "currency",
             "message_id",
             "message_name",
@@ -91,7 +92,6 @@ class BatchAdmin(OwnerLabels, ExactSearchMixin, ReadOnlyModelAdmin):
             "sandbox",
             "created_at",
             "updated_at",
-            "items",
         ]
 
     @admin.display(description="custodian or customer")
