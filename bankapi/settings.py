@@ -225,8 +225,7 @@ LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
-# Times in the back office name their zone (bankapi/locale_formats).
-FORMAT_MODULE_PATH = "bankapi.locale_formats"
+FORMAT_MODULE_PATH = "bankapi.locale_formats"  # back-office times name their zone
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(
