@@ -15,7 +15,7 @@ from audit.services import PERSONAL_DATA
 from tests.backoffice.rows import MAKERS, owners_make
 
 # Pages shown to name no customer, user e-mail, payee or account number: settings,
-# rates, the bank's own ledger accounts, webhook endpoints and their deliveries
+# rates, the bank's own ledger accounts (not a customer's), webhook endpoints and their deliveries
 # (a URL, an event type and id, a status code), a custodian (a partner firm, not
 # a customer) and staff groups.
 NAME_NO_PERSONAL_DATA = frozenset(
@@ -25,7 +25,6 @@ NAME_NO_PERSONAL_DATA = frozenset(
         "bankapi.Custodian",
         "payments.FxRate",
         "payments.SystemAccount",
-        "payments.LedgerTransaction",
         "onboarding.LegalDocumentSet",
         "onboarding.ProgramOnboarding",
         "events.WebhookEndpoint",
