@@ -182,3 +182,9 @@ class ApprovalSignature(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["approval", "user"], name="approval_signature_once_per_user"),
         ]
+
+    def __str__(self) -> str:
+        return f"Signed by {self.user} with {self.method_text()}"
+
+    def method_text(self) -> str:
+        return {"passkey": "a passkey", "totp": "an authenticator code"}.get(self.method, self.method)

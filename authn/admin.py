@@ -53,7 +53,8 @@ class UserAdmin(ExactSearchMixin, admin.ModelAdmin):
     )
     list_filter = ("role", "sandbox", "is_staff", "is_active", LockedFilter, "program")
     exact_search_fields = ("email", "id")
-    search_help_text = "An exact e-mail address or user id."
+    contains_search_fields = ("email", "first_name", "last_name")
+    search_help_text = "Part of a name or e-mail (any case), or an exact user id."
     list_select_related = ("program",)
     raw_id_fields = ("customer", "custodian")
     filter_horizontal = ("groups",)

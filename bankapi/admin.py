@@ -74,7 +74,8 @@ class CustomerAdmin(ExactSearchMixin, admin.ModelAdmin):
     list_display = ("name", "kind", "program", "sandbox", "custodian", "created_at")
     list_filter = ("sandbox", "kind", "program")
     exact_search_fields = ("id", "custodian")
-    search_help_text = "An exact customer id or custodian id."
+    contains_search_fields = ("name",)
+    search_help_text = "Part of a name (any case), or an exact customer id or custodian id."
     list_select_related = ("program", "custodian")
     raw_id_fields = ("custodian",)
     paginator = CappedCountPaginator
@@ -94,8 +95,10 @@ class AccountAdmin(ExactSearchMixin, admin.ModelAdmin):
         "sandbox",
     )
     list_filter = ("sandbox", "program")
-    exact_search_fields = ("id", "customer")
-    search_help_text = "An exact account id or customer id."
+    exact_search_fields = ("id", "customer", "iban", "account_number")
+    # An IBAN is stored without spaces, in capitals: sought so, however pasted.
+    compact_search_fields = ("iban",)
+    search_help_text = "An exact IBAN, account number, account id or customer id."
     list_select_related = ("customer",)
     raw_id_fields = ("customer",)
     paginator = CappedCountPaginator

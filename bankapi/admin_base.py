@@ -60,7 +60,8 @@ class CappedCountPaginator(Paginator):
 
 
 class ExactSearchMixin:
-    """Search by exact values of indexed columns (ids, e-mail), never `LIKE '%x%'`.
+    """Search by exact values (ids, e-mail, an IBAN) and, for the lists of people,
+    by names and e-mails containing the text.
 
     `exact_search_fields` are field paths. A search text that cannot be a value
     of a field (not a UUID, a number out of range, too long) is skipped for that
@@ -70,14 +71,28 @@ class ExactSearchMixin:
     `str(pk)` (the admin log's object id): a UUID is stored there in lower case,
     so a UUID-looking term is sought in that form (still one exact, indexed
     lookup), whatever the case it was pasted in.
+
+    `compact_search_fields` are those of them written without spaces and in
+    capitals (an IBAN): a term pasted as printed ("gb29 nwbk ...") is sought
+    in that form.
+
+    `contains_search_fields` are text fields a person is found by (a name, an
+    e-mail): each word of the text must be in one of them, whatever the case
+    ("jane smith" finds first name Jane, last name Smith). Such a search reads
+    the list's table through (no index answers "contains"): it is offered on
+    the lists of people only, which a caller's name is all an operator has to
+    find them by. Either way, the list records the search text with the rows it
+    showed (the audit's staff-view records).
     """
 
     exact_search_fields: tuple[str, ...] = ()
     id_text_fields: tuple[str, ...] = ()
+    compact_search_fields: tuple[str, ...] = ()
+    contains_search_fields: tuple[str, ...] = ()
     model: type[models.Model]  # the ModelAdmin's
 
     def get_search_fields(self, request) -> tuple[str, ...]:
-        return self.exact_search_fields
+        return self.exact_search_fields + self.contains_search_fields
 
     def get_search_results(self, request, queryset, search_term: str):
         term = search_term.strip()
@@ -85,10 +100,33 @@ class ExactSearchMixin:
             return queryset, False
         condition = Q(pk__in=[])
         for path in self.exact_search_fields:
-            value = _search_value(self.model, path, _uuid_text(term) if path in self.id_text_fields else term)
+            value = _search_value(self.model, path, _field_text(self, path, term))
             if value is not None:
                 condition |= Q(**{path: value})
+        words = term.split()
+        if self.contains_search_fields and len(words) <= MAX_SEARCH_WORDS and len(term) <= MAX_CONTAINS_TEXT:
+            every_word = Q()
+            for word in words:
+                any_field = Q(pk__in=[])
+                for path in self.contains_search_fields:
+                    any_field |= Q(**{f"{path}__icontains": word})
+                every_word &= any_field
+            condition |= every_word
         return queryset.filter(condition), False
+
+
+# A "contains" search of longer text, or of more words, cannot name a person: it
+# matches nothing rather than build a long query.
+MAX_SEARCH_WORDS = 5
+MAX_CONTAINS_TEXT = 200
+
+
+def _field_text(model_admin: ExactSearchMixin, path: str, term: str) -> str:
+    if path in model_admin.id_text_fields:
+        return _uuid_text(term)
+    if path in model_admin.compact_search_fields:
+        return "".join(term.split()).upper()
+    return term
 
 
 def _uuid_text(term: str) -> str:
@@ -163,7 +201,10 @@ def action_with_reason(
     Like Django's `delete_selected`: the first post shows a page listing the
     selected rows and a `reason` field; it posts back to the changelist with
     `action`, `_selected_action`, `post=yes` and `reason`. Without a valid reason
-    the page comes back and nothing changes. `apply(obj, reason)` calls the
+    the page comes back and nothing changes. The page lists the selected rows by
+    the model admin's `confirm_description(obj)` when it has one (what an
+    operator must see to decide: labelled columns), else by their names.
+    `apply(obj, reason)` calls the
     domain service and answers what to write in the admin log. `form_class`
     (a form with one `reason` field) says what a valid reason is.
     """
@@ -172,10 +213,16 @@ def action_with_reason(
     if posted and form.is_valid():
         apply_each(modeladmin, request, queryset, lambda obj: apply(obj, form.cleaned_data["reason"]))
         return None
+    describe = getattr(modeladmin, "confirm_description", None)
+    described = [describe(obj) for obj in queryset] if describe else []
     context = {
         **modeladmin.admin_site.each_context(request),
         "title": title,
         "objects": queryset,
+        # What the operator confirms, a row a record: (label, text) pairs from
+        # the screen's `confirm_description(obj)`, else the record's name.
+        "headings": [label for label, _ in described[0]] if described else [],
+        "described": [[text for _, text in row] for row in described],
         "opts": modeladmin.model._meta,
         "action": request.POST.get("action", ""),
         "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,

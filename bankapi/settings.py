@@ -225,6 +225,7 @@ LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+FORMAT_MODULE_PATH = "bankapi.locale_formats"  # back-office times name their zone
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(

@@ -13,6 +13,7 @@ from django.utils.html import format_html
 from bankapi import dashboard
 from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, apply_each, money
 from bankapi.admin_display import short_id
+from batches.admin_figures import BatchChangeList, figures_of, items_table
 from batches.models import Batch, BatchItem, Draft, ScaChallenge
 from batches.services.retry import batch_item_retry
 
@@ -52,28 +53,79 @@ class BatchAdmin(OwnerLabels, ExactSearchMixin, ReadOnlyModelAdmin):
     list_display = (
         "id",
         "status",
-        "payments_count",
-        "valid_count",
-        "currency",
-        "message_id",
+        "items_count",
+        "items_total",
+        "items_statuses",
         "owner_label",
-        "sandbox",
+        "message_id",
         "created_at",
     )
-    # The program is a filter (and on the change page), not a column: the list fits 1366 px.
-    list_filter = ("status", "sandbox", "program")
+    # The program and the environment are filters (and on the change page), not
+    # columns: the list fits 1366 px.
+    list_filter = ("status", ("created_at", admin.DateFieldListFilter), "sandbox", "program")
     # message_id: an ISO 20022 file's GrpHdr/MsgId (indexed).
     exact_search_fields = ("id", "custodian", "owner_customer", "message_id")
     search_help_text = "An exact batch id, custodian id, customer id or a file's MsgId."
     list_select_related = ("custodian", "owner_customer")
     ordering = ("-created_at",)
-    readonly_fields = ("items",)
+    readonly_fields = ("owner", "items_count", "items_total", "items_statuses", "items")
 
-    @admin.display(description="items")
+    def get_changelist(self, request, **kwargs):
+        return BatchChangeList
+
+    def get_fields(self, request, obj=None):
+        # Who the batch is of, once; then what it holds, then the rest.
+        return [
+            "id",
+            "status",
+            "owner",
+            "items_count",
+            "items_total",
+            "items_statuses",
+            "items",
+            "valid_count",
+            "currency",
+            "message_id",
+            "message_name",
+            "submitted_by",
+            "program",
+            "sandbox",
+            "created_at",
+            "updated_at",
+        ]
+
+    @admin.display(description="custodian or customer")
+    def owner(self, batch: Batch) -> str:
+        """The owner, with how its payers are limited, naming a customer once."""
+        if batch.custodian_id:
+            text = f"Custodian: {batch.custodian}"
+            if batch.route_customer_id:
+                text += f"; payer accounts limited to customer {batch.route_customer}"
+            elif batch.customer_id:
+                text += f"; every payer account is customer {batch.customer}'s"
+            return text
+        text = f"Customer: {batch.owner_customer}, paying from its own accounts"
+        if batch.route_customer_id and batch.route_customer_id != batch.owner_customer_id:
+            text += f"; payer accounts limited to customer {batch.route_customer}"
+        elif batch.route_customer_id:
+            text += " (payer accounts limited to this customer)"
+        return text
+
+    @admin.display(description="items", ordering="payments_count")
+    def items_count(self, batch: Batch) -> str:
+        return f"{batch.payments_count:,}"
+
+    @admin.display(description="total per currency")
+    def items_total(self, batch: Batch) -> str:
+        return figures_of(batch).totals_text()
+
+    @admin.display(description="items by status")
+    def items_statuses(self, batch: Batch) -> str:
+        return figures_of(batch).statuses_text()
+
+    @admin.display(description="first items")
     def items(self, batch: Batch) -> str:
-        # A batch holds up to 10,000 items: they are listed on the items screen.
-        url = reverse("admin:batches_batchitem_changelist") + f"?q={batch.id}"
-        return format_html('<a href="{}">{} items of this batch</a>', url, batch.payments_count)
+        return items_table(batch)
 
 
 @admin.register(BatchItem)

@@ -123,5 +123,6 @@ class CardholderAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     list_display = ("id", "first_name", "last_name", "email", "account", "sandbox")
     list_filter = ("sandbox", "program")
     exact_search_fields = ("id", "account")
-    search_help_text = "An exact cardholder id or account id."
+    contains_search_fields = ("first_name", "last_name", "email")
+    search_help_text = "Part of a name or e-mail (any case), or an exact cardholder id or account id."
     list_select_related = ("account",)

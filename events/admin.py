@@ -119,12 +119,19 @@ class WebhookEndpointAdmin(ExactSearchMixin, admin.ModelAdmin):
 @admin.register(Event)
 class EventAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     list_display = ("event_id", "type", "resource_type", "resource_id", "customer", "sandbox", "created_at")
-    list_filter = ("type", "sandbox", "fanned_out")
+    list_filter = ("type", ("created_at", admin.DateFieldListFilter), "sandbox", "fanned_out")
     list_select_related = ("customer",)
+    # Rows are short: a page of 25 stays about one screen high.
+    list_per_page = 25
     exact_search_fields = ("event_id", "resource_id", "customer")
     id_text_fields = ("resource_id",)  # str(uuid) of the resource: lower case
     search_help_text = "An exact eventId, resource id (e.g. a requestId) or customer id."
     actions = ("redeliver_selected",)
+
+    def changelist_view(self, request, extra_context=None):
+        # Events are records: the list says so, though its action needs the change permission.
+        title = "Events (read-only: select events to deliver again)"
+        return super().changelist_view(request, {"title": title, **(extra_context or {})})
 
     def has_change_permission(self, request, obj=None) -> bool:
         # The permission lets operators run the redeliver action on the list; an

@@ -307,8 +307,9 @@ class UboAdmin(ExactSearchMixin, admin.ModelAdmin):
     list_display = ("id", "first_name", "last_name", "email", "status", "application", "updated_at")
     list_filter = ("status",)
     list_select_related = ("application",)
-    exact_search_fields = ("id", "application", "email")
-    search_help_text = "An exact UBO id, application id or e-mail."
+    exact_search_fields = ("id", "application")
+    contains_search_fields = ("first_name", "last_name", "email")
+    search_help_text = "Part of a name or e-mail (any case), or an exact UBO id or application id."
     readonly_fields = ("application", "status", "link_generation", "created_at", "updated_at")
     fields = ("application", "first_name", "last_name", "email", "status", "link_generation")
     paginator = CappedCountPaginator

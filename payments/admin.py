@@ -14,6 +14,8 @@ from django.db.models import Count, Sum
 from django.db.models.functions import TruncHour
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.formats import date_format
+from django.utils.timezone import localtime
 
 from bankapi import dashboard
 from bankapi.admin_base import (
@@ -46,14 +48,42 @@ REJECTED_IN_REVIEW = "Rejected in compliance review"
 class BeneficiaryAdmin(ExactSearchMixin, admin.ModelAdmin):
     list_display = ("name", "customer", "account_kind", "sort_code", "account_number", "iban", "sandbox")
     list_filter = ("sandbox", "account_kind", "program")
-    exact_search_fields = ("id", "customer")
-    search_help_text = "An exact beneficiary id or customer id."
+    exact_search_fields = ("id", "customer", "iban", "account_number")
+    compact_search_fields = ("iban",)
+    contains_search_fields = ("name",)
+    search_help_text = (
+        "Part of a payee's name (any case), an exact IBAN or account number, or a beneficiary or customer id."
+    )
     list_select_related = ("customer",)
     raw_id_fields = ("customer",)
     paginator = CappedCountPaginator
     show_full_result_count = False
     # Taken from the customer (see Beneficiary.clean).
     exclude = ("program", "sandbox")
+
+
+def account_text(account) -> str:
+    """An account as an operator names it: its name, and its number or IBAN."""
+    number = (
+        f"{account.sort_code} {account.account_number}".strip() if account.account_number else account.iban
+    )
+    return f"{account} {number}".strip()
+
+
+def payee_text(payment: PaymentRequest) -> str:
+    """Whom the payment pays: the saved beneficiary or the payee given inline,
+    with its account."""
+    if payment.beneficiary is not None:
+        payee = payment.beneficiary
+        number = f"{payee.sort_code} {payee.account_number}".strip() if payee.account_number else payee.iban
+        return f"{payee.name}, {number}".strip(", ")
+    stored = payment.payee if isinstance(payment.payee, dict) else {}
+    account = stored.get("account") or {}
+    if account.get("kind") == "uk":
+        number = f"{account.get('sort_code', '')} {account.get('account_number', '')}".strip()
+    else:
+        number = str(account.get("iban", ""))
+    return f"{stored.get('name', '-')}, {number}".strip(", ") if stored else "-"
 
 
 def _not_sandbox(payment: PaymentRequest) -> ApiError:
@@ -85,7 +115,7 @@ class PaymentRequestAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
         "created_at",
     )
     # The program is a filter (and on the change page), not a column: the list fits 1366 px.
-    list_filter = ("status", "sandbox", "program")
+    list_filter = ("status", ("created_at", admin.DateFieldListFilter), "sandbox", "program")
     exact_search_fields = ("id", "account", "customer")
     search_help_text = "The API's requestId exactly (or an account or customer id)."
     list_select_related = ("account", "customer")
@@ -99,6 +129,24 @@ class PaymentRequestAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     @admin.display(description="fee")
     def fee_with_currency(self, payment: PaymentRequest) -> str:
         return money(payment.fee, payment.account.currency)
+
+    def get_queryset(self, request):
+        # The confirm page names each payment's customer and payee.
+        return super().get_queryset(request).select_related("customer", "account", "beneficiary")
+
+    def confirm_description(self, payment: PaymentRequest) -> list[tuple[str, str]]:
+        """What a reviewer confirms: whose money, to whom, how much, in which state."""
+        return [
+            ("Payment", str(payment.id)),
+            ("Customer", str(payment.customer)),
+            ("From account", account_text(payment.account)),
+            ("Payee", payee_text(payment)),
+            ("Amount", money(payment.amount, payment.currency)),
+            ("Fee", money(payment.fee, payment.account.currency)),
+            ("Reference", payment.reference or "-"),
+            ("Status", payment.get_status_display()),
+            ("Created", date_format(localtime(payment.created_at), "DATETIME_FORMAT")),
+        ]
 
     def has_review_permission(self, request) -> bool:
         return request.user.has_perm("payments.review_paymentrequest")

@@ -6,6 +6,8 @@ so the lists show no full count, filter only on fixed choices (a filter on a fre
 column scans the table for its values) and search exact indexed values only.
 """
 
+import uuid
+
 from django.contrib import admin
 
 from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, money
@@ -78,16 +80,45 @@ class LedgerPostingAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
         return money(posting.amount, posting.currency)
 
 
+class HoldStateFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request, model_admin):
+        return (("open", "Open (lowers the available balance)"), ("released", "Released"))
+
+    def queryset(self, request, queryset):
+        if self.value() == "open":
+            return queryset.filter(released_at__isnull=True)
+        if self.value() == "released":
+            return queryset.filter(released_at__isnull=False)
+        return queryset
+
+
 @admin.register(Hold)
 class HoldAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     """Money a batch's funding set aside for an item: it lowers the account's
     available balance until the item is paid or refused, and is no booking."""
 
     list_display = ("id", "account", "amount_with_currency", "memo", "placed_at", "released_at")
-    exact_search_fields = ("id", "account")
-    search_help_text = "An exact hold id (a batch item's first hold takes its id) or account id."
+    list_filter = (HoldStateFilter, ("placed_at", admin.DateFieldListFilter))
+    exact_search_fields = ("id", "account", "account__iban", "account__account_number")
+    compact_search_fields = ("account__iban",)
+    search_help_text = (
+        "An exact hold id (a batch item's first hold takes its id), batch id (its items' holds), "
+        "account id, IBAN or account number."
+    )
     list_select_related = ("account",)
     ordering = ("-placed_at",)
+
+    def get_search_results(self, request, queryset, search_term: str):
+        found, duplicates = super().get_search_results(request, queryset, search_term)
+        # A batch's holds say so in their memo ("Batch <id> item 3").
+        try:
+            batch_id = uuid.UUID(search_term.strip())
+        except ValueError:
+            return found, duplicates
+        return found | queryset.filter(memo__startswith=f"Batch {batch_id} "), duplicates
 
     @admin.display(description="amount", ordering="amount")
     def amount_with_currency(self, hold: Hold) -> str:

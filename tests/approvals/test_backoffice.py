@@ -1,7 +1,9 @@
 """Back office: policies edited with their changes in the audit history, checked
 as the API reads them; approvals listed and shown read-only."""
 
+import html
 import json
+import re
 
 from approvals.models import Approval, ApprovalPolicy
 from audit.models import ChangeRecord
@@ -64,3 +66,29 @@ def test_approvals_are_listed_and_read_only(api, client, business):
     assert client.post(f"/admin/approvals/approval/{approval_id}/delete/", {"post": "yes"}).status_code == 403
     assert client.get("/admin/approvals/approval/add/").status_code == 403
     assert Approval.objects.filter(id=approval_id, status="PENDING_APPROVAL").exists()
+
+
+def test_an_approval_reads_as_labelled_fields_with_its_amount_and_signatures(api, client, business):
+    from tests.approvals.conftest import approve_totp
+
+    approval_id = pay(api, business, "1500.00").json()["data"]["approvalId"]
+    approver = business.approvers[0]
+    assert approve_totp(api, approver, approval_id).status_code == 200
+    approval = Approval.objects.get(id=approval_id)
+    client.force_login(staff_user("administrator"))
+
+    listed = client.get("/admin/approvals/approval/").content.decode()
+    page = client.get(f"/admin/approvals/approval/{approval_id}/change/").content.decode()
+
+    assert approval.status == "EXECUTED"
+    assert '<td class="field-amount_total">1,500.00 GBP</td>' in listed and "Held Ltd" in listed
+    # What was approved and what it made, each a labelled row; the payee by name and account.
+    assert "<th>Amount</th><td>1,500.00 GBP</td>" in page
+    assert "<th>Payee › Name</th><td>Acme Supplies</td>" in page
+    assert "<th>Payee › Account number</th><td>55779911</td>" in page
+    assert f"<th>Request id</th><td>{approval.result['requestId']}</td>" in page
+    assert f"Signed by {approver.user.email} with an authenticator code" in page
+    # No JSON in what the pages show (tags and their attributes aside).
+    shown = html.unescape(re.sub(r"<[^>]*>", " ", page + listed))
+    for raw in ('{"', "{'", '["', "ApprovalSignature object"):
+        assert raw not in shown

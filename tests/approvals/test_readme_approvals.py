@@ -51,5 +51,11 @@ def test_readme_approves_a_business_payment_with_a_totp_code(
     assert [entry["method"] for entry in data["approvals"]] == ["totp"]
     request = PaymentRequest.objects.get(id=data["result"]["requestId"])
     assert request.amount == Decimal("20000.00")
+    # At the program's review threshold: the payment the approval made waits for
+    # compliance review, as the last step shows and the README says.
+    assert request.status == "PENDING_TM"
+    assert re.search(rf"^payment {request.id} PENDING_TM$", result.stdout, re.M)
+    section = README.read_text().split(HEADING, 1)[1].split("\n## ", 1)[0]
+    assert "waits for compliance review, PENDING_TM" in section
     assert Account.objects.get(id=sandbox["business"]["accountId"]).balance == Decimal("80000.00")
     assert Approval.objects.get(id=approval_id).status == "EXECUTED"

@@ -55,8 +55,13 @@ def test_an_application_offers_no_delete_and_shows_its_acceptance_as_fields(staf
     assert "delete_selected" not in client.get("/admin/onboarding/application/").content.decode()
 
 
-def test_batches_name_their_owner_as_operators_do(staff_client, account):
-    batch = make_batch(account=account, owner_customer=account.customer)
+def test_batches_name_their_owner_once_and_show_their_items_money(staff_client, account):
+    batch = make_batch(
+        account=account,
+        owner_customer=account.customer,
+        statuses=("SUCCESS", "SUCCESS", "FAILED"),
+        amount="1500.25",
+    )
     Batch.objects.filter(pk=batch.pk).update(route_customer=account.customer)
     client = staff_client("operations")
 
@@ -66,6 +71,17 @@ def test_batches_name_their_owner_as_operators_do(staff_client, account):
     assert "Custodian or customer" in listing and f"Customer: {account.customer}" in listing
     for internal in ("Owner customer", "Route customer", "owner customer", "route customer"):
         assert internal not in listing and internal not in page
-    assert "Customer paying from its own accounts" in page
-    assert "Payer accounts limited to the customer" in page
+    # The customer is named once on the page, with how its payers are limited.
+    owner = (
+        f"Customer: {account.customer}, paying from its own accounts"
+        " (payer accounts limited to this customer)"
+    )
+    assert owner in page and page.count(str(account.customer)) == 1
+    # Item count, the total per currency and the count per status, on the list and the page.
+    for text in (listing, page):
+        assert "4,500.75 GBP" in text and "2 success, 1 failed" in text
+    assert '<td class="field-items_count">3</td>' in listing
+    # The items themselves, on the page: index, status, amount, error.
+    assert re.search(r"<td>2</td><td>Failed</td><td>1,500.25 GBP</td>", page)
+    assert "LIMIT_EXCEEDED: test" in page and f"?q={batch.pk}" in page
     assert _buttons(page.encode()) == {"save": False, "delete": False}

@@ -137,12 +137,18 @@ def test_no_secret_is_shown_on_a_user_page(staff_client, payer):
     assert user.password not in body and "argon2" not in body
 
 
-def test_users_are_found_by_exact_e_mail(staff_client, program):
+def test_users_are_found_by_their_e_mail_whole_or_in_part(staff_client, program):
     email = customer_user(program, email="customer1@example.test").email
+    other = customer_user(program, email="someone.else@example.test").email
     client = staff_client("support")
 
     found = client.get(URL, {"q": email.upper()})
-    partial = client.get(URL, {"q": "customer"})
+    partial = client.get(URL, {"q": "customer1@"})
+    elsewhere = client.get(URL, {"q": "nobody-of-this-name"})
 
-    assert found.status_code == 200 and email in found.content.decode()
-    assert partial.status_code == 200 and email not in partial.content.decode()
+    assert (
+        found.status_code == 200 and email in found.content.decode() and other not in found.content.decode()
+    )
+    assert partial.status_code == 200 and email in partial.content.decode()
+    assert other not in partial.content.decode()
+    assert elsewhere.status_code == 200 and email not in elsewhere.content.decode()

@@ -112,3 +112,41 @@ def test_readme_registers_a_receiver_and_it_gets_the_payment_events_signed(
         verify(secret, headers, deliveries[1]["body"].replace("3.00", "30.00").encode())
     with pytest.raises(ValueError, match="bad signature"):
         verify("whsec_" + "A" * 44, headers, deliveries[1]["body"].encode())
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the README uses curl")
+def test_a_step_that_fails_still_stops_the_receiver_and_removes_its_endpoint(
+    transactional_db, live_server, sandbox, tmp_path
+):
+    (tmp_path / "var").mkdir()
+    (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
+    # A step after the endpoint is registered fails (a transient error, say): with
+    # `set -e` the shell ends there.
+    failing = webhooks_script().replace("# 3. A payment of 3.00", "false\n# 3. A payment of 3.00", 1)
+    assert failing != webhooks_script()
+    script = for_server(walkthrough_script() + "\n" + failing, live_server.url)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+
+    shell = subprocess.Popen(
+        ["bash", "-c", script],
+        cwd=tmp_path,
+        env={**os.environ, "TMPDIR": str(scratch)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = shell.communicate(timeout=150)
+        port = re.search(r"^receiver listening at http://127\.0\.0\.1:(\d+)/hooks$", out, re.M)
+        assert port and not listening(int(port.group(1))), out + err
+    finally:
+        try:
+            os.killpg(shell.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    assert shell.returncode != 0 and "verified" not in out
+    endpoint_id = re.search(r"^webhook endpoint (\S+)$", out, re.M).group(1)
+    assert not WebhookEndpoint.objects.filter(id=endpoint_id).exists()

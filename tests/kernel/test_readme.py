@@ -19,6 +19,7 @@ import time_machine
 
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
 from tests.conftest import embedded_only
+from tests.support.busy_proxy import busy_proxy
 from tests.support.embedded_server import embedded_gunicorn
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -72,6 +73,45 @@ def test_readme_walkthrough_runs_end_to_end(transactional_db, live_server, sandb
     assert [(t["direction"], t["amount"]) for t in booked][0] == ("DEBIT", "25.00")
 
 
+def first_block() -> str:
+    """The walk-through's first block: its helpers, then a sign-in and capabilities."""
+    return re.findall(r"```bash\n(.*?)```", README.read_text().split("## Walk-through", 1)[1], re.S)[0]
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the walk-through uses curl")
+def test_a_sign_in_answered_429_is_sent_again_after_its_retry_after(
+    transactional_db, live_server, sandbox, tmp_path
+):
+    (tmp_path / "var").mkdir()
+    (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
+    port = int(live_server.url.rsplit(":", 1)[1])
+
+    with busy_proxy(port, refuse={1, 2}) as proxy:
+        result = run_blocks(for_server(first_block(), f"http://127.0.0.1:{proxy.port}"), tmp_path)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert proxy.refused == [1, 2] and proxy.logins == 3
+    assert result.stderr.count("The API answered HTTP/1.1 429 Too Many Requests: sending again in 1 s") == 2
+    capabilities = json.loads(re.search(r"^\{\n.*?^\}$", result.stdout, re.S | re.M).group(0))
+    assert capabilities["success"] is True
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the walk-through uses curl")
+def test_a_long_retry_after_is_not_waited_for_and_the_step_fails_with_the_answer(
+    transactional_db, live_server, sandbox, tmp_path
+):
+    (tmp_path / "var").mkdir()
+    (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
+    port = int(live_server.url.rsplit(":", 1)[1])
+
+    with busy_proxy(port, refuse={1}, retry_after="900") as proxy:
+        result = run_blocks(for_server(first_block(), f"http://127.0.0.1:{proxy.port}"), tmp_path, timeout=60)
+
+    assert result.returncode != 0 and proxy.logins == 1
+    assert "sending again" not in result.stderr
+    assert "This step failed. The API answered: " in result.stderr and "TOO_MANY_REQUESTS" in result.stderr
+
+
 def helpers() -> str:
     """The walk-through's shell helpers (everything before its first variable)."""
     return walkthrough_script().split("\nAPI=", 1)[0]
@@ -106,6 +146,14 @@ def test_a_step_that_worked_gives_the_field():
     )
 
     assert (result.returncode, result.stdout) == (0, "eyJ.x.y\n")
+
+
+def test_the_readme_says_how_to_start_afresh_and_what_a_batch_items_id_is():
+    text = README.read_text()
+    afresh = text.split("**Starting the sandbox afresh.**", 1)[1].split("\n\n", 1)[0]
+    assert "`rm -rf var`" in afresh and "`make run` again" in afresh
+    batches = text.split("## Batch payments: from verify to completed items", 1)[1].split("\n## ", 1)[0]
+    assert "an item's\n`id` is its payment's `requestId`" in batches
 
 
 def test_the_walkthrough_says_a_totp_code_is_accepted_once():
@@ -264,17 +312,19 @@ def test_every_walkthrough_runs_in_order_in_one_shell(tmp_path):
     scratch = tmp_path / "scratch"
     scratch.mkdir()
 
-    with embedded_gunicorn(var) as port:
+    # The third sign-in meets others at once: 429, sent again after its Retry-After.
+    with embedded_gunicorn(var) as port, busy_proxy(port, refuse={3}) as proxy:
         result = subprocess.run(
             ["bash", "-c", readme_blocks()],
             cwd=tmp_path,
             capture_output=True,
             text=True,
             timeout=600,
-            env={**os.environ, "PORT": str(port), "TMPDIR": str(scratch)},
+            env={**os.environ, "PORT": str(proxy.port), "TMPDIR": str(scratch)},
         )
 
     assert result.returncode == 0, result.stdout + result.stderr
+    assert proxy.refused == [3] and "429 Too Many Requests: sending again in 1 s" in result.stderr
     out = result.stdout
     # Each walk-through reached its end: the lines each one prints.
     for line in (
