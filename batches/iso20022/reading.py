@@ -34,6 +34,7 @@ from batches.iso20022.stream import (
     TooMuch,
     drop,
     local_name,
+    pull_parser,
     stream,
 )
 from batches.rules import MAX_PAYMENTS
@@ -100,15 +101,7 @@ def _message_name(body: bytes) -> str:
     fetched, since the parser neither loads DTDs nor resolves entities nor
     touches the network.
     """
-    parser = etree.XMLPullParser(
-        events=("start",),
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        huge_tree=False,
-        remove_comments=True,
-        remove_pis=True,
-    )
+    parser = pull_parser(("start",))
     source = io.BytesIO(body)
     try:
         while chunk := source.read(4096):

@@ -263,10 +263,13 @@ def _prune(element: etree._Element, mapped: dict | None) -> None:
             drop(child)
 
 
-def _parser(message_name: str) -> etree.XMLPullParser:
+def pull_parser(events: tuple[str, ...], schema: etree.XMLSchema | None = None) -> etree.XMLPullParser:
+    """A pull parser of client XML that fetches nothing (no DTD, no entity, no
+    network) and keeps no comment or processing instruction; validating
+    against `schema` when given."""
     return etree.XMLPullParser(
-        events=("start", "end", "start-ns"),
-        schema=xml_schema(message_name),
+        events=events,
+        schema=schema,
         resolve_entities=False,
         no_network=True,
         load_dtd=False,
@@ -285,7 +288,7 @@ def stream(body: bytes, message_name: str, visit: Visitor, max_errors: int) -> N
         # Refused from the bytes: libxml2 would build all of an element's attributes
         # (tens of MiB for one of 60,000) before anyone could count them.
         raise TooMuch(f"At most {MAX_ATTRIBUTES} attributes per element.")
-    parser = _parser(message_name)
+    parser = pull_parser(("start", "end", "start-ns"), xml_schema(message_name))
     read = _Pass(message_name, parser, visit, max_errors)
     errors = _thread_errors()
     errors.listener = read.error
