@@ -238,8 +238,8 @@ def logging_settings(*, json_lines: bool, level: str) -> dict[str, Any]:
             "console": {
                 "class": "logging.StreamHandler",
                 # JSON lines on stdout, where a container's log shipper reads;
-                # readable lines on stderr, so that a command's own output on
-                # stdout (`bootstrap_sandbox --json > var/sandbox.json`) stays clean.
+                # readable lines on stderr. A management command logs to stderr
+                # in either format (`logging_to_stderr`, called by manage.py).
                 "stream": "ext://sys.stdout" if json_lines else "ext://sys.stderr",
                 "filters": ["context", "redact"],
                 "formatter": "json" if json_lines else "text",
@@ -254,6 +254,13 @@ def logging_settings(*, json_lines: bool, level: str) -> dict[str, Any]:
             "django.server": {"handlers": [], "level": level, "propagate": True},
         },
     }
+
+
+def logging_to_stderr(logging_config: dict[str, Any]) -> None:
+    """Send the console handler of `logging_settings` to stderr, whatever the
+    format: for a management command, whose stdout is its answer. A deployment's
+    web and worker processes keep JSON lines on stdout."""
+    logging_config["handlers"]["console"]["stream"] = "ext://sys.stderr"
 
 
 # Celery: the context travels in the task message (`before_task_publish` runs in
