@@ -6,6 +6,7 @@ from celery import shared_task
 
 from bankapi.tasks import task_publish
 from batches.services.drafts import draft_verify, drafts_stalled
+from batches.services.housekeeping import batch_records_purge
 from batches.services.processing import batch_process, batches_stalled
 
 # Unfinished work untouched this long is taken to be lost (its worker died).
@@ -37,3 +38,10 @@ def resume_stalled_batches(older_than_seconds: float = STALLED_AFTER.total_secon
     for batch_id in batches:
         task_publish(process_batch, batch_id)
     return {"drafts": len(drafts), "batches": len(batches)}
+
+
+@shared_task
+def purge_expired_records() -> dict[str, int]:
+    """Daily (CELERY_BEAT_SCHEDULE): spent and expired initiate challenges, and the
+    payload of drafts expired unsubmitted, a day on."""
+    return batch_records_purge()
