@@ -38,6 +38,11 @@ def test_pgbouncer_does_not_stretch_a_database_restart_into_seconds_of_errors():
     assert int(settings["query_wait_timeout"]) < gunicorn_timeout()
 
 
+def test_pgbouncer_started_as_root_switches_to_a_user_of_its_own():
+    # PgBouncer refuses to run as root and says only that.
+    assert pgbouncer()["user"] == "postgres"
+
+
 def test_the_environment_template_gives_metrics_counted_across_processes():
     lines = (DEPLOY / "bankapi.env.example").read_text().splitlines()
     values = dict(line.split("=", 1) for line in lines if line.strip() and not line.startswith("#"))
@@ -92,6 +97,12 @@ def test_an_outage_pages_only_once_it_has_lasted_a_minute():
     } <= set(outage_rules)
     waits = {name: duration_seconds(str(rule.get("for", "0s"))) for name, rule in outage_rules.items()}
     assert {name: wait for name, wait in waits.items() if wait < 60} == {}
+
+
+def test_every_alert_has_its_runbook_step():
+    runbook = (ROOT / "docs" / "runbook.md").read_text()
+    steps = set(re.findall(r"^### (Bankapi\w+)$", runbook, re.M))
+    assert {rule["alert"] for rule in alerting_rules()} <= steps
 
 
 @pytest.mark.skipif(PROMTOOL is None, reason="needs promtool (Debian's prometheus package)")

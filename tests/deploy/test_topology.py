@@ -3,7 +3,7 @@
 From the files an operator installs (deploy/pgbouncer.ini, deploy/bankapi.env.example,
 deploy/Procfile, deploy/gunicorn.conf.py) and docs/production.md's "Production deployment"
 commands, changed only in ports, paths and the database's name: PgBouncer
-(Debian's) in transaction pooling in front of PostgreSQL (database `deploytest`),
+(Debian's) in transaction pooling in front of PostgreSQL (database `<the test database>_deploytest`),
 Redis db 11, two gunicorn web nodes, two Celery workers and one beat, all with
 production settings (BANKAPI_ENV=production, DEBUG off, secrets generated here).
 
@@ -43,12 +43,14 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from django.conf import settings
 
 from tests.conftest import requires_redis
-from tests.deploy.conftest import report_figures
+from tests.deploy.conftest import refuse_unless_test_servers, report_figures
 from tests.proof.processes import CeleryWorker, Gunicorn, free_port, request, shell_command
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
-DATABASE = "deploytest"
+# The deployment's database, beside the test run's own on the same server (a test
+# database: tests/deploy/conftest.py refuses any other): `<its name>_deploytest`.
+DATABASE_SUFFIX = "_deploytest"
 REDIS_DB = 11
 PGBOUNCER = shutil.which("pgbouncer") or shutil.which("pgbouncer", path="/usr/sbin")
 VENV_BIN = str(Path(sys.executable).parent)
@@ -93,6 +95,7 @@ class Deployment:
         self.redis_url = f"redis://{redis.netloc}/{REDIS_DB}"
         self.bouncer_port = free_port()
         self.database_password = secrets.token_urlsafe(24)
+        self.database = urlsplit(os.environ.get("DATABASE_URL", "")).path.lstrip("/") + DATABASE_SUFFIX
 
     # -- PostgreSQL, Redis and PgBouncer -------------------------------------------
     def admin_connection(self, dbname: str = "postgres") -> psycopg.Connection:
@@ -107,8 +110,8 @@ class Deployment:
 
     def fresh_database_and_redis(self) -> None:
         with self.admin_connection() as connection:
-            connection.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-            connection.execute(f'CREATE DATABASE "{DATABASE}"')
+            connection.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+            connection.execute(f'CREATE DATABASE "{self.database}"')
         Celery(broker=self.redis_url).connection_for_write().default_channel.client.flushdb()
 
     def start_pgbouncer(self) -> None:
@@ -118,9 +121,9 @@ class Deployment:
         (entry,) = ini["databases"].values()
         ini.remove_section("databases")
         ini["databases"] = {
-            DATABASE: re.sub(
+            self.database: re.sub(
                 r"host=\S+ port=\S+ dbname=\S+",
-                f"host={self.pg_host} port={self.pg_port} dbname={DATABASE}",
+                f"host={self.pg_host} port={self.pg_port} dbname={self.database}",
                 entry,
             )
         }
@@ -129,9 +132,12 @@ class Deployment:
         ini["pgbouncer"]["listen_port"] = str(self.bouncer_port)
         ini["pgbouncer"]["auth_file"] = str(userlist)
         if os.geteuid() == 0:
-            ini["pgbouncer"]["user"] = "postgres"  # PgBouncer refuses to run as root
+            # PgBouncer switches to the ini's user (it refuses to run as root).
+            assert ini["pgbouncer"]["user"] == "postgres"
             shutil.chown(self.folder, "postgres")
             shutil.chown(userlist, "postgres")
+        else:
+            del ini["pgbouncer"]["user"]  # a user can only stay itself
         path = self.folder / "pgbouncer.ini"
         with path.open("w") as file:
             ini.write(file)
@@ -149,7 +155,7 @@ class Deployment:
                 time.sleep(0.2)
 
     def database_url(self) -> str:
-        return f"postgres://{self.pg_user}:{self.database_password}@127.0.0.1:{self.bouncer_port}/{DATABASE}"
+        return f"postgres://{self.pg_user}:{self.database_password}@127.0.0.1:{self.bouncer_port}/{self.database}"
 
     # -- The environment file, filled in --------------------------------------------
     def environment_file(self) -> Path:
@@ -243,7 +249,7 @@ class Deployment:
         return json.loads(result.stdout)
 
     def sql(self, query: str, *parameters) -> tuple:
-        with self.admin_connection(DATABASE) as connection:
+        with self.admin_connection(self.database) as connection:
             return connection.execute(query, parameters).fetchone()
 
     def send_task(self, name: str, *args) -> None:
@@ -262,6 +268,7 @@ def wait_for(predicate, timeout: float, what: str, step: float = 0.25) -> None:
 
 @pytest.fixture(scope="module")
 def deployment():
+    refuse_unless_test_servers()
     folder = Path(tempfile.mkdtemp(prefix="bankapi-deploy-"))
     os.chmod(folder, 0o750)
     deployment = Deployment(folder)
