@@ -229,6 +229,8 @@ def logging_settings(*, json_lines: bool, level: str) -> dict[str, Any]:
         "filters": {
             "context": {"()": "bankapi.logs.ContextFilter"},
             "redact": {"()": "bankapi.logs.RedactFilter"},
+            # A traceback of the database or Redis away becomes one throttled line.
+            "outage": {"()": "bankapi.outages.OutageLineFilter"},
         },
         "formatters": {
             "json": {"()": "bankapi.logs.JsonLineFormatter"},
@@ -241,7 +243,7 @@ def logging_settings(*, json_lines: bool, level: str) -> dict[str, Any]:
                 # readable lines on stderr. A management command logs to stderr
                 # in either format (`logging_to_stderr`, called by manage.py).
                 "stream": "ext://sys.stdout" if json_lines else "ext://sys.stderr",
-                "filters": ["context", "redact"],
+                "filters": ["outage", "context", "redact"],
                 "formatter": "json" if json_lines else "text",
             }
         },
