@@ -63,7 +63,7 @@ class ProbeMiddleware:
             return self.get_response(request)
         match = resolve(request.path_info)
         request.resolver_match = match
-        response = match.func(request, *match.args, **match.kwargs)
+        response: HttpResponseBase = match.func(request, *match.args, **match.kwargs)
         render = getattr(response, "render", None)
         if callable(render):
             response = render()
