@@ -54,7 +54,10 @@ DATABASE_SUFFIX = "_deploytest"
 REDIS_DB = 11
 PGBOUNCER = shutil.which("pgbouncer") or shutil.which("pgbouncer", path="/usr/sbin")
 VENV_BIN = str(Path(sys.executable).parent)
-HTTPS = {"X-Forwarded-Proto": "https"}  # what the TLS-terminating proxy adds
+# What the TLS-terminating proxy sends on: the client's Host (the public name of
+# the environment template's ALLOWED_HOSTS) and the scheme it was reached by.
+PUBLIC_HOST = "api.example.com"
+HTTPS = {"X-Forwarded-Proto": "https", "Host": PUBLIC_HOST}
 
 pytestmark = [
     pytest.mark.postgres,
@@ -175,7 +178,6 @@ class Deployment:
             "FIELD_ENCRYPTION_KEY": Fernet.generate_key().decode(),
             "METRICS_TOKEN": secrets.token_urlsafe(32),
             "JWT_PRIVATE_KEY_FILE": str(jwt),
-            "ALLOWED_HOSTS": "127.0.0.1",
             "STATIC_ROOT": str(self.folder / "static"),
             "BANKAPI_VAR_DIR": str(self.folder / "var"),
             "PROMETHEUS_MULTIPROC_DIR": str(self.folder / "var" / "metrics"),
@@ -184,6 +186,7 @@ class Deployment:
         }
         assert filled.keys() <= values.keys(), "the template must name every setting a deployment fills in"
         assert values["BANKAPI_ENV"] == "production"
+        assert values["ALLOWED_HOSTS"] == PUBLIC_HOST  # the template's, as an operator leaves it
         values.update(filled)
         path = self.folder / "bankapi.env"
         path.write_text("".join(f"{name}={value}\n" for name, value in values.items()))
@@ -307,11 +310,17 @@ def test_the_production_guide_lists_the_procfile_commands(deployment):
 
 
 def test_processes_run_with_production_settings(deployment):
-    status, headers, _ = request(deployment.web[0].port, "GET", "/v1/programs")
+    public = {"Host": PUBLIC_HOST}
+    status, headers, _ = request(deployment.web[0].port, "GET", "/v1/programs", headers=public)
     assert status == 301 and headers["Location"].startswith("https://"), "plain HTTP must be redirected"
     for web in deployment.web:
-        status, _, body = request(web.port, "GET", "/readyz", headers=HTTPS)
-        assert status == 200, body
+        # A load balancer probes each node by its address, over plain HTTP.
+        for probe in ("/healthz", "/readyz"):
+            status, _, body = request(web.port, "GET", probe)
+            assert status == 200, (probe, body)
+        # Any other route refuses a Host that ALLOWED_HOSTS does not name.
+        status, _, body = request(web.port, "GET", "/v1/programs", headers={"X-Forwarded-Proto": "https"})
+        assert status == 400, body
         # DEBUG off: an unknown route answers the service's 404, never Django's debug page.
         status, _, body = request(web.port, "GET", "/v1/no-such-route", headers=HTTPS)
         assert status == 404 and "Traceback" not in json.dumps(body)
@@ -398,6 +407,50 @@ def test_a_batch_survives_a_worker_killed_midway(deployment):
     )
 
 
+def test_a_batch_whose_worker_was_killed_is_taken_up_by_the_other_within_90_seconds(deployment):
+    """No sweep sent by hand: beat's own (every minute) finds the batch silent
+    and the surviving worker finishes it, within 90 s of the kill."""
+    runs = "batches.tasks.process_batch"
+    received = {
+        worker: deployment.log(f"worker{n}").count(runs) for n, worker in enumerate(deployment.workers, 1)
+    }
+    batch_id = deployment.driver("batch", "1000")["batchId"]
+    paid = "SELECT count(*) FROM batches_batchitem WHERE batch_id = %s AND status = 'SUCCESS'"
+    wait_for(lambda: deployment.sql(paid, batch_id)[0] >= 1, 120, "a worker starts paying")
+    (runner,) = [
+        worker
+        for n, worker in enumerate(deployment.workers, 1)
+        if deployment.log(f"worker{n}").count(runs) > received[worker]
+    ]
+    runner.kill()
+    killed = time.monotonic()
+    paid_at_kill = deployment.sql(paid, batch_id)[0]
+    assert paid_at_kill < 1000, "the batch finished before its worker was killed"
+    final = "SELECT status FROM batches_batch WHERE id = %s"
+    try:
+        wait_for(
+            lambda: deployment.sql(final, batch_id)[0] in {"COMPLETED", "PARTIALLY_FAILED", "FAILED"},
+            90,
+            "the batch is taken up and finished within 90 s of its worker's death",
+            step=1,
+        )
+        took = time.monotonic() - killed
+    finally:
+        runner.start()
+
+    state = deployment.driver("state", json.dumps({**deployment.ids, "batchId": batch_id}))
+    assert state["batch"] == {
+        "status": "COMPLETED",
+        "success": 1000,
+        "payments": 1000,
+        "distinctPayments": 1000,
+    }
+    report_figures(
+        "Deployment: a batch's only worker killed",
+        f"{paid_at_kill} of 1000 paid at the kill; finished by the other worker {took:.0f} s after it",
+    )
+
+
 def test_a_schedule_day_run_by_both_workers_pays_each_schedule_once(deployment):
     ids = deployment.ids
     for _ in range(2):
@@ -417,8 +470,8 @@ def test_a_schedule_day_run_by_both_workers_pays_each_schedule_once(deployment):
     assert set(state["schedulePayments"].values()) == {1}
     assert state["scheduleRuns"] == len(ids["scheduleIds"]) == 200
     assert state["schedulesAdvanced"] == 200
-    # Each payer: 100 batch items and 20 standing orders of 1.00.
-    assert state["payerBalances"] == ["999880.00"] * 10
+    # Each payer: 100 items of each of the two batches and 20 standing orders of 1.00.
+    assert state["payerBalances"] == ["999780.00"] * 10
 
 
 def test_prometheus_scrapes_each_web_node_as_configured(deployment):
@@ -448,6 +501,11 @@ def test_the_ledger_holds_after_all_of_it(deployment):
     wait_for(lambda: "Scheduler: Sending due task" in deployment.log("beat"), 60, "beat sends a task")
     for process in (*deployment.web, *deployment.workers, deployment.beat):
         assert process.process.poll() is None, process.log.name
+    # Workers killed and restarted, batches taken over: no traceback in any process.
+    for name in ("web1", "web2", "worker1", "worker2", "beat"):
+        text = deployment.log(name)
+        found = text.find("Traceback")
+        assert found < 0, (name, text[max(found - 1500, 0) : found + 3000])
     result = deployment.manage("check_ledger")
     assert result.returncode == 0, result.stderr
     assert "Ledger OK" in result.stdout
