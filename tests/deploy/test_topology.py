@@ -505,7 +505,7 @@ def test_the_ledger_holds_after_all_of_it(deployment):
     for name in ("web1", "web2", "worker1", "worker2", "beat"):
         text = deployment.log(name)
         found = text.find("Traceback")
-        assert found < 0, (name, text[max(found - 1500, 0) : found + 3000])
+        assert found < 0, f"{name}:\n{text[max(found - 1500, 0) : found + 3000]}"
     result = deployment.manage("check_ledger")
     assert result.returncode == 0, result.stderr
     assert "Ledger OK" in result.stdout

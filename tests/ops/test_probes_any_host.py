@@ -36,6 +36,16 @@ def test_probes_answer_a_host_that_is_not_allowed_and_other_routes_refuse_it(api
 
 @pytest.mark.django_db
 @override_settings(ALLOWED_HOSTS=["api.example.com"])
+def test_a_host_refused_is_one_warning_line_not_a_traceback(api, console):
+    api.get("/v1/approvals", HTTP_HOST=NODE_ADDRESS)
+
+    refusals = [line for line in console.lines() if "Invalid HTTP_HOST header" in line]
+    assert len(refusals) == 1 and " WARNING django.security.DisallowedHost " in refusals[0]
+    assert "Traceback" not in console.text()
+
+
+@pytest.mark.django_db
+@override_settings(ALLOWED_HOSTS=["api.example.com"])
 def test_a_probe_by_address_is_still_counted_under_its_route(api):
     api.get("/healthz", HTTP_HOST=NODE_ADDRESS)
 
