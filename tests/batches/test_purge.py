@@ -139,3 +139,17 @@ def test_the_purge_runs_daily_on_beat():
     )
     assert isinstance(entry["schedule"], crontab)
     assert entry["schedule"].hour == {3} and entry["schedule"].minute == {45}
+
+
+def test_the_operator_command_purges_in_its_own_process(custodian_user):
+    import io
+
+    from django.core.management import call_command
+
+    _challenge(custodian_user, expires_at=timezone.now() - timedelta(days=2))
+    out = io.StringIO()
+
+    call_command("purge_batch_records", stdout=out)
+
+    assert "challenges: 1 deleted" in out.getvalue() and "draftPayloads: 0 emptied" in out.getvalue()
+    assert not ScaChallenge.objects.exists()
