@@ -139,6 +139,13 @@ def outage_behind(error: BaseException | None) -> str | None:
     return None
 
 
+def _error_among(args: Any) -> BaseException | None:
+    """The error a line names among its arguments, without a traceback (a
+    worker's "Cannot connect to redis://...: <error>. Trying again in 4 s")."""
+    values = args.values() if isinstance(args, dict) else args if isinstance(args, tuple) else ()
+    return next((value for value in values if isinstance(value, BaseException)), None)
+
+
 class OutageLineFilter(logging.Filter):
     """A log handler's filter: a line logged with the traceback of an outage
     becomes one warning line, throttled as `outage_log` throttles.
@@ -147,7 +154,8 @@ class OutageLineFilter(logging.Filter):
     that meets the database away is logged by Celery's tracer with its
     traceback ("Task ... raised unexpected"), beat's failure to send a task
     with Redis away with its traceback and the stack ("Couldn't apply
-    scheduled task"), a worker losing its broker likewise. On the console
+    scheduled task"), a worker losing its broker likewise, and a worker or beat
+    retrying its broker writes an error line per attempt. On the console
     handler, this covers every task, every process and every library alike: the
     first line of the message, the error's type and text, at WARNING, at most one
     per logger and dependency every `OUTAGE_LOG_INTERVAL` seconds, the next saying
@@ -155,7 +163,7 @@ class OutageLineFilter(logging.Filter):
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
-        error = record.exc_info[1] if record.exc_info else None
+        error = record.exc_info[1] if record.exc_info else _error_among(record.args)
         dependency = outage_behind(error)
         if dependency is None:
             return True

@@ -91,3 +91,20 @@ def test_readyz_probed_while_the_database_is_away_logs_one_warning(api, monkeypa
     assert not [record for record in caplog.records if record.levelno >= logging.ERROR or record.exc_info]
     warnings = [record for record in caplog.records if record.levelno == logging.WARNING]
     assert len(warnings) == 1 and "Not ready: the database does not answer" in warnings[0].getMessage()
+
+
+def test_a_worker_retrying_its_broker_writes_one_warning_not_an_error_per_attempt(console):
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    consumer = logging.getLogger("celery.worker.consumer.consumer")
+    refused = RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+    for seconds in (2, 4, 6):
+        # As Celery's consumer logs each attempt: the error among the arguments, no traceback.
+        consumer.error(
+            "consumer: Cannot connect to %s: %s.\nTrying again in %d seconds...", "redis://", refused, seconds
+        )
+
+    lines = console.lines()
+    assert len(lines) == 1, lines
+    assert " WARNING celery.worker.consumer.consumer " in lines[0]
+    assert "Broker unavailable: consumer: Cannot connect to redis://" in lines[0]
