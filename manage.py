@@ -17,6 +17,13 @@ def main() -> None:
         sys.exit(str(exc))
     from django.core.management import execute_from_command_line
 
+    from bankapi.logs import logging_to_stderr
+
+    # What a command prints on stdout is its answer (`bootstrap_sandbox --json >
+    # sandbox.json`): its log lines, JSON ones included, go to stderr. Logging is
+    # configured from the settings when the command starts, just below.
+    logging_to_stderr(settings.LOGGING)
+
     execute_from_command_line(sys.argv)
 
 

@@ -229,6 +229,9 @@ def logging_settings(*, json_lines: bool, level: str) -> dict[str, Any]:
         "filters": {
             "context": {"()": "bankapi.logs.ContextFilter"},
             "redact": {"()": "bankapi.logs.RedactFilter"},
+            # A traceback of the database or Redis away becomes one throttled line.
+            "outage": {"()": "bankapi.outages.OutageLineFilter"},
+            "client_error": {"()": "bankapi.logs.ClientErrorLineFilter"},
         },
         "formatters": {
             "json": {"()": "bankapi.logs.JsonLineFormatter"},
@@ -238,10 +241,10 @@ def logging_settings(*, json_lines: bool, level: str) -> dict[str, Any]:
             "console": {
                 "class": "logging.StreamHandler",
                 # JSON lines on stdout, where a container's log shipper reads;
-                # readable lines on stderr, so that a command's own output on
-                # stdout (`bootstrap_sandbox --json > var/sandbox.json`) stays clean.
+                # readable lines on stderr. A management command logs to stderr
+                # in either format (`logging_to_stderr`, called by manage.py).
                 "stream": "ext://sys.stdout" if json_lines else "ext://sys.stderr",
-                "filters": ["context", "redact"],
+                "filters": ["outage", "context", "redact"],
                 "formatter": "json" if json_lines else "text",
             }
         },
@@ -252,8 +255,29 @@ def logging_settings(*, json_lines: bool, level: str) -> dict[str, Any]:
             # with DEBUG, the console copy of the django logger.
             "django": {"handlers": [], "level": level, "propagate": True},
             "django.server": {"handlers": [], "level": level, "propagate": True},
+            # A request with a Host that ALLOWED_HOSTS does not name (a scanner, a
+            # misrouted client): answered 400, logged in one line.
+            "django.security.DisallowedHost": {"filters": ["client_error"], "propagate": True},
         },
     }
+
+
+class ClientErrorLineFilter(logging.Filter):
+    """A logger's filter for a client's mistake that Django logs as an error with
+    its traceback: one warning line (the message names what was wrong), since
+    nothing in the service's code failed."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
+        return True
+
+
+def logging_to_stderr(logging_config: dict[str, Any]) -> None:
+    """Send the console handler of `logging_settings` to stderr, whatever the
+    format: for a management command, whose stdout is its answer. A deployment's
+    web and worker processes keep JSON lines on stdout."""
+    logging_config["handlers"]["console"]["stream"] = "ext://sys.stderr"
 
 
 # Celery: the context travels in the task message (`before_task_publish` runs in

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.handlers.wsgi import LimitedStream
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
+from django.urls import resolve
 
 from bankapi.errors import ErrorCode
 from bankapi.handlers import json_error
@@ -33,6 +34,39 @@ class RequestIdMiddleware:
         log_context_start(request_id=request_id)
         response = self.get_response(request)
         response["X-Request-Id"] = request_id
+        return response
+
+
+# The routes a load balancer probes and Prometheus scrapes, each node by its own
+# address: whatever Host header that gives, they answer.
+PROBE_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+
+
+class ProbeMiddleware:
+    """Answer the probes and the scrape before the Host header is checked.
+
+    `ALLOWED_HOSTS` names the service's public name; a load balancer or
+    Prometheus reaching a node by its address (`10.0.0.7:8000`) sends that
+    address as Host, and Django's host check (`CommonMiddleware`, among others)
+    would answer 400. These three routes take no session, cookie or body and
+    link to nothing, so the Host can do them no harm: they are answered here,
+    before the middleware that checks it, and every other route still is
+    checked. Placed after the request id and the request counter, so a probe
+    still carries its id and is counted under its route.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        if request.path_info not in PROBE_PATHS:
+            return self.get_response(request)
+        match = resolve(request.path_info)
+        request.resolver_match = match
+        response: HttpResponseBase = match.func(request, *match.args, **match.kwargs)
+        render = getattr(response, "render", None)
+        if callable(render):
+            response = render()
         return response
 
 

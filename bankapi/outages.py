@@ -124,6 +124,65 @@ def broker_unavailable(error: BaseException | None) -> bool:
     return isinstance(error, away)
 
 
+def outage_behind(error: BaseException | None) -> str | None:
+    """ "database" or "broker" when `error`, or an error it was raised from or
+    while handling (a scheduler's wrapper, a retry's), says that dependency is
+    away; None for anything else."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if database_unavailable(error):
+            return "database"
+        if broker_unavailable(error):
+            return "broker"
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _error_among(args: Any) -> BaseException | None:
+    """The error a line names among its arguments, without a traceback (a
+    worker's "Cannot connect to redis://...: <error>. Trying again in 4 s")."""
+    values = args.values() if isinstance(args, dict) else args if isinstance(args, tuple) else ()
+    return next((value for value in values if isinstance(value, BaseException)), None)
+
+
+class OutageLineFilter(logging.Filter):
+    """A log handler's filter: a line logged with the traceback of an outage
+    becomes one warning line, throttled as `outage_log` throttles.
+
+    Code of our own logs an outage with `outage_log`; Celery does not: a task
+    that meets the database away is logged by Celery's tracer with its
+    traceback ("Task ... raised unexpected"), beat's failure to send a task
+    with Redis away with its traceback and the stack ("Couldn't apply
+    scheduled task"), a worker losing its broker likewise, and a worker or beat
+    retrying its broker writes an error line per attempt. On the console
+    handler, this covers every task, every process and every library alike: the
+    first line of the message, the error's type and text, at WARNING, at most one
+    per logger and dependency every `OUTAGE_LOG_INTERVAL` seconds, the next saying
+    how many were left out. Any other error keeps its traceback.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else _error_among(record.args)
+        dependency = outage_behind(error)
+        if dependency is None:
+            return True
+        skipped = _throttle.admit(f"{dependency}:{record.name}")
+        if skipped is None:
+            return False
+        lines = record.getMessage().strip().splitlines()
+        text = f"{dependency.capitalize()} unavailable: {lines[0] if lines else ''}"
+        said = str(error).strip().splitlines()
+        if said and said[0] not in text:
+            text += f": {type(error).__name__}: {said[0]}"
+        if skipped:
+            text += f" ({skipped} more like it in the last {OUTAGE_LOG_INTERVAL:.0f} s not logged)"
+        record.msg, record.args = text, None
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
+        return True
+
+
 class _Backoff:
     """Whether to ask the database now, for a reader that can do without it (the
     gauges of a scrape): not for `DATABASE_BACKOFF_SECONDS` after it was away."""

@@ -145,6 +145,7 @@ MIDDLEWARE = [
     "bankapi.metrics.HttpMetricsMiddleware",
     "bankapi.middleware.RequestIdMiddleware",
     "bankapi.middleware.BodyLimitMiddleware",
+    "bankapi.middleware.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -446,8 +447,8 @@ if PRODUCTION:
     # Behind a TLS-terminating proxy that sets X-Forwarded-Proto.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
-    # Load balancers probe health over plain HTTP: no redirect there.
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+    # The probes and the scrape (plain HTTP, by the node's address) are answered
+    # before this redirect and the host check: bankapi.middleware.ProbeMiddleware.
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
     # The header alone enrols nothing: a domain joins the preload list only when submitted.

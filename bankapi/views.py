@@ -1,3 +1,5 @@
+import logging
+
 from django.conf import settings
 from django.db import connection
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -9,9 +11,11 @@ from rest_framework.views import APIView
 
 from bankapi.api import ScopedAPIView
 from bankapi.capabilities import capabilities_get
-from bankapi.outages import redis_answers
+from bankapi.outages import outage_log, redis_answers
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
+
+logger = logging.getLogger(__name__)
 
 
 class HealthView(APIView):
@@ -114,17 +118,22 @@ class ReadyView(APIView):
             with connection.cursor() as cursor:
                 cursor.execute("SELECT 1")
             checks["database"] = "ok"
-        except Exception:  # noqa: BLE001 - any failure means not ready
+        except Exception as error:  # noqa: BLE001 - any failure means not ready
             checks["database"] = "unavailable"
+            # Probed every few seconds by each load balancer: one line per outage.
+            outage_log(logger, "readyz", "Not ready: the database does not answer", error=error)
         if settings.REDIS_URL:
             checks["redis"] = "ok" if redis_answers(timeout=1.0) else "unavailable"
         else:
             checks["redis"] = "not configured"
         ready = checks["database"] == "ok"
-        return Response(
+        response = Response(
             {"status": "ok" if ready else "unavailable", "checks": checks},
             status=200 if ready else 503,
         )
+        # Logged above, throttled: not again by Django as an error per probe.
+        response._has_been_logged = not ready  # type: ignore[attr-defined]  # read by django.utils.log.log_response
+        return response
 
 
 class ReferenceLimitSerializer(serializers.Serializer):

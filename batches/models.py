@@ -87,6 +87,12 @@ class Draft(Owned):
             ),
         ]
 
+    @property
+    def payload_purged(self) -> bool:
+        """Expired unsubmitted a day ago: its payments and results are gone
+        (`batches.services.housekeeping`), its record stays."""
+        return self.payments_count > 0 and not self.payments
+
     def sent_payments(self) -> list[SentPayment]:
         return [SentPayment.from_stored(payment) for payment in self.payments]
 

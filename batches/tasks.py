@@ -6,10 +6,19 @@ from celery import shared_task
 
 from bankapi.tasks import task_publish
 from batches.services.drafts import draft_verify, drafts_stalled
+from batches.services.housekeeping import batch_records_purge
 from batches.services.processing import batch_process, batches_stalled
 
-# Unfinished work untouched this long is taken to be lost (its worker died).
-STALLED_AFTER = timedelta(minutes=2)
+# Unfinished work untouched this long is taken to be lost (its worker died, or
+# its task was never queued: Redis away). A batch being worked shows progress
+# far more often: every funding group and every chunk paid touches it (a
+# heartbeat), each well under this. With the sweep every minute, a batch whose
+# worker died is queued again at most STALLED_AFTER + 60 s after its last
+# heartbeat (80 s; another worker takes it up within 90 s), and work sent while
+# Redis was away within 80 s of its return. A sweep that races a slow live worker
+# costs duplicate work, never a duplicate payment (items are claimed, and paid
+# at most once).
+STALLED_AFTER = timedelta(seconds=20)
 
 
 @shared_task
@@ -37,3 +46,10 @@ def resume_stalled_batches(older_than_seconds: float = STALLED_AFTER.total_secon
     for batch_id in batches:
         task_publish(process_batch, batch_id)
     return {"drafts": len(drafts), "batches": len(batches)}
+
+
+@shared_task
+def purge_expired_records() -> dict[str, int]:
+    """Daily (CELERY_BEAT_SCHEDULE): spent and expired initiate challenges, and the
+    payload of drafts expired unsubmitted, a day on."""
+    return batch_records_purge()

@@ -89,10 +89,13 @@ def _group_status(statuses: list[str], *, every: str) -> str:
 
 
 def status_report_of_draft(draft: Draft) -> StatusReport:
-    """Valid entries ACTC, invalid ones RJCT; RCVD with no transaction while verifying."""
+    """Valid entries ACTC, invalid ones RJCT; RCVD with no transaction while verifying;
+    RJCT with no transaction once the draft, expired unsubmitted, lost its payload."""
     message_id, message_name = _original_message(draft.message_id, draft.message_name, draft.id)
     if draft.verified_at is None:
         return StatusReport(message_id, message_name, RECEIVED, [])
+    if draft.payload_purged:
+        return StatusReport(message_id, message_name, REJECTED, [])
     _valid, invalid = draft.checked_payments()
     reasons = {checked.index: checked.reasons for checked in invalid}
     transactions = [

@@ -176,6 +176,8 @@ def batch_fund(batch_id: str) -> None:
             outcome = funds_hold(_hold_orders(batch, unfunded.filter(account_id__in=payers), fee))
             funded = [account_id for account_id, refusal in outcome.items() if refusal is None]
             unfunded.filter(account_id__in=funded).update(hold_id=F("id"), updated_at=timezone.now())
+            # The heartbeat of a long funding: the stall sweep leaves a batch alone while it moves.
+            Batch.objects.filter(id=batch.id).update(updated_at=timezone.now())
             for account_id, refusal in outcome.items():
                 if refusal is not None:
                     refused_count = unfunded.filter(account_id=account_id).update(

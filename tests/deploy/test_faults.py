@@ -10,7 +10,9 @@ key after `Retry-After` as a client should, while:
 - PostgreSQL is restarted (fast shutdown), then killed (SIGKILL, every process
   of the cluster) and started again after a few seconds away;
 - PgBouncer is restarted;
-- Redis is stopped for a few seconds, then started again.
+- Redis is stopped for a few seconds, then started again;
+- PgBouncer is killed (SIGKILL) and started again;
+- the web node is frozen (SIGSTOP) for 3 s, then thawed.
 
 It shows: while the database is away every answer is a 503 with `Retry-After`
 (never a 500, never a broken connection); payments are served again within 5 s of
@@ -132,12 +134,24 @@ class FaultDeployment(Deployment):
         self.redis.wait(timeout=10)
 
     # -- PgBouncer -------------------------------------------------------------------
-    def pgbouncer_restart(self) -> None:
+    def pgbouncer_restart(self, *, kill: bool = False) -> None:
+        """Stopped (SIGTERM) or killed (SIGKILL, its clients' connections cut), then started again."""
         bouncer = next(p for p in self.processes if isinstance(p, subprocess.Popen) and p.poll() is None)
-        bouncer.terminate()
+        if kill:
+            bouncer.kill()
+        else:
+            bouncer.terminate()
         bouncer.wait(timeout=10)
         self.processes.remove(bouncer)
+        if kill:
+            time.sleep(2)  # away a moment: requests meanwhile answer 503
         self.start_pgbouncer()
+
+    def web_node_signal(self, signal_number: int) -> None:
+        """To the web node's master and each of its workers (SIGSTOP: a frozen node)."""
+        master = self.web[0].process.pid
+        for pid in (master, *children_of(master)):
+            os.kill(pid, signal_number)
 
     # -- The service's processes (one web node, one worker, beat) --------------------
     def start_service(self) -> None:
@@ -182,6 +196,10 @@ class Load:
         # (monotonic time answered, status, Retry-After or None, code or None)
         self.answers: list[tuple[float, int | None, str | None, str | None]] = []
         self.paid: list[str] = []  # keys answered 200
+        # Keys whose 200 was a replay: an earlier attempt committed the payment but
+        # its answer was lost (PgBouncer killed between the commit and its reply,
+        # the client answered 503); the retry replays it.
+        self.replayed: list[str] = []
         self.unfinished: list[str] = []
         self.threads = [threading.Thread(target=self.client, daemon=True) for _ in range(clients)]
 
@@ -210,6 +228,8 @@ class Load:
                 if status == 200:
                     with self.lock:
                         self.paid.append(key)
+                        if answer_headers.get("Idempotent-Replayed") == "true":
+                            self.replayed.append(key)
                     break
                 if time.monotonic() > deadline or status not in {503, 409, 429, None}:
                     with self.lock:
@@ -364,6 +384,31 @@ def test_faults_under_a_steady_payment_load(deployment):
         figures.append(f"Redis stopped 5 s: {len(during)} payments answered, all 200; /readyz 200")
         time.sleep(2)
         assert readiness(deployment)[1]["checks"]["redis"] == "ok"
+
+        # 5. PgBouncer killed (SIGKILL), away 2 s, started again.
+        deployment.pgbouncer_restart(kill=True)
+        back = time.monotonic()
+        figures.append(
+            f"PgBouncer killed: payments again {load.first_200_after(back):.2f} s after it was back"
+        )
+        assert load.first_200_after(back) <= BACK_WITHIN_SECONDS
+        time.sleep(2)
+
+        # 6. The web node frozen 3 s (SIGSTOP): a probe with the documented 1 s
+        # timeout fails, so a load balancer takes it out; thawed, it serves again.
+        deployment.web_node_signal(signal.SIGSTOP)
+        try:
+            with pytest.raises(OSError):
+                request(deployment.web[0].port, "GET", "/readyz", timeout=1)
+            time.sleep(2)
+        finally:
+            deployment.web_node_signal(signal.SIGCONT)
+        thawed = time.monotonic()
+        figures.append(
+            f"Web node frozen 3 s: probe timed out; payments again {load.first_200_after(thawed):.2f} s after"
+        )
+        assert load.first_200_after(thawed) <= BACK_WITHIN_SECONDS
+        assert readiness(deployment)[0] == 200
     finally:
         load.stop()
 
@@ -389,7 +434,9 @@ def test_faults_under_a_steady_payment_load(deployment):
     def rise(name: str, labels: tuple) -> float:
         return after.get((name, labels), 0) - before.get((name, labels), 0)
 
-    assert rise("bankapi_payments_total", (("outcome", "accepted"),)) == len(load.paid)
+    # A payment whose commit's answer was lost is counted by no request: the one
+    # that made it failed after the commit, its retry was a replay.
+    assert rise("bankapi_payments_total", (("outcome", "accepted"),)) == len(load.paid) - len(load.replayed)
     assert (
         rise("bankapi_http_requests_total", (*route, ("status", "503")))
         == answers[(503, "SERVICE_UNAVAILABLE")]
@@ -405,3 +452,8 @@ def test_faults_under_a_steady_payment_load(deployment):
     assert relay_lines <= 6, relay_lines
     figures_logged = f"web log: {web_log.count('Database unavailable')} outage lines; relay: {relay_lines}"
     report_figures("Fault test: log lines", figures_logged)
+    # Workers and beat follow the web's rule: an outage is a warning line, never a traceback.
+    for name in ("worker1", "beat"):
+        text = deployment.log(name)
+        found = text.find("Traceback")
+        assert found < 0, (name, text[max(found - 1500, 0) : found + 3000])

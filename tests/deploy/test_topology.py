@@ -3,7 +3,7 @@
 From the files an operator installs (deploy/pgbouncer.ini, deploy/bankapi.env.example,
 deploy/Procfile, deploy/gunicorn.conf.py) and docs/production.md's "Production deployment"
 commands, changed only in ports, paths and the database's name: PgBouncer
-(Debian's) in transaction pooling in front of PostgreSQL (database `deploytest`),
+(Debian's) in transaction pooling in front of PostgreSQL (database `<the test database>_deploytest`),
 Redis db 11, two gunicorn web nodes, two Celery workers and one beat, all with
 production settings (BANKAPI_ENV=production, DEBUG off, secrets generated here).
 
@@ -43,16 +43,21 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from django.conf import settings
 
 from tests.conftest import requires_redis
-from tests.deploy.conftest import report_figures
+from tests.deploy.conftest import refuse_unless_test_servers, report_figures
 from tests.proof.processes import CeleryWorker, Gunicorn, free_port, request, shell_command
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
-DATABASE = "deploytest"
+# The deployment's database, beside the test run's own on the same server (a test
+# database: tests/deploy/conftest.py refuses any other): `<its name>_deploytest`.
+DATABASE_SUFFIX = "_deploytest"
 REDIS_DB = 11
 PGBOUNCER = shutil.which("pgbouncer") or shutil.which("pgbouncer", path="/usr/sbin")
 VENV_BIN = str(Path(sys.executable).parent)
-HTTPS = {"X-Forwarded-Proto": "https"}  # what the TLS-terminating proxy adds
+# What the TLS-terminating proxy sends on: the client's Host (the public name of
+# the environment template's ALLOWED_HOSTS) and the scheme it was reached by.
+PUBLIC_HOST = "api.example.com"
+HTTPS = {"X-Forwarded-Proto": "https", "Host": PUBLIC_HOST}
 
 pytestmark = [
     pytest.mark.postgres,
@@ -93,6 +98,7 @@ class Deployment:
         self.redis_url = f"redis://{redis.netloc}/{REDIS_DB}"
         self.bouncer_port = free_port()
         self.database_password = secrets.token_urlsafe(24)
+        self.database = urlsplit(os.environ.get("DATABASE_URL", "")).path.lstrip("/") + DATABASE_SUFFIX
 
     # -- PostgreSQL, Redis and PgBouncer -------------------------------------------
     def admin_connection(self, dbname: str = "postgres") -> psycopg.Connection:
@@ -107,8 +113,8 @@ class Deployment:
 
     def fresh_database_and_redis(self) -> None:
         with self.admin_connection() as connection:
-            connection.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-            connection.execute(f'CREATE DATABASE "{DATABASE}"')
+            connection.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+            connection.execute(f'CREATE DATABASE "{self.database}"')
         Celery(broker=self.redis_url).connection_for_write().default_channel.client.flushdb()
 
     def start_pgbouncer(self) -> None:
@@ -118,9 +124,9 @@ class Deployment:
         (entry,) = ini["databases"].values()
         ini.remove_section("databases")
         ini["databases"] = {
-            DATABASE: re.sub(
+            self.database: re.sub(
                 r"host=\S+ port=\S+ dbname=\S+",
-                f"host={self.pg_host} port={self.pg_port} dbname={DATABASE}",
+                f"host={self.pg_host} port={self.pg_port} dbname={self.database}",
                 entry,
             )
         }
@@ -129,9 +135,12 @@ class Deployment:
         ini["pgbouncer"]["listen_port"] = str(self.bouncer_port)
         ini["pgbouncer"]["auth_file"] = str(userlist)
         if os.geteuid() == 0:
-            ini["pgbouncer"]["user"] = "postgres"  # PgBouncer refuses to run as root
+            # PgBouncer switches to the ini's user (it refuses to run as root).
+            assert ini["pgbouncer"]["user"] == "postgres"
             shutil.chown(self.folder, "postgres")
             shutil.chown(userlist, "postgres")
+        else:
+            del ini["pgbouncer"]["user"]  # a user can only stay itself
         path = self.folder / "pgbouncer.ini"
         with path.open("w") as file:
             ini.write(file)
@@ -149,7 +158,7 @@ class Deployment:
                 time.sleep(0.2)
 
     def database_url(self) -> str:
-        return f"postgres://{self.pg_user}:{self.database_password}@127.0.0.1:{self.bouncer_port}/{DATABASE}"
+        return f"postgres://{self.pg_user}:{self.database_password}@127.0.0.1:{self.bouncer_port}/{self.database}"
 
     # -- The environment file, filled in --------------------------------------------
     def environment_file(self) -> Path:
@@ -169,7 +178,6 @@ class Deployment:
             "FIELD_ENCRYPTION_KEY": Fernet.generate_key().decode(),
             "METRICS_TOKEN": secrets.token_urlsafe(32),
             "JWT_PRIVATE_KEY_FILE": str(jwt),
-            "ALLOWED_HOSTS": "127.0.0.1",
             "STATIC_ROOT": str(self.folder / "static"),
             "BANKAPI_VAR_DIR": str(self.folder / "var"),
             "PROMETHEUS_MULTIPROC_DIR": str(self.folder / "var" / "metrics"),
@@ -178,6 +186,7 @@ class Deployment:
         }
         assert filled.keys() <= values.keys(), "the template must name every setting a deployment fills in"
         assert values["BANKAPI_ENV"] == "production"
+        assert values["ALLOWED_HOSTS"] == PUBLIC_HOST  # the template's, as an operator leaves it
         values.update(filled)
         path = self.folder / "bankapi.env"
         path.write_text("".join(f"{name}={value}\n" for name, value in values.items()))
@@ -243,7 +252,7 @@ class Deployment:
         return json.loads(result.stdout)
 
     def sql(self, query: str, *parameters) -> tuple:
-        with self.admin_connection(DATABASE) as connection:
+        with self.admin_connection(self.database) as connection:
             return connection.execute(query, parameters).fetchone()
 
     def send_task(self, name: str, *args) -> None:
@@ -262,6 +271,7 @@ def wait_for(predicate, timeout: float, what: str, step: float = 0.25) -> None:
 
 @pytest.fixture(scope="module")
 def deployment():
+    refuse_unless_test_servers()
     folder = Path(tempfile.mkdtemp(prefix="bankapi-deploy-"))
     os.chmod(folder, 0o750)
     deployment = Deployment(folder)
@@ -300,11 +310,17 @@ def test_the_production_guide_lists_the_procfile_commands(deployment):
 
 
 def test_processes_run_with_production_settings(deployment):
-    status, headers, _ = request(deployment.web[0].port, "GET", "/v1/programs")
+    public = {"Host": PUBLIC_HOST}
+    status, headers, _ = request(deployment.web[0].port, "GET", "/v1/programs", headers=public)
     assert status == 301 and headers["Location"].startswith("https://"), "plain HTTP must be redirected"
     for web in deployment.web:
-        status, _, body = request(web.port, "GET", "/readyz", headers=HTTPS)
-        assert status == 200, body
+        # A load balancer probes each node by its address, over plain HTTP.
+        for probe in ("/healthz", "/readyz"):
+            status, _, body = request(web.port, "GET", probe)
+            assert status == 200, (probe, body)
+        # Any other route refuses a Host that ALLOWED_HOSTS does not name.
+        status, _, body = request(web.port, "GET", "/v1/programs", headers={"X-Forwarded-Proto": "https"})
+        assert status == 400, body
         # DEBUG off: an unknown route answers the service's 404, never Django's debug page.
         status, _, body = request(web.port, "GET", "/v1/no-such-route", headers=HTTPS)
         assert status == 404 and "Traceback" not in json.dumps(body)
@@ -391,6 +407,50 @@ def test_a_batch_survives_a_worker_killed_midway(deployment):
     )
 
 
+def test_a_batch_whose_worker_was_killed_is_taken_up_by_the_other_within_90_seconds(deployment):
+    """No sweep sent by hand: beat's own (every minute) finds the batch silent
+    and the surviving worker finishes it, within 90 s of the kill."""
+    runs = "batches.tasks.process_batch"
+    received = {
+        worker: deployment.log(f"worker{n}").count(runs) for n, worker in enumerate(deployment.workers, 1)
+    }
+    batch_id = deployment.driver("batch", "1000")["batchId"]
+    paid = "SELECT count(*) FROM batches_batchitem WHERE batch_id = %s AND status = 'SUCCESS'"
+    wait_for(lambda: deployment.sql(paid, batch_id)[0] >= 1, 120, "a worker starts paying")
+    (runner,) = [
+        worker
+        for n, worker in enumerate(deployment.workers, 1)
+        if deployment.log(f"worker{n}").count(runs) > received[worker]
+    ]
+    runner.kill()
+    killed = time.monotonic()
+    paid_at_kill = deployment.sql(paid, batch_id)[0]
+    assert paid_at_kill < 1000, "the batch finished before its worker was killed"
+    final = "SELECT status FROM batches_batch WHERE id = %s"
+    try:
+        wait_for(
+            lambda: deployment.sql(final, batch_id)[0] in {"COMPLETED", "PARTIALLY_FAILED", "FAILED"},
+            90,
+            "the batch is taken up and finished within 90 s of its worker's death",
+            step=1,
+        )
+        took = time.monotonic() - killed
+    finally:
+        runner.start()
+
+    state = deployment.driver("state", json.dumps({**deployment.ids, "batchId": batch_id}))
+    assert state["batch"] == {
+        "status": "COMPLETED",
+        "success": 1000,
+        "payments": 1000,
+        "distinctPayments": 1000,
+    }
+    report_figures(
+        "Deployment: a batch's only worker killed",
+        f"{paid_at_kill} of 1000 paid at the kill; finished by the other worker {took:.0f} s after it",
+    )
+
+
 def test_a_schedule_day_run_by_both_workers_pays_each_schedule_once(deployment):
     ids = deployment.ids
     for _ in range(2):
@@ -410,8 +470,8 @@ def test_a_schedule_day_run_by_both_workers_pays_each_schedule_once(deployment):
     assert set(state["schedulePayments"].values()) == {1}
     assert state["scheduleRuns"] == len(ids["scheduleIds"]) == 200
     assert state["schedulesAdvanced"] == 200
-    # Each payer: 100 batch items and 20 standing orders of 1.00.
-    assert state["payerBalances"] == ["999880.00"] * 10
+    # Each payer: 100 items of each of the two batches and 20 standing orders of 1.00.
+    assert state["payerBalances"] == ["999780.00"] * 10
 
 
 def test_prometheus_scrapes_each_web_node_as_configured(deployment):
@@ -441,6 +501,11 @@ def test_the_ledger_holds_after_all_of_it(deployment):
     wait_for(lambda: "Scheduler: Sending due task" in deployment.log("beat"), 60, "beat sends a task")
     for process in (*deployment.web, *deployment.workers, deployment.beat):
         assert process.process.poll() is None, process.log.name
+    # Workers killed and restarted, batches taken over: no traceback in any process.
+    for name in ("web1", "web2", "worker1", "worker2", "beat"):
+        text = deployment.log(name)
+        found = text.find("Traceback")
+        assert found < 0, f"{name}:\n{text[max(found - 1500, 0) : found + 3000]}"
     result = deployment.manage("check_ledger")
     assert result.returncode == 0, result.stderr
     assert "Ledger OK" in result.stdout

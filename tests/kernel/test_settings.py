@@ -12,6 +12,11 @@ def run_check(env: dict[str, str], *args: str, command: str = "check") -> subpro
     """`manage.py <command>` as an operator would run it: the project's own settings,
     none of the variables this test process carries (the suite's development choice,
     its database, its secrets) unless `env` gives them."""
+    return run_operator_process(env, "manage.py", command, *args)
+
+
+def run_operator_process(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """`python <args>` from the project folder with the environment `run_check` describes."""
     clean = {
         k: v
         for k, v in os.environ.items()
@@ -30,7 +35,7 @@ def run_check(env: dict[str, str], *args: str, command: str = "check") -> subpro
         }
     }
     return subprocess.run(
-        [sys.executable, "manage.py", command, *args],
+        [sys.executable, *args],
         cwd=ROOT,
         env={**clean, **env},
         capture_output=True,

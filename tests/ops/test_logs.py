@@ -18,7 +18,7 @@ from payments.models import Beneficiary
 from tests.batches.conftest import payment as batch_payment
 from tests.conftest import requires_redis
 from tests.events.test_webhooks import subscribe
-from tests.kernel.test_settings import production_variables, run_check
+from tests.kernel.test_settings import production_variables, run_check, run_operator_process
 from tests.payments.conftest import payments_url
 from tests.support.receiver import start_receiver
 from tests.support.worker import celery_workers
@@ -203,6 +203,16 @@ def test_a_secret_logged_by_mistake_never_reaches_the_output(console):
 
 
 def _log_a_line(env: dict[str, str]) -> subprocess.CompletedProcess:
+    """A line logged by a service process (gunicorn and Celery set Django up so)."""
+    code = (
+        "import os, django; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'bankapi.settings'); "
+        "django.setup(); "
+        "import logging; logging.getLogger('bankapi.check').warning('hello %s', 'operator')"
+    )
+    return run_operator_process({"LOG_FORMAT": "", **env}, "-c", code)
+
+
+def _log_a_line_in_a_command(env: dict[str, str]) -> subprocess.CompletedProcess:
     code = "import logging; logging.getLogger('bankapi.check').warning('hello %s', 'operator')"
     return run_check({"LOG_FORMAT": "", **env}, "-c", code, command="shell")
 
@@ -226,8 +236,19 @@ def test_the_embedded_default_logs_readable_lines_and_log_format_overrides(tmp_p
 
     for readable in (embedded, deployment_as_text):
         assert readable.returncode == 0, readable.stderr
-        # On stderr: a command's own output on stdout stays clean.
+        # Readable lines on stderr, whatever the process.
         assert re.search(r"WARNING bankapi\.check \[-\] hello operator$", readable.stderr.strip())
         assert "hello operator" not in readable.stdout
     assert json.loads(embedded_as_json.stdout.strip().splitlines()[-1])["message"] == "hello operator"
     assert unknown.returncode != 0 and "LOG_FORMAT must be json or text" in unknown.stderr
+
+
+def test_a_management_command_logs_to_stderr_in_either_format(tmp_path):
+    """A command's stdout is its answer: its JSON log lines go to stderr."""
+    as_json = _log_a_line_in_a_command(production_variables(tmp_path))
+    as_text = _log_a_line_in_a_command({"BANKAPI_VAR_DIR": str(tmp_path / "var")})
+
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stderr.strip().splitlines()[-1])["message"] == "hello operator"
+    assert re.search(r"WARNING bankapi\.check \[-\] hello operator$", as_text.stderr.strip())
+    assert "hello operator" not in as_json.stdout + as_text.stdout

@@ -63,10 +63,17 @@ def kill(pid: int) -> bool:
         return False
 
 
-def request(port: int, method: str, path: str, body: dict | None = None, headers: dict | None = None):
+def request(
+    port: int,
+    method: str,
+    path: str,
+    body: dict | None = None,
+    headers: dict | None = None,
+    timeout: float = 15,
+):
     """One HTTP request; (status, headers, parsed body). Raises OSError or
     http.client errors when the connection breaks (a killed worker)."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         payload = json.dumps(body) if body is not None else None
         all_headers = {"Content-Type": "application/json", **(headers or {})}
