@@ -7,11 +7,11 @@ form edit would bypass the signatures it records.
 from django.contrib import admin
 
 from approvals.models import Approval, ApprovalPolicy, ApprovalSignature
-from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin
+from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, TenancyFixedMixin
 
 
 @admin.register(ApprovalPolicy)
-class ApprovalPolicyAdmin(admin.ModelAdmin):
+class ApprovalPolicyAdmin(TenancyFixedMixin, admin.ModelAdmin):
     list_display = ("__str__", "program", "sandbox", "expires_after_hours", "passkey_required", "updated_at")
     list_filter = ("sandbox", "passkey_required")
     list_select_related = ("customer", "custodian", "program")
