@@ -14,7 +14,6 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.conf import settings as configured
 from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -84,7 +83,7 @@ class SignIn:
 
 def waiting(count: int) -> None:
     """Until `count` sign-ins wait for a slot."""
-    gate = password_checks._gate(configured.PASSWORD_CHECKS_IN_FLIGHT)
+    gate = password_checks.current_gate()
     deadline = time.monotonic() + 10
     while len(gate.waiters) != count:
         assert time.monotonic() < deadline, f"{len(gate.waiters)} waiting, not {count}"
@@ -103,7 +102,8 @@ def with_failures(address: str, failures: int) -> str:
 
 
 def client_failures(address: str) -> int:
-    return LoginThrottle.objects.get(factor=LoginThrottle.Factor.CLIENT, email=address).failures
+    row = LoginThrottle.objects.filter(factor=LoginThrottle.Factor.CLIENT, email=address).first()
+    return 0 if row is None else row.failures
 
 
 def assert_refused_for_want_of_a_slot(response) -> None:
@@ -115,6 +115,9 @@ def assert_refused_for_want_of_a_slot(response) -> None:
 def _one_long_wait(settings):
     settings.PASSWORD_CHECKS_IN_FLIGHT = 1
     settings.PASSWORD_CHECK_WAIT_SECONDS = 30
+    settings.PASSWORD_CHECK_CLEAN_WAIT_SECONDS = 30
+    # As many waiters as slots: a full queue sheds its worst waiter.
+    settings.PASSWORD_CHECK_WAITERS = 1
 
 
 @pytest.mark.django_db(transaction=True)
@@ -160,6 +163,7 @@ def test_waiting_sign_ins_are_served_fewest_failures_first_whatever_their_arriva
     totp_person, other_totp_person, settings, monkeypatch
 ):
     settings.PASSWORD_CHECKS_IN_FLIGHT = 2
+    settings.PASSWORD_CHECK_WAITERS = 2
     # Whose password is checked, in order: a check runs only in a slot, so this
     # is the order the slots were given (answer times race on a loaded host).
     checked = []
@@ -198,13 +202,30 @@ def test_among_addresses_with_as_many_failures_the_first_to_wait_is_served_first
     """The newcomer that ranks no better than the waiter is the one refused."""
     holder = Holder()
 
-    first = SignIn(totp_person, "198.51.100.23")
+    first = SignIn(totp_person, with_failures("198.51.100.23", 1))
     waiting(1)
-    second = SignIn(totp_person, "198.51.100.24")
+    second = SignIn(totp_person, with_failures("198.51.100.24", 1))
     second_refused = second.answered()
     holder.release()
 
     assert second_refused
     assert_refused_for_want_of_a_slot(second.join())
     challenge_of(first.join(), "SOFTWARE_TOKEN_MFA")
-    assert client_failures("198.51.100.24") == 1
+    assert client_failures("198.51.100.24") == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_every_waiter_an_address_without_failures_the_newcomer_is_refused_uncounted(totp_person):
+    """No waiter can be shed for it; its refusal counts against nothing."""
+    holder = Holder()
+
+    first = SignIn(totp_person, "198.51.100.25")
+    waiting(1)
+    second = SignIn(totp_person, "198.51.100.26")
+    second_refused = second.answered()
+    holder.release()
+
+    assert second_refused
+    assert_refused_for_want_of_a_slot(second.join())
+    challenge_of(first.join(), "SOFTWARE_TOKEN_MFA")
+    assert client_failures("198.51.100.26") == 0
