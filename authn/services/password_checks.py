@@ -7,14 +7,14 @@ hashing, and payments and every other route wait for the CPU behind it.
 
 Each check takes one of `PASSWORD_CHECKS_IN_FLIGHT` slots of its process. When
 none is free, the request waits, served in order of its rank (for a sign-in,
-its address's recent failures: fewest first, then first come). How long it may
-wait depends on that rank:
+its address's recent failures, then its recent refusals: fewest first, then
+first come). How long it may wait depends on the failures:
 
-- rank 0 (an address with no recent failure: ordinary traffic, a person, an
-  integrator signing in several users at once) waits as long as the checks
-  ahead of it take, up to `PASSWORD_CHECK_CLEAN_WAIT_SECONDS` (10 s); two or
-  eight correct sign-ins sent together all get their check;
-- a ranked request (its address has failures) waits `PASSWORD_CHECK_WAIT_SECONDS`.
+- none (an address with no recent failure: ordinary traffic, a person, an
+  integrator signing in several users at once): as long as the checks ahead of
+  it take, up to `PASSWORD_CHECK_CLEAN_WAIT_SECONDS` (10 s); two or eight
+  correct sign-ins sent together all get their check;
+- some: `PASSWORD_CHECK_WAIT_SECONDS`.
 
 At most `PASSWORD_CHECK_WAITERS` requests wait per process (a waiting request
 holds a server thread; the default leaves the other threads free). A newcomer
@@ -61,9 +61,13 @@ class PasswordChecksBusy(ApiError):
         )
 
 
+# (recent failures, recent refusals) of the request's client: lowest first.
+Rank = tuple[int, int]
+
+
 @dataclass(order=True)
 class _Waiter:
-    rank: int
+    rank: Rank
     arrival: int
     granted: bool = field(default=False, compare=False)
     answered: threading.Event = field(default_factory=threading.Event, compare=False)
@@ -92,7 +96,7 @@ class _Gate:
             return True
         return False
 
-    def acquire(self, rank: Callable[[], int], wait: Callable[[int], float]) -> bool:
+    def acquire(self, rank: Callable[[], Rank], wait: Callable[[Rank], float]) -> bool:
         """Take a slot, waiting `wait(rank)` seconds at most; False when refused."""
         with self._lock:
             if self._take_free():
@@ -140,10 +144,10 @@ def current_gate() -> _Gate:
     return _gate(settings.PASSWORD_CHECKS_IN_FLIGHT, settings.PASSWORD_CHECK_WAITERS)
 
 
-def _wait_seconds(rank: int) -> float:
+def _wait_seconds(rank: Rank) -> float:
     """How long a request of `rank` may wait: ordinary traffic (no recent failure)
     as long as the checks ahead of it take, up to its own bound; others briefly."""
-    if rank == 0:
+    if rank[0] == 0:
         return float(settings.PASSWORD_CHECK_CLEAN_WAIT_SECONDS)
     return float(settings.PASSWORD_CHECK_WAIT_SECONDS)
 
@@ -151,18 +155,19 @@ def _wait_seconds(rank: int) -> float:
 _held = threading.local()
 
 
-def _no_failures() -> int:
-    return 0
+def _no_failures() -> Rank:
+    return (0, 0)
 
 
 @contextmanager
-def password_check_slot(rank: Callable[[], int] = _no_failures) -> Iterator[None]:
+def password_check_slot(rank: Callable[[], Rank] = _no_failures) -> Iterator[None]:
     """Hold a slot for the hash checks inside, or raise `PasswordChecksBusy` (429).
 
     `rank` orders this request among those waiting (lowest first) and sets how
     long it may wait; it is called only when the request must wait. A sign-in
-    passes its address's recent failures (`authn.services.throttle.sign_in_slot`);
-    the step-up PIN, behind a bearer, ranks 0.
+    passes its address's recent failures and refusals
+    (`authn.services.throttle.sign_in_slot`); the step-up PIN, behind a bearer,
+    ranks first.
     """
     if getattr(_held, "depth", 0):
         _held.depth += 1

@@ -41,7 +41,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
@@ -247,7 +247,8 @@ def _client_attempt(key: str, now: datetime) -> None:
         throttle = _locked_row(Factor.CLIENT, None, key, now)
         if throttle.window_started_at <= now - window:
             throttle.window_started_at, throttle.failures, throttle.locked_until = now, 0, None
-            throttle.in_flight = 0  # none can be older than a window: forget those a killed process left
+            # None in flight can be older than a window: forget those a killed process left.
+            throttle.in_flight, throttle.refusals = 0, 0
         if throttle.failures + throttle.in_flight >= settings.AUTH_CLIENT_MAX_FAILURES:
             window_end = throttle.window_started_at + window
             throttle.locked_until = window_end
@@ -257,15 +258,22 @@ def _client_attempt(key: str, now: datetime) -> None:
         throttle.save()
 
 
-def _client_settle(key: str, *, failed: bool) -> None:
-    """An attempt of the client is decided: no longer in flight, and a failure if it failed."""
-    rows = LoginThrottle.objects.filter(
+def _client_rows(key: str) -> QuerySet[LoginThrottle]:
+    return LoginThrottle.objects.filter(
         factor=Factor.CLIENT,
         program_id=None,  # type: ignore[misc]  # django-stubs rejects None; Django: IS NULL
         email=key,
     )
+
+
+def _client_settle(key: str, *, failed: bool = False, succeeded: bool = False) -> None:
+    """An attempt of the client is decided: no longer in flight; a failure if it
+    failed; a success forgets the client's refusals (a person who got in)."""
+    rows = _client_rows(key)
     if failed:
         rows.update(failures=F("failures") + 1)
+    if succeeded:
+        rows.filter(refusals__gt=0).update(refusals=0)
     rows.filter(in_flight__gt=0).update(in_flight=F("in_flight") - 1)
 
 
@@ -296,31 +304,30 @@ def client_throttle_address(address: str) -> Iterator[None]:
         _client_settle(key, failed=failed)
         raise
     except BaseException:
-        _client_settle(key, failed=False)
+        _client_settle(key)
         raise
-    _client_settle(key, failed=False)
+    _client_settle(key, succeeded=True)
+
+
+def client_rank(address: str) -> tuple[int, int]:
+    """The failures and the uncounted refusals of the client at `address` in its
+    current window ((0, 0) when none); attempts still in flight are neither."""
+    row = _client_rows(client_key(address)).values_list("failures", "refusals", "window_started_at").first()
+    window = timedelta(seconds=settings.AUTH_CLIENT_WINDOW_SECONDS)
+    if row is None or row[2] <= timezone.now() - window:
+        return (0, 0)
+    return (row[0], row[1])
 
 
 def client_recent_failures(address: str) -> int:
-    """The failures counted for the client at `address` in its current window (0
-    when none); attempts still in flight are not failures."""
-    row = (
-        LoginThrottle.objects.filter(
-            factor=Factor.CLIENT,
-            program_id=None,  # type: ignore[misc]  # django-stubs rejects None; Django: IS NULL
-            email=client_key(address),
-        )
-        .values_list("failures", "window_started_at")
-        .first()
-    )
-    window = timedelta(seconds=settings.AUTH_CLIENT_WINDOW_SECONDS)
-    if row is None or row[1] <= timezone.now() - window:
-        return 0
-    return row[0]
+    """The failures counted for the client at `address` in its current window (0 when none)."""
+    return client_rank(address)[0]
 
 
-def _client_refused(key: str, now: datetime) -> None:
-    """Count a sign-in refused for want of a password-check slot as a failure of its client.
+def _client_refused(key: str, now: datetime, *, failures: int) -> None:
+    """Count a sign-in refused for want of a password-check slot: a failure of a
+    client that has failures, else a refusal (no failure, it only orders the
+    client behind those never refused).
 
     Up to the throttle's maximum, where the client is throttled for the rest of
     its window whatever else it does: a flood refused for hours would otherwise
@@ -331,10 +338,13 @@ def _client_refused(key: str, now: datetime) -> None:
         throttle = _locked_row(Factor.CLIENT, None, key, now)
         if throttle.window_started_at <= now - window:
             throttle.window_started_at, throttle.failures, throttle.locked_until = now, 0, None
-            throttle.in_flight = 0
+            throttle.in_flight, throttle.refusals = 0, 0
+        if failures == 0:
+            throttle.refusals = min(throttle.refusals + 1, settings.AUTH_CLIENT_MAX_FAILURES)
         elif throttle.failures >= settings.AUTH_CLIENT_MAX_FAILURES:
             return
-        throttle.failures += 1
+        else:
+            throttle.failures += 1
         throttle.save()
 
 
@@ -348,17 +358,20 @@ def sign_in_slot(address: str) -> Iterator[None]:
     served first instead of drawing lots with the flood. An address with no
     recent failure waits as long as the checks ahead of it take (up to
     `PASSWORD_CHECK_CLEAN_WAIT_SECONDS`), and if refused all the same (the
-    wait ran out, or the process's waiters are all such sign-ins) that counts
-    against nothing. An address with failures waits briefly, and its refusal
+    wait ran out, or the process's waiters are all such sign-ins) that is no
+    failure: it only ranks the address behind those never refused, so that a
+    flood's addresses do not keep the queue from real users while none of them
+    has failed yet (a success forgets it). An address with failures waits
+    briefly, and its refusal
     counts as one more failure of the address (never of the e-mail: the
     password was not tried), so a flood that is only ever refused still reaches
     the client throttle and ranks last. Use outside `transaction.atomic`.
     """
     key = client_key(address)
-    ranks: list[int] = []
+    ranks: list[tuple[int, int]] = []
 
-    def rank() -> int:
-        ranks.append(client_recent_failures(key))
+    def rank() -> tuple[int, int]:
+        ranks.append(client_rank(key))
         return ranks[-1]
 
     entered = False
@@ -367,8 +380,8 @@ def sign_in_slot(address: str) -> Iterator[None]:
             entered = True
             yield
     except PasswordChecksBusy:
-        if not entered and ranks and ranks[0] > 0:
-            _client_refused(key, timezone.now())
+        if not entered:
+            _client_refused(key, timezone.now(), failures=ranks[0][0] if ranks else 0)
         raise
 
 

@@ -133,6 +133,8 @@ def test_a_refusal_of_an_address_without_failures_counts_nothing(api, totp_perso
     assert not LoginThrottle.objects.filter(email=spare.email).exists()
     assert not LoginThrottle.objects.filter(email=person_behind_it, failures__gt=0).exists()
     challenge_of(after, "SOFTWARE_TOKEN_MFA")
+    client = LoginThrottle.objects.get(factor=LoginThrottle.Factor.CLIENT, email=person_behind_it)
+    assert (client.failures, client.refusals) == (0, 0), "its success forgot the refusals"
 
 
 def test_change_password_waits_for_a_slot_too(api, new_person):

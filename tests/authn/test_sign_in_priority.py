@@ -90,12 +90,14 @@ def waiting(count: int) -> None:
         time.sleep(0.005)
 
 
-def with_failures(address: str, failures: int) -> str:
-    """The address, with `failures` failed sign-ins in its current window."""
+def with_failures(address: str, failures: int, refusals: int = 0) -> str:
+    """The address, with `failures` failed sign-ins (and `refusals` uncounted
+    refusals) in its current window."""
     LoginThrottle.objects.create(
         factor=LoginThrottle.Factor.CLIENT,
         email=address,
         failures=failures,
+        refusals=refusals,
         window_started_at=timezone.now() - timedelta(minutes=1),
     )
     return address
@@ -229,3 +231,25 @@ def test_with_every_waiter_an_address_without_failures_the_newcomer_is_refused_u
     assert_refused_for_want_of_a_slot(second.join())
     challenge_of(first.join(), "SOFTWARE_TOKEN_MFA")
     assert client_failures("198.51.100.26") == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_address_never_refused_takes_the_place_of_one_refused_before(totp_person):
+    """While a flood's addresses have no failure yet, its sign-ins are refused
+    uncounted; each refusal ranks its address behind addresses never refused, so
+    they cannot keep the queue from real users. A success forgets the refusals."""
+    holder = Holder()
+    refused_before = with_failures("198.51.100.27", 0, refusals=1)
+
+    earlier = SignIn(totp_person, refused_before)
+    waiting(1)
+    fresh = SignIn(totp_person, "198.51.100.28")
+    earlier_refused = earlier.answered()
+    holder.release()
+
+    assert earlier_refused
+    assert_refused_for_want_of_a_slot(earlier.join())
+    challenge_of(fresh.join(), "SOFTWARE_TOKEN_MFA")
+    row = LoginThrottle.objects.get(factor=LoginThrottle.Factor.CLIENT, email=refused_before)
+    assert (row.failures, row.refusals) == (0, 2), "no failure, one more refusal"
+    assert client_failures("198.51.100.28") == 0
