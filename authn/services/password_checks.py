@@ -17,7 +17,9 @@ first come). How long it may wait depends on the failures:
 - some: `PASSWORD_CHECK_WAIT_SECONDS`.
 
 At most `PASSWORD_CHECK_WAITERS` requests wait per process (a waiting request
-holds a server thread; the default leaves the other threads free). A newcomer
+holds a server thread; the default leaves the other threads free), and of
+them at most as many from addresses with failures as there are slots (a flood
+is refused at once rather than holding threads for its short wait). A newcomer
 that outranks the worst waiter of a full queue takes its place, and the one
 left out answers 429 TOO_MANY_REQUESTS with `Retry-After`. So a flood is shed
 cheaply, other routes keep the rest of the CPU and threads, and a real user,
@@ -74,7 +76,8 @@ class _Waiter:
 
 
 class _Gate:
-    """`size` slots, and at most `max_waiters` waiters, served lowest rank first.
+    """`size` slots, and at most `max_waiters` waiters (at most `size` of them
+    ranked by failures), served lowest rank first.
 
     A released slot is handed to the best waiter directly (it never falls free
     for a newcomer to snatch), so the order holds. A waiting request holds a
@@ -109,7 +112,10 @@ class _Gate:
                 return True
             me = _Waiter(waiter_rank, next(self._arrivals))
             self.waiters.append(me)
-            if len(self.waiters) > self.max_waiters:
+            # Sign-ins from addresses with failures: no more waiting than there are
+            # slots (they rank after every other, so the worst is one of them).
+            ranked = sum(1 for waiter in self.waiters if waiter.rank[0] > 0)
+            if len(self.waiters) > self.max_waiters or ranked > self.size:
                 worst = max(self.waiters)
                 self.waiters.remove(worst)
                 worst.answered.set()  # not granted: refused

@@ -253,3 +253,25 @@ def test_an_address_never_refused_takes_the_place_of_one_refused_before(totp_per
     row = LoginThrottle.objects.get(factor=LoginThrottle.Factor.CLIENT, email=refused_before)
     assert (row.failures, row.refusals) == (0, 2), "no failure, one more refusal"
     assert client_failures("198.51.100.28") == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_more_sign_ins_from_addresses_with_failures_wait_than_there_are_slots(totp_person, settings):
+    """However many may wait in all, a flood's sign-ins hold no more threads than
+    there are slots: the worse of two is refused at once (and counted)."""
+    settings.PASSWORD_CHECK_WAITERS = 8
+    holder = Holder()
+
+    flooder = SignIn(totp_person, with_failures("198.51.100.29", 1), WRONG)
+    waiting(1)
+    user = SignIn(totp_person, "198.51.100.30")
+    waiting(2)
+    worse = SignIn(totp_person, with_failures("198.51.100.31", 3), WRONG)
+    worse_refused_at_once = worse.answered()
+    holder.release()
+
+    assert worse_refused_at_once
+    assert_refused_for_want_of_a_slot(worse.join())
+    assert client_failures("198.51.100.31") == 4
+    challenge_of(user.join(), "SOFTWARE_TOKEN_MFA")
+    assert flooder.join().status_code == 401
