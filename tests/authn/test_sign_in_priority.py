@@ -255,6 +255,8 @@ def test_an_address_never_refused_takes_the_place_of_one_refused_before(totp_per
     assert client_failures("198.51.100.28") == 0
 
 
+# Two sign-ins run at once here too (the user, and the flooder it hands the slot to).
+@requires_postgres
 @pytest.mark.django_db(transaction=True)
 def test_no_more_sign_ins_from_addresses_with_failures_wait_than_there_are_slots(totp_person, settings):
     """However many may wait in all, a flood's sign-ins hold no more threads than
