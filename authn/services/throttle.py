@@ -319,11 +319,6 @@ def client_rank(address: str) -> tuple[int, int]:
     return (row[0], row[1])
 
 
-def client_recent_failures(address: str) -> int:
-    """The failures counted for the client at `address` in its current window (0 when none)."""
-    return client_rank(address)[0]
-
-
 def _client_refused(key: str, now: datetime, *, failures: int) -> None:
     """Count a sign-in refused for want of a password-check slot: a failure of a
     client that has failures, else a refusal (no failure, it only orders the
