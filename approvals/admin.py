@@ -11,7 +11,7 @@ from django.contrib import admin
 from django.utils.html import format_html
 
 from approvals.models import Approval, ApprovalPolicy, ApprovalSignature
-from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, money
+from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, TenancyFixedMixin, money
 from bankapi.admin_display import readable_fields, short_id
 
 # A batch's approval holds up to 10,000 items: its page lists the first ones.
@@ -19,7 +19,7 @@ ITEMS_SHOWN = 20
 
 
 @admin.register(ApprovalPolicy)
-class ApprovalPolicyAdmin(admin.ModelAdmin):
+class ApprovalPolicyAdmin(TenancyFixedMixin, admin.ModelAdmin):
     list_display = ("__str__", "program", "sandbox", "expires_after_hours", "passkey_required", "updated_at")
     list_filter = ("sandbox", "passkey_required")
     list_select_related = ("customer", "custodian", "program")

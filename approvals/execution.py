@@ -6,6 +6,11 @@ and `batch_create`), so every money rule (funds, the per-payment and daily
 limits, the payee) is decided again by the same code. A refusal leaves nothing
 moved: its work rolls back to a savepoint and the approval records FAILED with
 the refusal's code.
+
+Before anything runs, its initiator must still be an active user of the
+customer or custodian whose policy held it: one deactivated (or moved out of
+it) since sending the request could no longer send it, so it fails
+UNAUTHORIZED and nothing moves, however many approvals it gathered.
 """
 
 from typing import Any
@@ -13,6 +18,7 @@ from typing import Any
 from django.db import transaction
 
 from approvals.models import Approval
+from authn.models import User
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.metrics import PAYMENTS
 from batches.approval_content import batch_content, batch_from_replay
@@ -22,10 +28,30 @@ from payments.models import PaymentRequest
 from payments.services.create import payment_submit
 
 CHANGED = "What was approved has changed since (its payee or payer); send a new request."
+INITIATOR_GONE = (
+    "Whoever sent this request is no longer an active user of its customer or custodian; nothing was paid."
+)
 
 
 def _changed() -> ApiError:
     return ApiError(ErrorCode.INVALID_STATE, CHANGED)
+
+
+def _initiator_still_acts(approval: Approval) -> bool:
+    """Whether the initiator, read now, is an active user of the approval's owner:
+    its customer, or for a custodian's approval the custodian or one of its customers."""
+    initiator = (
+        User.objects.filter(pk=approval.initiator_id)
+        .values("is_active", "program_id", "sandbox", "customer_id", "custodian_id", "customer__custodian_id")
+        .first()
+    )
+    if initiator is None or not initiator["is_active"]:
+        return False
+    if (initiator["program_id"], initiator["sandbox"]) != (approval.program_id, approval.sandbox):
+        return False
+    if approval.custodian_id is not None:
+        return approval.custodian_id in (initiator["custodian_id"], initiator["customer__custodian_id"])
+    return initiator["customer_id"] is not None and initiator["customer_id"] == approval.customer_id
 
 
 def _run_payment(approval: Approval) -> dict[str, Any]:
@@ -66,6 +92,8 @@ def approval_run(approval: Approval) -> None:
     record EXECUTED with what it made, or FAILED with the refusal (nothing moved)."""
     run = _run_batch if approval.kind == Approval.Kind.BATCH else _run_payment
     try:
+        if not _initiator_still_acts(approval):
+            raise ApiError(ErrorCode.UNAUTHORIZED, INITIATOR_GONE)
         with transaction.atomic():
             approval.result = run(approval)
     except ApiError as error:

@@ -13,7 +13,13 @@ from authn.services.staff import (
     user_sign_out_everywhere,
     user_unlock,
 )
-from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin, apply_each
+from bankapi.admin_base import (
+    CappedCountPaginator,
+    ExactSearchMixin,
+    ReadOnlyModelAdmin,
+    TenancyFixedMixin,
+    apply_each,
+)
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -39,7 +45,7 @@ class LockedFilter(admin.SimpleListFilter):
 
 
 @admin.register(User)
-class UserAdmin(ExactSearchMixin, admin.ModelAdmin):
+class UserAdmin(TenancyFixedMixin, ExactSearchMixin, admin.ModelAdmin):
     list_display = (
         "email",
         "program",
@@ -70,10 +76,11 @@ class UserAdmin(ExactSearchMixin, admin.ModelAdmin):
         return super().get_queryset(request).annotate(is_locked=locked)
 
     def get_readonly_fields(self, request, obj=None):
+        fields = tuple(super().get_readonly_fields(request, obj))  # its tenancy too, once made
         if request.user.is_superuser:
-            return self.readonly_fields
+            return fields
         # Only a superuser makes superusers.
-        return (*self.readonly_fields, "is_superuser")
+        return (*fields, "is_superuser")
 
     @admin.display(description="locked out", boolean=True, ordering="is_locked")
     def locked(self, user: "WithAnnotations[User, LockedAnnotation]") -> bool:

@@ -239,6 +239,17 @@ class LoginThrottle(models.Model):
     email = models.CharField(max_length=254)
     window_started_at = models.DateTimeField()
     failures = models.PositiveSmallIntegerField(default=0)
+    # Client rows: attempts counted up front and not yet decided. They count
+    # toward the client throttle like failures, but are none: an address whose
+    # only attempts are in flight has no recent failure (authn.services.throttle).
+    # A default in the database too (here and below), so processes of the release
+    # before, which do not know the column, can still insert rows during a
+    # rolling deploy.
+    in_flight = models.PositiveSmallIntegerField(default=0, db_default=0)
+    # Client rows: sign-ins refused for want of a password-check slot while the
+    # address had no failure (no failures themselves): they order such addresses
+    # among themselves, so one refused before waits behind one never refused.
+    refusals = models.PositiveSmallIntegerField(default=0, db_default=0)
     locked_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:

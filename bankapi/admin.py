@@ -4,7 +4,13 @@ customers and accounts."""
 from django.contrib import admin
 from django.contrib.admin.models import LogEntry
 
-from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin, money
+from bankapi.admin_base import (
+    CappedCountPaginator,
+    ExactSearchMixin,
+    ReadOnlyModelAdmin,
+    TenancyFixedMixin,
+    money,
+)
 from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Program
 
 
@@ -61,7 +67,7 @@ class ProgramAdmin(admin.ModelAdmin):
 
 
 @admin.register(Custodian)
-class CustodianAdmin(ExactSearchMixin, admin.ModelAdmin):
+class CustodianAdmin(TenancyFixedMixin, ExactSearchMixin, admin.ModelAdmin):
     list_display = ("name", "program", "sandbox", "created_at")
     list_filter = ("sandbox", "program")
     exact_search_fields = ("id",)
@@ -70,7 +76,7 @@ class CustodianAdmin(ExactSearchMixin, admin.ModelAdmin):
 
 
 @admin.register(Customer)
-class CustomerAdmin(ExactSearchMixin, admin.ModelAdmin):
+class CustomerAdmin(TenancyFixedMixin, ExactSearchMixin, admin.ModelAdmin):
     list_display = ("name", "kind", "program", "sandbox", "custodian", "created_at")
     list_filter = ("sandbox", "kind", "program")
     exact_search_fields = ("id", "custodian")
@@ -83,7 +89,7 @@ class CustomerAdmin(ExactSearchMixin, admin.ModelAdmin):
 
 
 @admin.register(Account)
-class AccountAdmin(ExactSearchMixin, admin.ModelAdmin):
+class AccountAdmin(TenancyFixedMixin, ExactSearchMixin, admin.ModelAdmin):
     list_display = (
         "id",
         "name",
@@ -116,10 +122,9 @@ class AccountAdmin(ExactSearchMixin, admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         # Balances change only through ledger postings, and holds with their
         # batch items, never by editing; an account's currency, owner and
-        # tenant are fixed once it exists.
-        if obj is None:
-            return ("balance", "held")
-        return ("balance", "held", "currency", "customer", "program", "sandbox")
+        # tenant (`TenancyFixedMixin`) are fixed once it exists.
+        fixed = ("balance", "held") if obj is None else ("balance", "held", "currency")
+        return (*super().get_readonly_fields(request, obj), *fixed)
 
 
 @admin.register(IdempotencyRecord)

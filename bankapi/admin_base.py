@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.utils import get_fields_from_path
@@ -156,6 +157,40 @@ def _search_value(model, path: str, term: str):
         if isinstance(field, models.EmailField):
             value = value.lower()
     return value
+
+
+# The models a row's tenancy links to: whose row it is.
+_OWNER_MODELS = ("bankapi.Program", "bankapi.Custodian", "bankapi.Customer", "bankapi.Account")
+
+
+def tenancy_fields(model: type[models.Model]) -> tuple[str, ...]:
+    """The fields of `model` that say which tenant a row belongs to: its program
+    and environment (`program`, `sandbox`) and every link to a row that owns it
+    (a program, custodian, customer, account or user)."""
+    owners = {*_OWNER_MODELS, settings.AUTH_USER_MODEL}
+    names = []
+    for field in model._meta.concrete_fields:
+        related = field.related_model if field.is_relation else None
+        if field.name in ("program", "sandbox") or (related is not None and related._meta.label in owners):
+            names.append(field.name)
+    return tuple(names)
+
+
+class TenancyFixedMixin:
+    """Tenancy is set when a row is made and never changes: on a change form every
+    tenancy field (`tenancy_fields`) is read-only, so no operator can move a row
+    to another program, out of the sandbox, or to another owner (its users
+    would keep signing in to the old tenant). An add form, where the admin may
+    add, still sets them. `tests/backoffice/test_tenancy_read_only.py` walks every
+    registered admin, so a new one cannot leave them editable."""
+
+    model: type[models.Model]  # the ModelAdmin's
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = tuple(super().get_readonly_fields(request, obj))  # type: ignore[misc]
+        if obj is None:
+            return fields
+        return fields + tuple(name for name in tenancy_fields(self.model) if name not in fields)
 
 
 class ReadOnlyModelAdmin(admin.ModelAdmin):

@@ -90,11 +90,11 @@ AUTH_CLIENT_WINDOW_SECONDS = env_int("AUTH_CLIENT_WINDOW_SECONDS", 15 * 60)
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 if TRUSTED_PROXY_COUNT < 0:
     raise ImproperlyConfigured(f"TRUSTED_PROXY_COUNT must not be negative, got {TRUSTED_PROXY_COUNT}")
-# Password and PIN hashes (Argon2, costly on purpose) checked at once per process;
-# a sign-in that finds every slot taken for this long answers 429 instead of
-# queueing, so a flood of sign-ins cannot take the CPU from the other routes.
+# Argon2 checks per process, the waits for one, its waiters (gunicorn's WEB_THREADS less two, else 8).
 PASSWORD_CHECKS_IN_FLIGHT = env_int("PASSWORD_CHECKS_IN_FLIGHT", 1)
 PASSWORD_CHECK_WAIT_SECONDS = env_float("PASSWORD_CHECK_WAIT_SECONDS", 0.5)
+PASSWORD_CHECK_CLEAN_WAIT_SECONDS = env_float("PASSWORD_CHECK_CLEAN_WAIT_SECONDS", 10.0)
+PASSWORD_CHECK_WAITERS = env_int("PASSWORD_CHECK_WAITERS", max(1, env_int("WEB_THREADS", 10) - 2))
 # Requests per window on every API route: per access or id token, and per client
 # address for requests without a bearer. Counted in Redis when REDIS_URL is set
 # (shared by every process), in each process's memory otherwise.
@@ -103,14 +103,15 @@ REQUEST_BUDGET_PER_ADDRESS = env_int("REQUEST_BUDGET_PER_ADDRESS", 300)
 REQUEST_BUDGET_WINDOW_SECONDS = env_int("REQUEST_BUDGET_WINDOW_SECONDS", 60)
 for _name in (
     "PASSWORD_CHECKS_IN_FLIGHT",
+    "PASSWORD_CHECK_WAITERS",
     "REQUEST_BUDGET_PER_TOKEN",
     "REQUEST_BUDGET_PER_ADDRESS",
     "REQUEST_BUDGET_WINDOW_SECONDS",
 ):
     if globals()[_name] < 1:
         raise ImproperlyConfigured(f"{_name} must be at least 1, got {globals()[_name]}")
-if PASSWORD_CHECK_WAIT_SECONDS < 0:
-    raise ImproperlyConfigured("PASSWORD_CHECK_WAIT_SECONDS must not be negative")
+if min(PASSWORD_CHECK_WAIT_SECONDS, PASSWORD_CHECK_CLEAN_WAIT_SECONDS) < 0:
+    raise ImproperlyConfigured("The PASSWORD_CHECK_*_SECONDS settings must not be negative")
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list(

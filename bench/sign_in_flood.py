@@ -86,6 +86,12 @@ def post(port: int, path: str, body: dict, headers: dict[str, str]) -> int:
         connection.close()
 
 
+def flood_address() -> str:
+    """A random IPv6 address in a /64 of its own (the client throttle counts by /64)."""
+    block = uuid.uuid4().hex
+    return f"2001:db8:{block[:4]}:{block[4:8]}::1"
+
+
 def start_gunicorn(env: dict[str, str], workers: int, threads: int) -> tuple[subprocess.Popen, int]:
     port = free_port()
     process = subprocess.Popen(
@@ -100,7 +106,8 @@ def start_gunicorn(env: dict[str, str], workers: int, threads: int) -> tuple[sub
             "--timeout=60",
         ],
         cwd=ROOT,
-        env={**os.environ, **env},
+        # WEB_THREADS as the environment template sets it: the waiters per process follow it.
+        env={**os.environ, **env, "WEB_THREADS": str(threads)},
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and process.poll() is None:
@@ -152,7 +159,7 @@ def run_mode(
                 port,
                 "/v1/auth/login",
                 {"email": f"nobody-{uuid.uuid4().hex}@bench.example", "password": "not the password 42"},
-                {"X-Program-Id": program_id, "X-Forwarded-For": f"2001:db8::{uuid.uuid4().hex[:4]}"},
+                {"X-Program-Id": program_id, "X-Forwarded-For": flood_address()},
             )
             with lock:
                 mode.flood[status] += 1

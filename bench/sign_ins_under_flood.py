@@ -134,7 +134,8 @@ def run_mode(mode: Mode, port: int, program_id: str, emails: list[str], args, fl
         # Open loop: each flooder keeps its pace whatever the answers, up to its
         # one request in flight, cycling through its share of the addresses.
         pace = flooders / args.flood_rate
-        addresses = [f"2001:db8::{n:x}" for n in range(first, args.addresses, flooders)]
+        # Each in a /64 of its own: the client throttle counts IPv6 clients by /64.
+        addresses = [f"2001:db8:{n:x}::1" for n in range(first, args.addresses, flooders)]
         next_at, sent = time.monotonic(), 0
         while not stop.is_set():
             status = post(

@@ -11,7 +11,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.timezone import localtime
 
 from bankapi import dashboard
-from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, apply_each
+from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, TenancyFixedMixin, apply_each
 from onboarding.models import (
     Application,
     DocumentUpload,
@@ -66,7 +66,7 @@ class LegalDocumentInline(admin.StackedInline):
 
 
 @admin.register(LegalDocumentSet)
-class LegalDocumentSetAdmin(ExactSearchMixin, admin.ModelAdmin):
+class LegalDocumentSetAdmin(TenancyFixedMixin, ExactSearchMixin, admin.ModelAdmin):
     """A new version is a new set (documents uploaded, hashes computed from the
     files), then published with the action: one set per program is current."""
 
@@ -264,7 +264,7 @@ class VerificationStepAdmin(ExactSearchMixin, admin.ModelAdmin):
 
 
 @admin.register(ProgramOnboarding)
-class ProgramOnboardingAdmin(admin.ModelAdmin):
+class ProgramOnboardingAdmin(TenancyFixedMixin, admin.ModelAdmin):
     list_display = ("program", "verification_provider")
     list_select_related = ("program",)
 

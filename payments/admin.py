@@ -22,6 +22,7 @@ from bankapi.admin_base import (
     CappedCountPaginator,
     ExactSearchMixin,
     ReadOnlyModelAdmin,
+    TenancyFixedMixin,
     action_with_reason,
     apply_each,
     money,
@@ -45,7 +46,7 @@ REJECTED_IN_REVIEW = "Rejected in compliance review"
 
 
 @admin.register(Beneficiary)
-class BeneficiaryAdmin(ExactSearchMixin, admin.ModelAdmin):
+class BeneficiaryAdmin(TenancyFixedMixin, ExactSearchMixin, admin.ModelAdmin):
     list_display = ("name", "customer", "account_kind", "sort_code", "account_number", "iban", "sandbox")
     list_filter = ("sandbox", "account_kind", "program")
     exact_search_fields = ("id", "customer", "iban", "account_number")

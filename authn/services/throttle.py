@@ -12,12 +12,15 @@ Three counters of that kind, one implementation (`LoginThrottle.factor`):
   password opens as many fresh sessions as an attacker likes;
 - passkey sign-ins, per user (verify-passkey); a verified assertion clears it.
 
-And one counter per client address (`client_throttle`): failed login,
-verify-2fa and verify-passkey attempts of any user from one address, and sign-ins
-refused for want of a password-check slot (`sign_in_slot`), 50 in 15 minutes by
-default (`AUTH_CLIENT_MAX_FAILURES`, `AUTH_CLIENT_WINDOW_SECONDS`). The per-user
-counters cannot stop one client spraying many e-mails. The same count ranks the
-sign-ins waiting for a password-check slot: fewest failures first.
+And one counter per client address (`client_throttle`; an IPv6 address counts
+per /64, the block one subscriber gets): failed login, verify-2fa and
+verify-passkey attempts of any user from one address, and sign-ins from an
+address with failures refused for want of a password-check slot
+(`sign_in_slot`), 50 in 15 minutes by default (`AUTH_CLIENT_MAX_FAILURES`,
+`AUTH_CLIENT_WINDOW_SECONDS`). The per-user counters cannot stop one client
+spraying many e-mails. The same count ranks the sign-ins waiting for a
+password-check slot: fewest failures first, and an address with none waits
+longest (ordinary concurrency is never refused).
 
 Every attempt is counted up front, under the row lock and before the password
 hash or the code is checked, and a success then forgets the count. Counting only
@@ -30,6 +33,7 @@ Call the `*_attempt` functions outside `transaction.atomic`: a counted attempt
 must stay counted when the guess then fails and its error rolls the request back.
 """
 
+import ipaddress
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,7 +41,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
@@ -211,36 +215,66 @@ def client_address(request: HttpRequest) -> str:
     return peer[:254]
 
 
-def _client_attempt(address: str, now: datetime) -> None:
-    """Count one attempt of the client, or refuse it (429) while the client is throttled.
+def client_key(address: str) -> str:
+    """The key the client throttle counts `address` under: an IPv6 address by its
+    /64 (one subscriber's block: a client has all of it and could otherwise
+    start afresh from each of its addresses), an IPv4 one, or an IPv4-mapped
+    IPv6 one, as the IPv4 address, anything else as it is."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.IPv6Network((parsed, 64), strict=False))
+    return str(parsed)
 
-    The count includes attempts still in flight (counted up front, see above);
-    those that succeed are forgiven by `_client_forgive`, so only failures stay.
-    The throttle is in force while the window holds the maximum; it lifts when
-    the window ends.
+
+def _client_attempt(key: str, now: datetime) -> None:
+    """Count one attempt of the client, in flight, or refuse it (429) while the
+    client is throttled.
+
+    Attempts in flight count toward the throttle as failures do (counted up
+    front, see above), but are none: `_client_settle` turns each into a failure
+    or forgets it, and an address whose only attempts are in flight has no
+    recent failure, so its concurrent sign-ins wait as ordinary traffic. The
+    throttle is in force while failures and attempts in flight reach the
+    maximum; it lifts when the window ends.
     """
     window = timedelta(seconds=settings.AUTH_CLIENT_WINDOW_SECONDS)
     with transaction.atomic():
-        throttle = _locked_row(Factor.CLIENT, None, address, now)
+        throttle = _locked_row(Factor.CLIENT, None, key, now)
         if throttle.window_started_at <= now - window:
             throttle.window_started_at, throttle.failures, throttle.locked_until = now, 0, None
-        if throttle.failures >= settings.AUTH_CLIENT_MAX_FAILURES:
+            # None in flight can be older than a window: forget those a killed process left.
+            throttle.in_flight, throttle.refusals = 0, 0
+        if throttle.failures + throttle.in_flight >= settings.AUTH_CLIENT_MAX_FAILURES:
             window_end = throttle.window_started_at + window
             throttle.locked_until = window_end
             throttle.save()
             raise too_many_requests(_CLIENT_MESSAGE, (window_end - now).total_seconds())
-        throttle.failures += 1
+        throttle.in_flight += 1
         throttle.save()
 
 
-def _client_forgive(address: str, window_started_before: datetime) -> None:
-    LoginThrottle.objects.filter(
+def _client_rows(key: str) -> QuerySet[LoginThrottle]:
+    return LoginThrottle.objects.filter(
         factor=Factor.CLIENT,
         program_id=None,  # type: ignore[misc]  # django-stubs rejects None; Django: IS NULL
-        email=address,
-        failures__gt=0,
-        window_started_at__lte=window_started_before,
-    ).update(failures=F("failures") - 1)
+        email=key,
+    )
+
+
+def _client_settle(key: str, *, failed: bool = False, succeeded: bool = False) -> None:
+    """An attempt of the client is decided: no longer in flight; a failure if it
+    failed; a success forgets the client's refusals (a person who got in)."""
+    rows = _client_rows(key)
+    if failed:
+        rows.update(failures=F("failures") + 1)
+    if succeeded:
+        rows.filter(refusals__gt=0).update(refusals=0)
+    rows.filter(in_flight__gt=0).update(in_flight=F("in_flight") - 1)
 
 
 @contextmanager
@@ -258,42 +292,37 @@ def client_throttle_address(address: str) -> Iterator[None]:
     Failures are refused credentials (401) and refusals of a locked user (429):
     a client hammering a locked account keeps counting. Bad input (400) and
     successes are forgiven, and so is a refusal for want of a password-check
-    slot inside: `sign_in_slot`, taken around this, counts those once. Use
-    outside `transaction.atomic`, around the service.
+    slot inside: `sign_in_slot`, taken around this, counts those. Use outside
+    `transaction.atomic`, around the service.
     """
-    now = timezone.now()
-    _client_attempt(address, now)
+    key = client_key(address)
+    _client_attempt(key, timezone.now())
     try:
         yield
     except ApiError as error:
-        if error.status not in (401, 429) or isinstance(error, PasswordChecksBusy):
-            _client_forgive(address, now)
+        failed = error.status in (401, 429) and not isinstance(error, PasswordChecksBusy)
+        _client_settle(key, failed=failed)
         raise
     except BaseException:
-        _client_forgive(address, now)
+        _client_settle(key)
         raise
-    _client_forgive(address, now)
+    _client_settle(key, succeeded=True)
 
 
-def client_recent_failures(address: str) -> int:
-    """The failures counted for the client at `address` in its current window (0 when none)."""
-    row = (
-        LoginThrottle.objects.filter(
-            factor=Factor.CLIENT,
-            program_id=None,  # type: ignore[misc]  # django-stubs rejects None; Django: IS NULL
-            email=address,
-        )
-        .values_list("failures", "window_started_at")
-        .first()
-    )
+def client_rank(address: str) -> tuple[int, int]:
+    """The failures and the uncounted refusals of the client at `address` in its
+    current window ((0, 0) when none); attempts still in flight are neither."""
+    row = _client_rows(client_key(address)).values_list("failures", "refusals", "window_started_at").first()
     window = timedelta(seconds=settings.AUTH_CLIENT_WINDOW_SECONDS)
-    if row is None or row[1] <= timezone.now() - window:
-        return 0
-    return row[0]
+    if row is None or row[2] <= timezone.now() - window:
+        return (0, 0)
+    return (row[0], row[1])
 
 
-def _client_refused(address: str, now: datetime) -> None:
-    """Count a sign-in refused for want of a password-check slot as a failure of its client.
+def _client_refused(key: str, now: datetime, *, failures: int) -> None:
+    """Count a sign-in refused for want of a password-check slot: a failure of a
+    client that has failures, else a refusal (no failure, it only orders the
+    client behind those never refused).
 
     Up to the throttle's maximum, where the client is throttled for the rest of
     its window whatever else it does: a flood refused for hours would otherwise
@@ -301,12 +330,16 @@ def _client_refused(address: str, now: datetime) -> None:
     """
     window = timedelta(seconds=settings.AUTH_CLIENT_WINDOW_SECONDS)
     with transaction.atomic():
-        throttle = _locked_row(Factor.CLIENT, None, address, now)
+        throttle = _locked_row(Factor.CLIENT, None, key, now)
         if throttle.window_started_at <= now - window:
             throttle.window_started_at, throttle.failures, throttle.locked_until = now, 0, None
+            throttle.in_flight, throttle.refusals = 0, 0
+        if failures == 0:
+            throttle.refusals = min(throttle.refusals + 1, settings.AUTH_CLIENT_MAX_FAILURES)
         elif throttle.failures >= settings.AUTH_CLIENT_MAX_FAILURES:
             return
-        throttle.failures += 1
+        else:
+            throttle.failures += 1
         throttle.save()
 
 
@@ -317,19 +350,33 @@ def sign_in_slot(address: str) -> Iterator[None]:
     While it waits, the sign-in is served by its address's recent failures,
     fewest first: under a flood of failed sign-ins from many addresses, each of
     them soon has failures and a real user's address has none, so the user is
-    served first instead of drawing lots with the flood. A refusal for want of
-    a slot counts as a failure of the address (never of the e-mail: the
+    served first instead of drawing lots with the flood. An address with no
+    recent failure waits as long as the checks ahead of it take (up to
+    `PASSWORD_CHECK_CLEAN_WAIT_SECONDS`), and if refused all the same (the
+    wait ran out, or the process's waiters are all such sign-ins) that is no
+    failure: it only ranks the address behind those never refused, so that a
+    flood's addresses do not keep the queue from real users while none of them
+    has failed yet (a success forgets it). An address with failures waits
+    briefly, and its refusal
+    counts as one more failure of the address (never of the e-mail: the
     password was not tried), so a flood that is only ever refused still reaches
     the client throttle and ranks last. Use outside `transaction.atomic`.
     """
+    key = client_key(address)
+    ranks: list[tuple[int, int]] = []
+
+    def rank() -> tuple[int, int]:
+        ranks.append(client_rank(key))
+        return ranks[-1]
+
     entered = False
     try:
-        with password_check_slot(lambda: client_recent_failures(address)):
+        with password_check_slot(rank):
             entered = True
             yield
     except PasswordChecksBusy:
         if not entered:
-            _client_refused(address, timezone.now())
+            _client_refused(key, timezone.now(), failures=ranks[0][0] if ranks else 0)
         raise
 
 

@@ -1,11 +1,14 @@
 """Only a bounded number of password and PIN checks run at once per process.
 
-Argon2 is slow on purpose. A sign-in that cannot get a check slot within
-PASSWORD_CHECK_WAIT_SECONDS answers 429 TOO_MANY_REQUESTS with Retry-After
-instead of queueing behind a flood; that refusal counts in no lockout (the
-password was never tried) but as a failure of its address. Slots are held here
+Argon2 is slow on purpose. A sign-in that cannot get a check slot within its
+wait (PASSWORD_CHECK_CLEAN_WAIT_SECONDS from an address with no recent failure,
+PASSWORD_CHECK_WAIT_SECONDS from one with failures) answers 429
+TOO_MANY_REQUESTS with Retry-After instead of queueing behind a flood; that
+refusal counts in no lockout (the password was never tried), and as a failure
+of its address only when the address already had failures. Slots are held here
 by another thread, as concurrent requests of the same server process would hold
-them. The order in which waiting sign-ins are served: test_sign_in_priority.py.
+them. The order in which waiting sign-ins are served: test_sign_in_priority.py;
+sign-ins sent at once: test_sign_ins_at_once.py.
 """
 
 import threading
@@ -51,6 +54,7 @@ def slots_taken(count: int) -> Iterator[None]:
 def _short_wait(settings):
     settings.PASSWORD_CHECKS_IN_FLIGHT = 2
     settings.PASSWORD_CHECK_WAIT_SECONDS = 0.05
+    settings.PASSWORD_CHECK_CLEAN_WAIT_SECONDS = 0.05
 
 
 def login(api, person: Person, password: str | None = None, address: str = "192.0.2.10"):
@@ -91,26 +95,46 @@ def test_the_number_of_slots_is_a_setting(api, totp_person, settings):
     assert_busy(response)
 
 
-def test_a_refusal_for_want_of_a_slot_counts_as_a_failure_of_its_address_never_of_the_email(
+def test_a_refusal_for_want_of_a_slot_counts_as_a_failure_of_an_address_with_failures_never_of_the_email(
     api, totp_person, settings
 ):
     """Otherwise a flood that is only ever refused would never be throttled; but the
     password was not tried, so the e-mail's lockout (a real user's) is untouched."""
     settings.AUTH_CLIENT_MAX_FAILURES = 3
     spare, flooder = totp_person, "192.0.2.66"
+    assert login(api, spare, "a wrong password 42", flooder).status_code == 401
 
     with slots_taken(2):
         statuses = [login(api, spare, "a wrong password 42", flooder).status_code for _ in range(8)]
+    email_failures = LoginThrottle.objects.get(email=spare.email).failures
     from_the_flooder = login(api, spare, address=flooder)
     from_elsewhere = login(api, spare, address="192.0.2.67")
 
     assert statuses == [429] * 8
-    assert not LoginThrottle.objects.filter(email=spare.email).exists()
+    assert email_failures == 1, "only the one password tried"
     client = LoginThrottle.objects.get(factor=LoginThrottle.Factor.CLIENT, email=flooder)
     assert client.failures == 3, "counted up to the throttle's maximum, not beyond"
     body = assert_error(from_the_flooder, 429, "TOO_MANY_REQUESTS")
     assert "from this client" in body["message"]
     challenge_of(from_elsewhere, "SOFTWARE_TOKEN_MFA")
+
+
+def test_a_refusal_of_an_address_without_failures_counts_nothing(api, totp_person, settings):
+    """Ordinary traffic refused (its wait ran out) is no failure of anybody: it never
+    ranks an address down nor brings it nearer its throttle."""
+    settings.AUTH_CLIENT_MAX_FAILURES = 3
+    spare, person_behind_it = totp_person, "192.0.2.68"
+
+    with slots_taken(2):
+        statuses = [login(api, spare, address=person_behind_it).status_code for _ in range(5)]
+    after = login(api, spare, address=person_behind_it)
+
+    assert statuses == [429] * 5
+    assert not LoginThrottle.objects.filter(email=spare.email).exists()
+    assert not LoginThrottle.objects.filter(email=person_behind_it, failures__gt=0).exists()
+    challenge_of(after, "SOFTWARE_TOKEN_MFA")
+    client = LoginThrottle.objects.get(factor=LoginThrottle.Factor.CLIENT, email=person_behind_it)
+    assert (client.failures, client.refusals) == (0, 0), "its success forgot the refusals"
 
 
 def test_change_password_waits_for_a_slot_too(api, new_person):
@@ -186,10 +210,11 @@ def test_a_thread_holding_a_slot_enters_again_without_taking_a_second_one(settin
     assert (inside, still_held, after) == (False, False, True)
 
 
-def test_no_more_sign_ins_wait_for_a_slot_than_there_are_slots(api, totp_person, settings):
+def test_no_more_sign_ins_wait_for_a_slot_than_the_waiters_setting(api, totp_person, settings):
     """Waiting holds a server thread: a flood must not queue up and take them all."""
     settings.PASSWORD_CHECKS_IN_FLIGHT = 1
-    settings.PASSWORD_CHECK_WAIT_SECONDS = 30
+    settings.PASSWORD_CHECK_WAITERS = 1
+    settings.PASSWORD_CHECK_CLEAN_WAIT_SECONDS = 30
     waiter_got_a_slot: list[bool] = []
 
     def wait_for_a_slot() -> None:
@@ -198,12 +223,28 @@ def test_no_more_sign_ins_wait_for_a_slot_than_there_are_slots(api, totp_person,
     with slots_taken(1):
         waiter = threading.Thread(target=wait_for_a_slot)
         waiter.start()
-        while len(password_checks._gate(1).waiters) < 1:
+        while len(password_checks.current_gate().waiters) < 1:
             time.sleep(0.01)
         # Refused at once: had it waited too, it would have outlasted the waiter's
         # 30 seconds, and the waiter would have found no slot either.
-        refused_at_once = login(api, totp_person)
+        refused_at_once = login(api, totp_person, address="192.0.2.69")
     waiter.join()
 
     assert_busy(refused_at_once)
     assert waiter_got_a_slot == [True]
+    assert not LoginThrottle.objects.filter(email="192.0.2.69", failures__gt=0).exists()
+
+
+@pytest.mark.parametrize(
+    ("env", "waiters"),
+    [({}, "8"), ({"WEB_THREADS": "8"}, "6"), ({"WEB_THREADS": "8", "PASSWORD_CHECK_WAITERS": "3"}, "3")],
+)
+def test_the_waiters_default_to_the_servers_threads_less_two_else_eight(env, waiters):
+    from tests.kernel.test_settings import run_check
+
+    shown = run_check(
+        env, "-c", "from django.conf import settings; print(settings.PASSWORD_CHECK_WAITERS)", command="shell"
+    )
+
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip().splitlines()[-1] == waiters

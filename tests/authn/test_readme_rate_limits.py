@@ -16,6 +16,8 @@ def test_the_production_guide_states_each_rate_limit_setting_and_its_real_defaul
     assert set(stated) == {
         "PASSWORD_CHECKS_IN_FLIGHT",
         "PASSWORD_CHECK_WAIT_SECONDS",
+        "PASSWORD_CHECK_CLEAN_WAIT_SECONDS",
+        "PASSWORD_CHECK_WAITERS",
         "REQUEST_BUDGET_PER_TOKEN",
         "REQUEST_BUDGET_PER_ADDRESS",
         "REQUEST_BUDGET_WINDOW_SECONDS",

@@ -14,7 +14,6 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.conf import settings as configured
 from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -84,26 +83,29 @@ class SignIn:
 
 def waiting(count: int) -> None:
     """Until `count` sign-ins wait for a slot."""
-    gate = password_checks._gate(configured.PASSWORD_CHECKS_IN_FLIGHT)
+    gate = password_checks.current_gate()
     deadline = time.monotonic() + 10
     while len(gate.waiters) != count:
         assert time.monotonic() < deadline, f"{len(gate.waiters)} waiting, not {count}"
         time.sleep(0.005)
 
 
-def with_failures(address: str, failures: int) -> str:
-    """The address, with `failures` failed sign-ins in its current window."""
+def with_failures(address: str, failures: int, refusals: int = 0) -> str:
+    """The address, with `failures` failed sign-ins (and `refusals` uncounted
+    refusals) in its current window."""
     LoginThrottle.objects.create(
         factor=LoginThrottle.Factor.CLIENT,
         email=address,
         failures=failures,
+        refusals=refusals,
         window_started_at=timezone.now() - timedelta(minutes=1),
     )
     return address
 
 
 def client_failures(address: str) -> int:
-    return LoginThrottle.objects.get(factor=LoginThrottle.Factor.CLIENT, email=address).failures
+    row = LoginThrottle.objects.filter(factor=LoginThrottle.Factor.CLIENT, email=address).first()
+    return 0 if row is None else row.failures
 
 
 def assert_refused_for_want_of_a_slot(response) -> None:
@@ -115,6 +117,9 @@ def assert_refused_for_want_of_a_slot(response) -> None:
 def _one_long_wait(settings):
     settings.PASSWORD_CHECKS_IN_FLIGHT = 1
     settings.PASSWORD_CHECK_WAIT_SECONDS = 30
+    settings.PASSWORD_CHECK_CLEAN_WAIT_SECONDS = 30
+    # As many waiters as slots: a full queue sheds its worst waiter.
+    settings.PASSWORD_CHECK_WAITERS = 1
 
 
 @pytest.mark.django_db(transaction=True)
@@ -160,6 +165,7 @@ def test_waiting_sign_ins_are_served_fewest_failures_first_whatever_their_arriva
     totp_person, other_totp_person, settings, monkeypatch
 ):
     settings.PASSWORD_CHECKS_IN_FLIGHT = 2
+    settings.PASSWORD_CHECK_WAITERS = 2
     # Whose password is checked, in order: a check runs only in a slot, so this
     # is the order the slots were given (answer times race on a loaded host).
     checked = []
@@ -198,13 +204,76 @@ def test_among_addresses_with_as_many_failures_the_first_to_wait_is_served_first
     """The newcomer that ranks no better than the waiter is the one refused."""
     holder = Holder()
 
-    first = SignIn(totp_person, "198.51.100.23")
+    first = SignIn(totp_person, with_failures("198.51.100.23", 1))
     waiting(1)
-    second = SignIn(totp_person, "198.51.100.24")
+    second = SignIn(totp_person, with_failures("198.51.100.24", 1))
     second_refused = second.answered()
     holder.release()
 
     assert second_refused
     assert_refused_for_want_of_a_slot(second.join())
     challenge_of(first.join(), "SOFTWARE_TOKEN_MFA")
-    assert client_failures("198.51.100.24") == 1
+    assert client_failures("198.51.100.24") == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_every_waiter_an_address_without_failures_the_newcomer_is_refused_uncounted(totp_person):
+    """No waiter can be shed for it; its refusal counts against nothing."""
+    holder = Holder()
+
+    first = SignIn(totp_person, "198.51.100.25")
+    waiting(1)
+    second = SignIn(totp_person, "198.51.100.26")
+    second_refused = second.answered()
+    holder.release()
+
+    assert second_refused
+    assert_refused_for_want_of_a_slot(second.join())
+    challenge_of(first.join(), "SOFTWARE_TOKEN_MFA")
+    assert client_failures("198.51.100.26") == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_address_never_refused_takes_the_place_of_one_refused_before(totp_person):
+    """While a flood's addresses have no failure yet, its sign-ins are refused
+    uncounted; each refusal ranks its address behind addresses never refused, so
+    they cannot keep the queue from real users. A success forgets the refusals."""
+    holder = Holder()
+    refused_before = with_failures("198.51.100.27", 0, refusals=1)
+
+    earlier = SignIn(totp_person, refused_before)
+    waiting(1)
+    fresh = SignIn(totp_person, "198.51.100.28")
+    earlier_refused = earlier.answered()
+    holder.release()
+
+    assert earlier_refused
+    assert_refused_for_want_of_a_slot(earlier.join())
+    challenge_of(fresh.join(), "SOFTWARE_TOKEN_MFA")
+    row = LoginThrottle.objects.get(factor=LoginThrottle.Factor.CLIENT, email=refused_before)
+    assert (row.failures, row.refusals) == (0, 2), "no failure, one more refusal"
+    assert client_failures("198.51.100.28") == 0
+
+
+# Two sign-ins run at once here too (the user, and the flooder it hands the slot to).
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_no_more_sign_ins_from_addresses_with_failures_wait_than_there_are_slots(totp_person, settings):
+    """However many may wait in all, a flood's sign-ins hold no more threads than
+    there are slots: the worse of two is refused at once (and counted)."""
+    settings.PASSWORD_CHECK_WAITERS = 8
+    holder = Holder()
+
+    flooder = SignIn(totp_person, with_failures("198.51.100.29", 1), WRONG)
+    waiting(1)
+    user = SignIn(totp_person, "198.51.100.30")
+    waiting(2)
+    worse = SignIn(totp_person, with_failures("198.51.100.31", 3), WRONG)
+    worse_refused_at_once = worse.answered()
+    holder.release()
+
+    assert worse_refused_at_once
+    assert_refused_for_want_of_a_slot(worse.join())
+    assert client_failures("198.51.100.31") == 4
+    challenge_of(user.join(), "SOFTWARE_TOKEN_MFA")
+    assert flooder.join().status_code == 401

@@ -195,6 +195,25 @@ def test_the_sign_ins_under_flood_bench_runs(scratch_database):
 
 
 @requires_postgres
+def test_the_sign_ins_at_once_bench_runs(scratch_database):
+    out = run(
+        "sign_ins_at_once.py",
+        "--at-once",
+        "2",
+        "--rounds",
+        "1",
+        "--workers",
+        "1",
+        "--threads",
+        "4",
+        env=without_databases() | {"BENCH_DATABASE_URL": scratch_database},
+    )
+
+    assert "one address: answers" in out and "many addresses: answers" in out, out
+    assert out.splitlines()[-1].startswith("all_200="), out
+
+
+@requires_postgres
 def test_the_payments_bench_runs_its_in_process_steps(scratch_database):
     out = run(
         "payments_bench.py",
