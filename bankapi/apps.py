@@ -28,17 +28,12 @@ class BankAdminConfig(admin_apps.AdminConfig):
 
 
 def _periodic_gauge_register() -> None:
-    from django.conf import settings
-
     from bankapi.metrics import scrape_gauge_register
     from bankapi.periodic import periodic_last_successes
-
-    def last_successes() -> dict[str, float]:
-        return periodic_last_successes(sorted(settings.CELERY_BEAT_SCHEDULE))
 
     scrape_gauge_register(
         "bankapi_periodic_task_last_success_timestamp_seconds",
         "When each periodic task (beat's entry) last ran to the end, in unix seconds (0: never yet).",
-        last_successes,
+        periodic_last_successes,
         label="task",
     )

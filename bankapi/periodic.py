@@ -116,8 +116,11 @@ def periodic_entry_of(task_name: str) -> str | None:
     return None
 
 
-def periodic_last_successes(names: list[str]) -> dict[str, float]:
-    """Each entry's last success as unix seconds (0 until its first)."""
+def periodic_last_successes() -> dict[str, float]:
+    """Each beat entry's last success as unix seconds (0 until its first)."""
+    from django.conf import settings
+
+    names = sorted(settings.CELERY_BEAT_SCHEDULE)
     stamps = dict(
         PeriodicLease.objects.filter(name__in=names, last_success_at__isnull=False).values_list(
             "name", "last_success_at"
