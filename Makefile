@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-runtime lock run dev test lint migrate bootstrap worker beat bench
+.PHONY: install install-runtime lock run dev test lint migrate bootstrap worker webhooks beat bench
 
 # Development: the runtime set plus the test and lint tools, every file checked
 # against the hashes in requirements-dev.txt.
@@ -50,8 +50,8 @@ run: bootstrap
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 # A development run against PostgreSQL and Redis in one command (scripts/dev.py):
-# migrates, bootstraps the sandbox, then runs web, a Celery worker and beat with
-# their output prefixed; Ctrl-C stops all three. DATABASE_URL and REDIS_URL default
+# migrates, bootstraps the sandbox, then runs web, a Celery worker, a webhooks
+# worker and beat with their output prefixed; Ctrl-C stops them all. DATABASE_URL and REDIS_URL default
 # to a local `bankapi` database and Redis database 0.
 dev: install
 	$(PY) scripts/dev.py --host $(HOST) --port $(PORT)
@@ -70,6 +70,10 @@ lint: install
 
 worker: install
 	$(VENV)/bin/celery -A bankapi worker --loglevel=INFO
+
+# Webhook deliveries have a queue of their own, read by this worker only.
+webhooks: install
+	$(VENV)/bin/celery -A bankapi worker -Q $${CELERY_WEBHOOKS_QUEUE:-webhooks} --loglevel=INFO -n webhooks@%h
 
 # Beat's schedule file goes to the var folder, not the project's.
 beat: install

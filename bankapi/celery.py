@@ -38,6 +38,23 @@ app = Celery("bankapi", task_cls=LeasedTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
+# Tasks sent to a queue other than the default (`CELERY_TASK_DEFAULT_QUEUE`), by
+# the start of their name: the setting (without its CELERY_ prefix) naming the
+# queue. Webhook deliveries have their own (`CELERY_WEBHOOKS_QUEUE`, "webhooks"),
+# read by workers of their own (deploy/Procfile's `webhooks`): a slow or failing
+# receiver never delays settlement or anything else on the default queue.
+QUEUE_SETTING_OF_TASKS = {"events.tasks.": "webhooks_queue"}
+
+
+def task_route(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **rest: Any) -> dict | None:
+    """The queue of a task (`CELERY_TASK_ROUTES`): read from the configuration at
+    each send, so a test's worker can be given queues of its own."""
+    for prefix, setting in QUEUE_SETTING_OF_TASKS.items():
+        if name.startswith(prefix):
+            return {"queue": app.conf[setting]}
+    return None
+
+
 # A task logs the request id (and tenant ids) of the request that queued it.
 signals.before_task_publish.connect(logs.task_context_publish, weak=False)
 signals.task_prerun.connect(logs.task_context_enter, weak=False)

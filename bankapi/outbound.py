@@ -219,11 +219,41 @@ class _PinnedHTTPSConnectionPool(urllib3.HTTPSConnectionPool):
     ConnectionCls = _PinnedHTTPSConnection
 
 
-def post(target: Target, *, body: bytes, headers: dict[str, str], timeout: float) -> int:
-    """POST to a checked target; answers the status code (a redirect is an answer too,
-    not followed). Raises SendFailed when there is no answer."""
+# A kept connection is reused only after its whole answer was read; a receiver
+# answering more than this (a webhook needs only the status) loses its connection
+# instead of making us read on.
+_REUSE_BODY_LIMIT = 64 * 1024
+
+
+class Connections:
+    """Open connections kept between the posts of one sender (a drain of one
+    endpoint), so consecutive posts to one receiver share a TCP and TLS session.
+
+    A connection is kept per checked target: scheme, name, port and the exact
+    addresses the check approved. Every post is still checked first; when a name
+    comes to resolve elsewhere, its new addresses make a new pool, and no kept
+    connection ever serves an address the latest check did not approve. Not for
+    use by two threads at once.
+    """
+
+    def __init__(self) -> None:
+        self._pools: dict[tuple, urllib3.HTTPConnectionPool] = {}
+
+    def pool(self, target: Target, timeout: float) -> urllib3.HTTPConnectionPool:
+        key = (target.scheme, target.host, target.port, target.addresses, timeout)
+        if key not in self._pools:
+            self._pools[key] = _pool(target, timeout)
+        return self._pools[key]
+
+    def close(self) -> None:
+        for pool in self._pools.values():
+            pool.close()
+        self._pools.clear()
+
+
+def _pool(target: Target, timeout: float) -> urllib3.HTTPConnectionPool:
     pool_class = _PinnedHTTPSConnectionPool if target.scheme == "https" else _PinnedHTTPConnectionPool
-    pool = pool_class(
+    return pool_class(
         target.host,
         target.port,
         timeout=urllib3.Timeout(total=timeout),
@@ -231,6 +261,22 @@ def post(target: Target, *, body: bytes, headers: dict[str, str], timeout: float
         maxsize=1,
         addresses=target.addresses,
     )
+
+
+def post(
+    target: Target,
+    *,
+    body: bytes,
+    headers: dict[str, str],
+    timeout: float,
+    connections: Connections | None = None,
+) -> int:
+    """POST to a checked target; answers the status code (a redirect is an answer too,
+    not followed). Raises SendFailed when there is no answer.
+
+    With `connections` the connection stays open for the next post to the same
+    checked target; without, it is closed here."""
+    pool = connections.pool(target, timeout) if connections is not None else _pool(target, timeout)
     try:
         response = pool.urlopen(
             "POST",
@@ -241,12 +287,29 @@ def post(target: Target, *, body: bytes, headers: dict[str, str], timeout: float
             retries=False,
             assert_same_host=False,
             preload_content=False,
+            release_conn=False,
         )
-        # The status is all a webhook receiver says; its body is not read.
         status = int(response.status)
-        response.close()
+        _finish(response, keep=connections is not None)
         return status
     except urllib3.exceptions.HTTPError as error:
         raise SendFailed(f"{type(error).__name__}: {error}") from error
     finally:
-        pool.close()
+        if connections is None:
+            pool.close()
+
+
+def _finish(response: Any, *, keep: bool) -> None:
+    """Hand the connection back to its pool. The status is all a webhook receiver
+    says: without a keeper its body is not read at all; with one, a short body is
+    read so the connection can serve the next post, and anything else (a long
+    body, one that stalls) closes it."""
+    reusable = False
+    if keep:
+        try:
+            reusable = len(response.read(_REUSE_BODY_LIMIT + 1)) <= _REUSE_BODY_LIMIT
+        except urllib3.exceptions.HTTPError:
+            reusable = False
+    if not reusable:
+        response.close()
+    response.release_conn()

@@ -287,9 +287,10 @@ CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# The queue tasks are sent to and workers read by default (one per deployment
-# sharing a Redis, or per test worker).
+# Queues, a set per deployment sharing a Redis (or per test worker): bankapi/celery.py.
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
+CELERY_WEBHOOKS_QUEUE = env_str("CELERY_WEBHOOKS_QUEUE", "webhooks")
+CELERY_TASK_ROUTES = ("bankapi.celery.task_route",)
 
 # Periodic work (run `celery -A bankapi beat`): the schedule of bankapi/beat.py.
 CELERY_BEAT_SCHEDULE = BEAT_SCHEDULE

@@ -4,8 +4,9 @@ commit) to the webhook POST at a receiver.
     BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench \\
     BENCH_REDIS_URL=redis://127.0.0.1:6379/9 .venv/bin/python bench/event_latency.py
 
-As deployed with a broker: a Celery worker process (prefork, 2 processes, as the
-Procfile's `worker`) runs the outbox relay; this process makes payments through
+As deployed with a broker: the Procfile's two Celery workers (prefork, 2 processes
+each), `worker` on the default queue and `webhooks` on the deliveries' queue, both
+running the outbox relay; this process makes payments through
 Django's test client at a steady rate, each writing its `payment_request.accepted`
 event and publishing nothing; a receiver on a loopback port notes when each
 event's POST arrives. Prints p50, p99 and the largest latency; the target is under
@@ -72,7 +73,7 @@ def main() -> None:
     parser.add_argument(
         "--worker",
         default="--concurrency=2",
-        help="options of the Celery worker (the Procfile's: --concurrency=2)",
+        help="options of each Celery worker (the Procfile's: --concurrency=2)",
     )
     parser.add_argument("--poll", type=float, default=None, help="EVENTS_RELAY_POLL_SECONDS (0.2)")
     args = parser.parse_args()
@@ -85,10 +86,12 @@ def main() -> None:
         fail("set BENCH_REDIS_URL: the relay is the path of a deployment with a broker")
     work_dir = Path(tempfile.mkdtemp(prefix="bench-latency-"))
     env = production_environment(database_url, work_dir)
+    queue = f"bench-latency-{uuid.uuid4().hex[:8]}"
     env.update(
         BANKAPI_ENV="development",  # http receivers on loopback are allowed there only
         REDIS_URL=redis_url,
-        CELERY_TASK_DEFAULT_QUEUE=f"bench-latency-{uuid.uuid4().hex[:8]}",
+        CELERY_TASK_DEFAULT_QUEUE=queue,
+        CELERY_WEBHOOKS_QUEUE=f"{queue}-webhooks",
     )
     if args.poll is not None:
         env["EVENTS_RELAY_POLL_SECONDS"] = str(args.poll)
@@ -113,11 +116,29 @@ def main() -> None:
     connection.close()
 
     log = (work_dir / "worker.log").open("wb")
-    worker = subprocess.Popen(
-        [str(ROOT / ".venv" / "bin" / "celery"), "-A", "bankapi", "worker", *args.worker.split(),
-         "--loglevel=WARNING", "--without-gossip", "--without-mingle"],
-        cwd=ROOT, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    workers = [
+        subprocess.Popen(
+            [
+                str(ROOT / ".venv" / "bin" / "celery"),
+                "-A",
+                "bankapi",
+                "worker",
+                "-Q",
+                queue_name,
+                "-n",
+                f"{queue_name}@%h",
+                *args.worker.split(),
+                "--loglevel=WARNING",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            cwd=ROOT,
+            env={**os.environ, **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        for queue_name in (queue, env["CELERY_WEBHOOKS_QUEUE"])
+    ]
     client = Client(HTTP_AUTHORIZATION=f"Bearer {target.token}")
     body = {"amount": "1.00", "reference": "Latency", "beneficiaryId": target.beneficiary_id}
 
@@ -135,7 +156,7 @@ def main() -> None:
         first, _ = pay()
         deadline = time.monotonic() + 60
         while first not in arrivals:
-            if time.monotonic() > deadline or worker.poll() is not None:
+            if time.monotonic() > deadline or any(worker.poll() is not None for worker in workers):
                 fail(f"the worker delivered nothing in 60 s (log: {work_dir / 'worker.log'})")
             time.sleep(0.05)
         committed: dict[str, float] = {}
@@ -149,8 +170,10 @@ def main() -> None:
         while any(request_id not in arrivals for request_id in committed) and time.monotonic() < deadline:
             time.sleep(0.05)
     finally:
-        worker.terminate()
-        worker.wait(30)
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.wait(30)
         log.close()
         server.shutdown()
         flush_redis(redis_url)

@@ -45,12 +45,7 @@ def endpoint_enable(endpoint: WebhookEndpoint) -> WebhookEndpoint:
         locked = WebhookEndpoint.objects.select_for_update().get(id=endpoint.id)
         locked.enabled, locked.disabled_reason, locked.failing_since = True, "", None
         locked.save(update_fields=["enabled", "disabled_reason", "failing_since", "updated_at"])
-        queues = set(
-            Delivery.objects.filter(endpoint=locked, state=Delivery.State.PENDING).values_list(
-                "endpoint_id", "resource_key"
-            )
-        )
-        transaction.on_commit(lambda: drains_enqueue(queues))
+        transaction.on_commit(lambda: drains_enqueue([locked.id]))
         return locked
 
 
@@ -86,6 +81,6 @@ def event_redeliver(event: Event) -> int:
                 if endpoint.enabled
             ]
         )
-        queues = {(delivery.endpoint_id, delivery.resource_key) for delivery in deliveries}
-        transaction.on_commit(lambda: drains_enqueue(queues))
+        endpoints = {delivery.endpoint_id for delivery in deliveries}
+        transaction.on_commit(lambda: drains_enqueue(endpoints))
         return len(deliveries)

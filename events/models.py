@@ -93,6 +93,14 @@ class WebhookEndpoint(TenantOwned):
     disabled_reason = models.CharField(max_length=300, blank=True)
     # Start of the current run of failed attempts; cleared by a success.
     failing_since = models.DateTimeField(null=True, blank=True)
+    # One drain sends to an endpoint at a time (events/drain.py): it holds the
+    # endpoint until then, renewing as it goes; a killed worker's hold runs out
+    # and the sweep starts another drain. A row, not an advisory lock: the
+    # database may sit behind PgBouncer in transaction pooling.
+    drain_leased_until = models.DateTimeField(null=True, blank=True)
+    # When the drain queued for the endpoint's next retry runs: a later retry
+    # queues no second task before it (one waiting task per endpoint, not per failure).
+    drain_scheduled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["program", "sandbox", "created_at"])]
@@ -120,9 +128,6 @@ class Delivery(models.Model):
     state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField()
-    # A worker sending this delivery holds it until then; a crashed worker's
-    # lease runs out and the sweep sends it again (at least once).
-    leased_until = models.DateTimeField(null=True, blank=True)
     first_attempt_at = models.DateTimeField(null=True, blank=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
     last_error = models.CharField(max_length=300, blank=True)
@@ -133,6 +138,13 @@ class Delivery(models.Model):
         indexes = [
             models.Index(fields=["endpoint", "resource_key", "state", "id"]),
             models.Index(fields=["state", "next_attempt_at"]),
+            # What a drain reads: an endpoint's pending deliveries in event order,
+            # however long its history of delivered ones.
+            models.Index(
+                fields=["endpoint", "event", "id"],
+                condition=models.Q(state="PENDING"),
+                name="delivery_pending_by_endpoint",
+            ),
         ]
         constraints = [
             # The fan-out may run twice (a redelivered task, the sweep): one

@@ -1,36 +1,51 @@
-"""Celery tasks of event delivery: thin wrappers, safe to run twice or at once."""
+"""Celery tasks of event delivery: thin wrappers, safe to run twice or at once.
+
+All of them go to the webhooks queue (`bankapi.celery.task_route`), read by
+workers of their own: a slow or failing receiver never holds up settlement or
+any other task of the default queue.
+"""
+
+import logging
 
 from celery import shared_task
 
 from bankapi.logs import log_context_of_request
 from bankapi.tasks import task_in_process, task_publish
-from events import delivery
+from events import delivery, drain
 
-
-def _drain_later(queues) -> None:
-    delivery.drains_enqueue(queues)
+logger = logging.getLogger(__name__)
 
 
 @shared_task
 def events_fan_out(event_ids: list[int]) -> int:
-    queues = delivery.events_fan_out(event_ids)
-    _drain_later(queues)
-    return len(queues)
+    endpoints = delivery.events_fan_out(event_ids)
+    delivery.drains_enqueue(endpoints)
+    return len(endpoints)
 
 
 @shared_task(bind=True)
-def deliveries_drain(self, endpoint_id: str, resource_key: str) -> int:
-    result = delivery.deliveries_drain(endpoint_id, resource_key)
-    if result.retry_at is not None and not task_in_process(self):
-        # In-process a retry waits for the sweep instead. The retry task carries
-        # the id of the request whose event it is for, whoever queued this one.
-        with log_context_of_request(result.retry_request_id):
-            task_publish(deliveries_drain, endpoint_id, resource_key, eta=result.retry_at)
+def deliveries_drain(self, endpoint_id: str) -> int:
+    """Drain one endpoint. With a broker, what is left for later is queued here:
+    a fresh drain when it stopped at its time limit, and one drain at the
+    endpoint's next retry (in-process a retry waits for the sweep instead)."""
+    result = drain.endpoint_drain(endpoint_id)
+    if result.drained:
+        logger.info("webhook drain: %d delivered to endpoint %s", result.delivered, endpoint_id)
+    if task_in_process(self) or not result.drained:
+        return result.delivered
+    if result.more:
+        task_publish(deliveries_drain, endpoint_id)
+        return result.delivered
+    retry_at, request_id = drain.retry_schedule(endpoint_id)
+    if retry_at is not None:
+        # The retry task carries the id of the request whose event it is for.
+        with log_context_of_request(request_id):
+            task_publish(deliveries_drain, endpoint_id, eta=retry_at)
     return result.delivered
 
 
 @shared_task
 def deliveries_sweep() -> int:
-    queues = delivery.deliveries_sweep()
-    _drain_later(queues)
-    return len(queues)
+    endpoints = delivery.deliveries_sweep()
+    delivery.drains_enqueue(endpoints)
+    return len(endpoints)

@@ -1,13 +1,14 @@
 """`make dev`: a development run against PostgreSQL and Redis in one command.
 
 Migrates, bootstraps the sandbox (writing `sandbox.json` into the var folder, as
-`make run` does), then runs the web server, a Celery worker and beat side by side,
-each line of their output prefixed with its name. Ctrl-C (or SIGTERM) stops all
-three, children included; if one of them exits on its own, the others are stopped
+`make run` does), then runs the web server, a Celery worker, a webhooks worker (the
+queue of webhook deliveries, `CELERY_WEBHOOKS_QUEUE`, default `webhooks`) and beat
+side by side, each line of their output prefixed with its name. Ctrl-C (or
+SIGTERM) stops them all, children included; if one of them exits on its own, the others are stopped
 too and the exit status is non-zero.
 
 It is a development run (`BANKAPI_ENV=development`: secrets generated into the var
-folder and shared by the three processes, `DEBUG` on), never a deployment:
+folder and shared by the processes, `DEBUG` on), never a deployment:
 `DATABASE_URL` and `REDIS_URL` say where PostgreSQL and Redis are, defaulting to a
 local `bankapi` database and Redis database 0.
 
@@ -29,6 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/bankapi"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+DEFAULT_WEBHOOKS_QUEUE = "webhooks"  # as the settings name it
 # How long a process may take to stop on SIGTERM (a worker finishing its task)
 # before it is killed.
 STOP_SECONDS = 20.0
@@ -54,7 +56,7 @@ def shown(url: str) -> str:
 
 
 def say(text: str) -> None:
-    print(f"dev    | {text}", flush=True)
+    print(f"{'dev':<8} | {text}", flush=True)
 
 
 def prepare(env: dict[str, str]) -> None:
@@ -81,13 +83,23 @@ def commands(env: dict[str, str], host: str, port: int) -> dict[str, list[str]]:
     return {
         "web": [sys.executable, "manage.py", "runserver", f"{host}:{port}"],
         "worker": [*celery, "worker", "--loglevel=INFO"],
+        "webhooks": [
+            *celery,
+            "worker",
+            "-Q",
+            env.get("CELERY_WEBHOOKS_QUEUE", DEFAULT_WEBHOOKS_QUEUE),
+            "--loglevel=INFO",
+            "--concurrency=1",
+            "-n",
+            "webhooks@%h",
+        ],
         "beat": [*celery, "beat", "--loglevel=INFO", f"--schedule={schedule}"],
     }
 
 
 def relay(name: str, stream: IO[str]) -> None:
     for line in stream:
-        print(f"{name:<6} | {line}", end="", flush=True)
+        print(f"{name:<8} | {line}", end="", flush=True)
 
 
 class Supervisor:
@@ -129,7 +141,7 @@ class Supervisor:
         return status
 
     def shutdown(self) -> None:
-        say("stopping web, worker and beat")
+        say("stopping web, worker, webhooks and beat")
         for process in self.processes.values():
             signal_group(process.pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_SECONDS
@@ -177,7 +189,7 @@ def main() -> int:
     for name, command in commands(env, args.host, args.port).items():
         supervisor.start(name, command, env)
     root = f"http://{args.host}:{args.port}"
-    say(f"serving on {root}/ (Ctrl-C stops web, worker and beat)")
+    say(f"serving on {root}/ (Ctrl-C stops web, worker, webhooks and beat)")
     say(f"open next: {root}/v1/docs (Swagger UI), {root}/admin/ (the sandbox operator of sandbox.json)")
     return supervisor.watch()
 

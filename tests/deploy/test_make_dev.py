@@ -107,6 +107,7 @@ def test_make_dev_runs_web_worker_and_beat_and_ctrl_c_stops_them_all(tmp_path):
         "BANKAPI_VAR_DIR": str(var),
         # Its own queue on the suite's Redis: no other test's worker takes its tasks.
         "CELERY_TASK_DEFAULT_QUEUE": queue,
+        "CELERY_WEBHOOKS_QUEUE": f"{queue}-webhooks",
         # The suite's keys: the test database may hold rows they encrypted.
         "SECRET_KEY": settings.SECRET_KEY,
         "FIELD_ENCRYPTION_KEY": settings.FIELD_ENCRYPTION_KEY,
@@ -132,6 +133,7 @@ def test_make_dev_runs_web_worker_and_beat_and_ctrl_c_stops_them_all(tmp_path):
     try:
         output.wait_for(r"^dev +\| serving on ", 300)
         output.wait_for(r"^worker +\| .*ready\.", 120)
+        output.wait_for(r"^webhooks +\| .*ready\.", 120)
         output.wait_for(r"^beat +\| .*beat: Starting", 120)
         healthy(url, 60)
         sandbox = json.loads((var / "sandbox.json").read_text())
@@ -154,18 +156,20 @@ def test_make_dev_runs_web_worker_and_beat_and_ctrl_c_stops_them_all(tmp_path):
         verified = re.findall(r"^verified (\S+) (\S+) (\S+)$", reader.stdout, re.M)
         assert [kind for kind, _, _ in verified] == ["payment_request.accepted", "payment_request.settled"]
 
-        # Sent by the worker process: its log shows the deliveries, the web's does not.
+        # Sent by the webhooks worker: its log shows the deliveries, the web's and the
+        # other worker's do not.
         text = output.text()
-        assert re.search(r"^worker +\| .*outbox relay: [1-9][0-9]* delivered to endpoint", text, re.M)
-        assert not re.search(r"^web +\| .*(outbox relay|events\.tasks\.deliveries_drain)", text, re.M)
-        # Beat's clock reaches the worker: the webhook sweep every 30 seconds.
+        assert re.search(r"^webhooks +\| .*webhook drain: [1-9][0-9]* delivered to endpoint", text, re.M)
+        elsewhere = r"^(web|worker) +\| .*(webhook drain|events\.tasks\.deliveries_drain)"
+        assert not re.search(elsewhere, text, re.M)
+        # Beat's clock reaches the webhooks worker: the webhook sweep every 30 seconds.
         output.wait_for(r"^beat +\| .*Sending due task sweep-webhook-deliveries", 90)
-        output.wait_for(r"^worker +\| .*Task events\.tasks\.deliveries_sweep\[.*\] succeeded", 60)
+        output.wait_for(r"^webhooks +\| .*Task events\.tasks\.deliveries_sweep\[.*\] succeeded", 60)
 
         started = session_processes(dev.pid)
-        # make, the supervisor, runserver and its reloaded child, the worker and its
-        # pool, beat.
-        assert len(started) >= 6, started
+        # make, the supervisor, runserver and its reloaded child, the two workers and
+        # their pools, beat.
+        assert len(started) >= 8, started
         os.killpg(dev.pid, signal.SIGINT)  # Ctrl-C
         dev.wait(timeout=60)
         output.thread.join(timeout=10)
@@ -183,15 +187,15 @@ def test_make_dev_runs_web_worker_and_beat_and_ctrl_c_stops_them_all(tmp_path):
 
 def running_it_commands() -> tuple[str, dict[str, str]]:
     """docs/production.md's one-process-per-terminal block: its `export` line, and its
-    `make worker` and `make beat` lines by name."""
+    `make worker`, `make webhooks` and `make beat` lines by name."""
     section = (
         (ROOT / "docs" / "production.md").read_text().split("### Running it", 1)[1].split("\n### ", 1)[0]
     )
     block = re.findall(r"```sh\n(.*?)```", section, re.S)[-1]
     export = next(line for line in block.splitlines() if line.startswith("export "))
     lines = {line.split("#")[0].strip() for line in block.splitlines()}
-    assert {"make worker", "make beat"} <= lines
-    return export, {"worker": "make worker", "beat": "make beat"}
+    assert {"make worker", "make webhooks", "make beat"} <= lines
+    return export, {"worker": "make worker", "webhooks": "make webhooks", "beat": "make beat"}
 
 
 @requires_redis
@@ -212,6 +216,7 @@ def test_the_readme_worker_and_beat_commands_work_as_written(tmp_path):
     environment.update(
         BANKAPI_VAR_DIR=str(var),
         CELERY_TASK_DEFAULT_QUEUE=queue,
+        CELERY_WEBHOOKS_QUEUE=f"{queue}-webhooks",
         SECRET_KEY=settings.SECRET_KEY,
         FIELD_ENCRYPTION_KEY=settings.FIELD_ENCRYPTION_KEY,
         JWT_PRIVATE_KEY=settings.JWT_PRIVATE_KEY,
@@ -232,14 +237,16 @@ def test_the_readme_worker_and_beat_commands_work_as_written(tmp_path):
     outputs = {name: Output(process) for name, process in started.items()}
     try:
         outputs["worker"].wait_for(r"ready\.", 180)
+        outputs["webhooks"].wait_for(r"ready\.", 180)
         outputs["beat"].wait_for(r"beat: Starting", 180)
         # A task sent to the broker is run by the worker.
         app.conf.task_always_eager = False  # put back by the suite's _celery_eager fixture
         app.send_task("events.tasks.deliveries_sweep", queue=queue)
         outputs["worker"].wait_for(r"Task events\.tasks\.deliveries_sweep\[.*\] succeeded", 60)
-        # Beat sends its periodic tasks (the webhook sweep every 30 seconds), the worker runs them.
+        # Beat sends its periodic tasks (the webhook sweep every 30 seconds), the
+        # webhooks worker runs them: they go to the queue of webhook deliveries.
         outputs["beat"].wait_for(r"Sending due task sweep-webhook-deliveries", 90)
-        outputs["worker"].wait_for(r"(?s)(Task events\.tasks\.deliveries_sweep\[[^\]]*\] succeeded.*){2}", 60)
+        outputs["webhooks"].wait_for(r"Task events\.tasks\.deliveries_sweep\[.*\] succeeded", 60)
         # Beat keeps its schedule in the var folder, not in the project's.
         assert list(var.glob("celerybeat-schedule*"))
         assert not list(ROOT.glob("celerybeat-schedule*"))

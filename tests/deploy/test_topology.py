@@ -4,8 +4,9 @@ From the files an operator installs (deploy/pgbouncer.ini, deploy/bankapi.env.ex
 deploy/Procfile, deploy/gunicorn.conf.py) and docs/production.md's "Production deployment"
 commands, changed only in ports, paths and the database's name: PgBouncer
 (Debian's) in transaction pooling in front of PostgreSQL (database `<the test database>_deploytest`),
-Redis db 11, two gunicorn web nodes, two Celery workers and one beat, all with
-production settings (BANKAPI_ENV=production, DEBUG off, secrets generated here).
+Redis db 11, two gunicorn web nodes, two Celery workers, a webhooks worker and one
+beat, all with production settings (BANKAPI_ENV=production, DEBUG off, secrets
+generated here).
 
 It shows, through that topology:
 - one Idempotency-Key sent 25 times to each web node at once pays once;
@@ -210,7 +211,7 @@ class Deployment:
     # -- The processes of the Procfile ------------------------------------------------
     def start_processes(self) -> None:
         commands = procfile()
-        assert set(commands) == {"web", "worker", "beat"}
+        assert set(commands) == {"web", "worker", "webhooks", "beat"}
         self.web = [
             Gunicorn(self.env, 2, self.folder / f"web{n}.log", command=shell_command(commands["web"]))
             for n in (1, 2)
@@ -225,6 +226,12 @@ class Deployment:
             for n in (1, 2)
         ]
         self.processes += self.workers
+        self.webhooks = CeleryWorker(
+            {**self.env, "CELERY_NODE_NAME": "worker1"},
+            self.folder / "webhooks.log",
+            command=shell_command(commands["webhooks"]),
+        )
+        self.processes.append(self.webhooks)
         self.beat = CeleryWorker(self.env, self.folder / "beat.log", command=shell_command(commands["beat"]))
         self.processes.append(self.beat)
 

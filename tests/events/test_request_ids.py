@@ -7,22 +7,18 @@ bodies do not carry it."""
 import contextvars
 import json
 import logging
-import time
 import uuid
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from bankapi.celery import app
 from bankapi.logs import ContextFilter, log_context
-from events import relay
 from events.models import Delivery, Event
 from events.relay import relay_once
 from events.tasks import deliveries_drain, deliveries_sweep
 from payments.models import PaymentRequest
 from payments.services.settlement import payment_settle
-from tests.conftest import requires_postgres
 from tests.events.test_relay import broker  # noqa: F401 - fixture
 from tests.events.test_webhooks import fast_retries, pay, receiver, subscribe  # noqa: F401 - fixtures
 from tests.payments.conftest import payments_url
@@ -220,35 +216,24 @@ def test_a_failed_attempt_and_its_retry_by_the_sweep_log_the_requests_id(
     assert hook.answered == [500, 200]
 
 
-class InlineSenders:
-    """The relay's sender threads, run inline in the relay's own thread."""
-
-    def submit(self, work, *args) -> None:
-        work(*args)
-
-    def shutdown(self, **kwargs) -> None:
-        pass
-
-
-def relay_through_its_senders(monkeypatch) -> list[tuple[tuple, str | None]]:
-    """One relay pass that drains as the relay's senders do; answers the retry
-    tasks they queued, each with the request id its message would carry."""
-    looper = relay.OutboxRelay(poll_seconds=0.2, batch=10)
-    looper.senders.shutdown()
-    looper.senders = InlineSenders()
-    # A sender closes its thread's connection after each queue: here that is the test's.
-    monkeypatch.setattr(relay, "close_old_connections", lambda: None)
+def drain_tasks_after_the_relay(monkeypatch) -> list[tuple[tuple, str | None]]:
+    """One relay pass, then the drain tasks it queued run here, outside any request,
+    as a worker runs them; answers the tasks they queued in turn (a retry), each
+    with the request id its message would carry."""
     queued: list[tuple[tuple, str | None]] = []
     monkeypatch.setattr(
         deliveries_drain,
         "apply_async",
-        lambda args, eta: queued.append((tuple(args), log_context().get("request_id"))),
+        lambda args, eta=None: queued.append((tuple(args), log_context().get("request_id"))),
     )
-    outside_any_request(relay_once, None, looper.send)
+    outside_any_request(relay_once)
+    relayed, queued[:] = list(queued), []
+    for args, _ in relayed:
+        outside_any_request(deliveries_drain, *args)
     return queued
 
 
-def test_a_retry_the_relay_queues_carries_the_request_id_of_the_failed_event(
+def test_a_retry_the_drain_queues_carries_the_request_id_of_the_failed_event(
     account,
     beneficiary,
     customer_auth,
@@ -261,16 +246,17 @@ def test_a_retry_the_relay_queues_carries_the_request_id_of_the_failed_event(
     endpoint = subscribe(account, hook.url)
     event = pay_over_http(account, beneficiary, customer_auth, "req-trace-5")
 
-    queued = relay_through_its_senders(monkeypatch)
+    queued = drain_tasks_after_the_relay(monkeypatch)
 
-    assert queued == [((str(endpoint.id), event.resource_key), "req-trace-5")]
+    assert queued == [((str(endpoint.id),), "req-trace-5")]
     [attempt] = logs.attempts(event)
     assert "failed (HTTP 503), attempt 1, retry at" in attempt.getMessage()
-    [summary] = logs.about("outbox relay: 0 delivered")
-    assert (attempt.request_id, summary.request_id) == ("req-trace-5", "req-trace-5")
+    assert attempt.request_id == "req-trace-5"
+    [summary] = logs.about("webhook drain: 0 delivered")
+    assert summary.request_id is None
 
 
-def test_a_queue_holding_events_of_two_requests_logs_each_attempt_under_its_own(
+def test_a_drain_holding_events_of_two_requests_logs_each_attempt_under_its_own(
     account,
     beneficiary,
     customer_auth,
@@ -282,17 +268,17 @@ def test_a_queue_holding_events_of_two_requests_logs_each_attempt_under_its_own(
     hook = receiver()
     subscribe(account, hook.url)
     accepted = pay_over_http(account, beneficiary, customer_auth, "req-trace-6")
-    # Settled later by the bank's side, outside any request: same resource, same queue.
+    # Settled later by the bank's side, outside any request: same resource, same endpoint.
     outside_any_request(payment_settle, PaymentRequest.objects.get(id=accepted.resource_id))
     settled = Event.objects.get(resource_id=accepted.resource_id, type="payment_request.settled")
 
-    assert relay_through_its_senders(monkeypatch) == []
+    assert drain_tasks_after_the_relay(monkeypatch) == []
 
     assert [body["type"] for body in delivered_bodies(hook)] == [accepted.type, settled.type]
     assert [record.request_id for record in logs.attempts(accepted)] == ["req-trace-6"]
     assert [record.request_id for record in logs.attempts(settled)] == [None]
-    # The relay's line about the whole queue names no one request.
-    [summary] = logs.about("outbox relay: 2 delivered")
+    # The drain's line about the whole endpoint names no one request.
+    [summary] = logs.about("webhook drain: 2 delivered")
     assert summary.request_id is None
 
 
@@ -307,36 +293,3 @@ def test_the_event_admin_shows_the_request_id_read_only(account, beneficiary, cu
     text = page.content.decode()
     assert "req-trace-admin" in text
     assert 'name="request_id"' not in text  # shown, not a form field
-
-
-@requires_postgres
-@pytest.mark.django_db(transaction=True)
-def test_the_relay_thread_logs_a_delivery_under_the_request_that_caused_it(
-    account,
-    beneficiary,
-    customer_auth,
-    receiver,  # noqa: F811
-    broker,  # noqa: F811
-    logs,
-):
-    hook = receiver()
-    subscribe(account, hook.url)
-    event = pay_over_http(account, beneficiary, customer_auth, "req-trace-4")
-    assert broker == []
-
-    looper = relay.OutboxRelay(poll_seconds=0.05, batch=10, senders=1)
-    looper.start()
-    try:
-        deadline = time.monotonic() + 30
-        while not logs.about("delivered to endpoint") and time.monotonic() < deadline:
-            time.sleep(0.05)
-    finally:
-        # The one sender thread's database connection, closed there before it ends.
-        looper.senders.submit(lambda: connection.close()).result(timeout=30)
-        looper.stop()
-
-    summary = logs.about("outbox relay: 1 delivered to endpoint")
-    assert summary, [record.getMessage() for record in logs.records]
-    assert logs.request_ids(str(event.event_id)) == {"req-trace-4"}
-    assert {record.request_id for record in summary} == {"req-trace-4"}
-    assert len(hook.received) == 1 and b"req-trace-4" not in hook.received[0].body

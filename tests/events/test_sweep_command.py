@@ -46,6 +46,6 @@ def test_a_due_retry_is_delivered_by_the_command(account, hook, settings, django
     assert hook.answered == [500, 200]
     delivery = Delivery.objects.get(event__resource_id=str(request.id))
     assert (delivery.state, delivery.attempts) == (Delivery.State.DELIVERED, 2)
-    assert "Webhook queues: 100%" in output and "1/1" in output
-    assert "Swept 1 queue(s): 1 event(s) delivered, 0 queue(s) waiting for a retry." in output
-    assert "Swept 0 queue(s): 0 event(s) delivered" in again
+    assert "Webhook endpoints: 100%" in output and "1/1" in output
+    assert "Swept 1 endpoint(s): 1 event(s) delivered, 0 endpoint(s) left to the worker" in output
+    assert "Swept 0 endpoint(s): 0 event(s) delivered" in again

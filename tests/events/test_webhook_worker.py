@@ -85,3 +85,21 @@ def test_a_worker_killed_mid_delivery_loses_nothing(account, workers):
         assert WebhookEndpoint.objects.get(id=endpoint.id).enabled
     finally:
         server.shutdown()
+
+
+@requires_redis
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_reading_only_the_webhooks_queue_delivers_every_event(account, workers):
+    receiver, server = start_receiver()
+    try:
+        endpoint = subscribe(account, receiver.url)
+        workers.start(queues=[workers.webhooks_queue])  # as the Procfile's `webhooks`
+
+        requests = [pay(account) for _ in range(5)]
+        wait_for(lambda: len(receiver.received) == len(requests))
+
+        bodies = [Webhook(endpoint.secret).verify(item.body, item.headers) for item in receiver.received]
+        assert sorted(body["data"]["requestId"] for body in bodies) == sorted(str(r.id) for r in requests)
+        assert Delivery.objects.filter(endpoint=endpoint, state=Delivery.State.DELIVERED).count() == 5
+    finally:
+        server.shutdown()

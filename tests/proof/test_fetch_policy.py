@@ -79,7 +79,7 @@ OPERATOR_CONFIGURED = {
 }
 
 # Functions that send to a caller's URL -> what they are.
-FETCH_PLACES = {"events.delivery._post": "webhook delivery (every attempt, retries and redeliveries)"}
+FETCH_PLACES = {"events.drain._post": "webhook delivery (every attempt, retries and redeliveries)"}
 
 
 def _modules() -> dict[str, ast.Module]:
@@ -227,7 +227,7 @@ def _webhook_delivery(account: Account, url: str, capture) -> str:
 
 
 # Each fetch place, driven to a URL of the caller's choosing: what it recorded.
-EXERCISE = {"events.delivery._post": _webhook_delivery}
+EXERCISE = {"events.drain._post": _webhook_delivery}
 
 
 @pytest.mark.parametrize("place", sorted(FETCH_PLACES))

@@ -22,6 +22,8 @@ class Receiver:
     answered: list[int] = field(default_factory=list)
     # Seconds to wait before answering the first request (a slow receiver).
     hold_first: float = 0.0
+    # TCP connections the senders opened (HTTP/1.1: one may carry many requests).
+    connections: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def accepted(self) -> list[Received]:
@@ -35,6 +37,13 @@ def start_receiver(
     receiver = Receiver(url="", script=list(script or []), hold_first=hold_first)
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keeps a connection open for the sender's next request
+
+        def setup(self):
+            super().setup()
+            with receiver.lock:
+                receiver.connections += 1
+
         def do_POST(self):  # noqa: N802 - the http.server name
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             with receiver.lock:

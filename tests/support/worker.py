@@ -1,6 +1,7 @@
 """Real `celery -A bankapi worker` processes for the worker tests (PostgreSQL and
-Redis: skipped without them), reading a queue of their own against the test
-database, so tests running at once never take each other's tasks."""
+Redis: skipped without them), reading queues of their own (a default one and a
+webhooks one) against the test database, so tests running at once never take
+each other's tasks."""
 
 import os
 import subprocess
@@ -25,21 +26,29 @@ def database_url() -> str:
 class Workers:
     def __init__(self, name: str, env: dict[str, str]) -> None:
         self.queue = f"test-{name}-{uuid.uuid4().hex}"
+        self.webhooks_queue = f"{self.queue}-webhooks"
         self.env = env
         self.processes: list[subprocess.Popen] = []
 
-    def start(self, output=None) -> subprocess.Popen:
-        """A worker; its stdout and stderr go to `output` (a file) when given."""
+    def start(self, output=None, queues: list[str] | None = None) -> subprocess.Popen:
+        """A worker reading `queues` (by default both of the test's); its stdout and
+        stderr go to `output` (a file) when given."""
         env = {
             **os.environ,
             "DATABASE_URL": database_url(),
             "REDIS_URL": os.environ["REDIS_URL"],
             "CELERY_TASK_DEFAULT_QUEUE": self.queue,
+            "CELERY_WEBHOOKS_QUEUE": self.webhooks_queue,
             **self.env,
         }
         command = [sys.executable, "-m", "celery", "-A", "bankapi", "worker", "--pool=solo"]
         command += ["--loglevel=WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"]
-        command += ["-Q", self.queue, "-n", f"{uuid.uuid4().hex}@%h"]
+        command += [
+            "-Q",
+            ",".join(queues or [self.queue, self.webhooks_queue]),
+            "-n",
+            f"{uuid.uuid4().hex}@%h",
+        ]
         worker = subprocess.Popen(
             command,
             cwd=settings.BASE_DIR,
@@ -66,10 +75,11 @@ def celery_workers(name: str, env: dict[str, str] | None = None) -> Iterator[Wor
     """Workers to `start()`; meanwhile tasks sent from the test go to their queue
     through Redis instead of running in-process."""
     workers = Workers(name, env or {})
-    previous = (app.conf.task_always_eager, app.conf.task_default_queue)
+    previous = (app.conf.task_always_eager, app.conf.task_default_queue, app.conf.webhooks_queue)
     app.conf.task_always_eager, app.conf.task_default_queue = False, workers.queue
+    app.conf.webhooks_queue = workers.webhooks_queue
     try:
         yield workers
     finally:
-        app.conf.task_always_eager, app.conf.task_default_queue = previous
+        app.conf.task_always_eager, app.conf.task_default_queue, app.conf.webhooks_queue = previous
         workers.stop()
