@@ -74,7 +74,8 @@ def approval_totals(content: Any) -> dict[str, Decimal]:
     items added up."""
     if not isinstance(content, dict):
         return {}
-    entries = content.get("items") if isinstance(content.get("items"), list) else [content]
+    items = content.get("items")
+    entries: list = items if isinstance(items, list) else [content]
     totals: dict[str, Decimal] = {}
     for entry in entries:
         amount = _amount(entry.get("amount")) if isinstance(entry, dict) else None

@@ -171,7 +171,8 @@ def tenancy_fields(model: type[models.Model]) -> tuple[str, ...]:
     names = []
     for field in model._meta.concrete_fields:
         related = field.related_model if field.is_relation else None
-        if field.name in ("program", "sandbox") or (related is not None and related._meta.label in owners):
+        label = related._meta.label if related is not None and not isinstance(related, str) else None
+        if field.name in ("program", "sandbox") or label in owners:
             names.append(field.name)
     return tuple(names)
 

@@ -11,7 +11,7 @@ from bankapi import logs
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bankapi.settings")
 
 
-class LeasedTask(Task):
+class LeasedTask(Task):  # type: ignore[misc]
     """Every task of the service. One named in beat's schedule runs under its
     entry's lease (`bankapi.periodic.periodic_run`): a run that finds another
     still going does nothing, and a success is stamped for /metrics. Only beat

@@ -233,11 +233,12 @@ class _RedisUp(Collector):
 
 
 def celery_queues() -> list[str]:
-    """The queues the service's tasks are sent to: the default one and those
-    that task routes name."""
-    routes = settings.CELERY_TASK_ROUTES if hasattr(settings, "CELERY_TASK_ROUTES") else {}
-    named = {route["queue"] for route in (routes or {}).values() if "queue" in route}
-    return sorted({settings.CELERY_TASK_DEFAULT_QUEUE, *named})
+    """The queues the service's tasks are sent to: the default one and those its
+    task routes name (`bankapi.celery.QUEUE_SETTING_OF_TASKS`)."""
+    from bankapi.celery import QUEUE_SETTING_OF_TASKS, app
+
+    routed = {app.conf[setting] for setting in QUEUE_SETTING_OF_TASKS.values()}
+    return sorted({app.conf.task_default_queue, *routed})
 
 
 class _QueueLengths(Collector):

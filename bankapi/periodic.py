@@ -112,7 +112,7 @@ def periodic_entry_of(task_name: str) -> str | None:
 
     for entry, spec in settings.CELERY_BEAT_SCHEDULE.items():
         if spec["task"] == task_name:
-            return entry
+            return str(entry)
     return None
 
 
@@ -121,9 +121,9 @@ def periodic_last_successes() -> dict[str, float]:
     from django.conf import settings
 
     names = sorted(settings.CELERY_BEAT_SCHEDULE)
-    stamps = dict(
-        PeriodicLease.objects.filter(name__in=names, last_success_at__isnull=False).values_list(
-            "name", "last_success_at"
-        )
-    )
-    return {name: stamps[name].timestamp() if name in stamps else 0.0 for name in names}
+    stamps = {
+        lease.name: lease.last_success_at.timestamp()
+        for lease in PeriodicLease.objects.filter(name__in=names, last_success_at__isnull=False)
+        if lease.last_success_at is not None
+    }
+    return {name: stamps.get(name, 0.0) for name in names}

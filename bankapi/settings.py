@@ -18,7 +18,6 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from bankapi import dev_secrets
-from bankapi.beat import BEAT_SCHEDULE
 from bankapi.env import (
     email_settings,
     env_bool,
@@ -274,32 +273,9 @@ CACHES = {
     )
 }
 
-# Celery: with Redis configured, tasks go to a worker; without it they run in-process.
-# A create's Idempotency-Key claim left unfinished this long (its worker died) may
-# be taken over by a retry; shorter only in tests that kill workers.
-IDEMPOTENCY_STALE_CLAIM_SECONDS = env_int("IDEMPOTENCY_STALE_CLAIM_SECONDS", 60)
-
-CELERY_BROKER_URL = REDIS_URL or "memory://"
-CELERY_RESULT_BACKEND = None
-CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
-CELERY_TASK_EAGER_PROPAGATES = True
-CELERY_TIMEZONE = "UTC"
-CELERY_ENABLE_UTC = True
-CELERY_TASK_ACKS_LATE = True
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# Queues, a set per deployment sharing a Redis (or per test worker): bankapi/celery.py.
-CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
-CELERY_WEBHOOKS_QUEUE = env_str("CELERY_WEBHOOKS_QUEUE", "webhooks")
-CELERY_TASK_ROUTES = ("bankapi.celery.task_route",)
-
-# Periodic work (run `celery -A bankapi beat`): the schedule of bankapi/beat.py.
-CELERY_BEAT_SCHEDULE = BEAT_SCHEDULE
-# Payment requests settled per transaction: a chunk costs a handful of
-# statements whatever its size (bench/README measures it).
-SETTLEMENT_CHUNK = env_int("SETTLEMENT_CHUNK", 500)
-# Helper tasks a settlement run with a backlog of more than a chunk hands chunks
-# to, so that other workers settle beside it (0: the run settles alone).
-SETTLEMENT_HELPERS = env_int("SETTLEMENT_HELPERS", 1)
+# The work behind the door (Celery, periodic runs, settlement, webhook delivery):
+# bankapi/settings_work.py.
+from bankapi.settings_work import *  # noqa: E402, F403
 
 # How long a verified batch draft can be submitted.
 BATCH_DRAFT_TTL_SECONDS = env_int("BATCH_DRAFT_TTL_SECONDS", 86400)
@@ -315,18 +291,6 @@ WEBAUTHN_RP_ID = env_str("WEBAUTHN_RP_ID", "localhost")
 WEBAUTHN_RP_NAME = env_str("WEBAUTHN_RP_NAME", "Bank API")
 WEBAUTHN_ORIGINS = env_list("WEBAUTHN_ORIGINS", ["http://localhost:8000"])
 
-# Webhook delivery: the first retry after about this many seconds, doubling up to an
-# hour, for this many hours; an endpoint failing that long is disabled.
-WEBHOOK_RETRY_BASE_SECONDS = env_float("WEBHOOK_RETRY_BASE_SECONDS", 5.0)
-WEBHOOK_RETRY_WINDOW_HOURS = env_float("WEBHOOK_RETRY_WINDOW_HOURS", 72.0)
-# How long a worker holds a delivery it is sending; past it (a killed worker) the
-# sweep sends it again.
-WEBHOOK_DELIVERY_LEASE_SECONDS = env_float("WEBHOOK_DELIVERY_LEASE_SECONDS", 60.0)
-# The outbox relay every Celery worker runs (events/relay.py): how long it sleeps
-# when the outbox held less than a batch (0 turns it off on this worker), and the
-# events it fans out per transaction.
-EVENTS_RELAY_POLL_SECONDS = env_float("EVENTS_RELAY_POLL_SECONDS", 0.2)
-EVENTS_RELAY_BATCH = env_int("EVENTS_RELAY_BATCH", 500)
 # Verification providers of onboarding, by name; a program picks its active one in
 # admin. The second sandbox name lets operators try a provider switch.
 ONBOARDING_VERIFICATION_PROVIDERS = {

@@ -122,7 +122,7 @@ def due_deliveries(endpoint_id: uuid.UUID | str, now: datetime, held: set[str], 
     )
     due = (
         Delivery.objects.filter(
-            endpoint_id=endpoint_id,
+            endpoint_id=uuid.UUID(str(endpoint_id)),
             endpoint__enabled=True,
             state=Delivery.State.PENDING,
             next_attempt_at__lte=now,
@@ -387,7 +387,7 @@ def retry_schedule(endpoint_id: uuid.UUID | str) -> tuple[datetime | None, str |
     now = timezone.now()
     head = (
         Delivery.objects.filter(
-            endpoint_id=endpoint_id,
+            endpoint_id=uuid.UUID(str(endpoint_id)),
             endpoint__enabled=True,
             state=Delivery.State.PENDING,
             next_attempt_at__gt=now,

@@ -31,7 +31,7 @@ class Settled:
 def statement_entries_settled(settled: Iterable[Settled]) -> None:
     """Book settled payments on their accounts' statements, in one INSERT: each
     its debit (what left the account for it) and, when it paid one, its fee."""
-    rows = []
+    rows: list[StatementEntry] = []
     for item in settled:
         request = item.request
         lines = [(request.debit_amount, request.reference)]

@@ -121,22 +121,20 @@ def _run(
     instruction = instruction_of(schedule)
     try:
         schedule_run_check(schedule, instruction)
-    except ApiError as error:
-        return _failed(run, f"{error.code}: {error.message}", summary)
+    except ApiError as refused:
+        return _failed(run, refused, summary)
+    # A schedule always has its amount (`schedule_create` refuses one without).
+    amount = schedule.amount
     decided = decide(
         rules,
         snapshots[account.id],
         Instruction(
-            debit=instruction.amount,
-            amount=instruction.amount,
-            currency=instruction.currency,
-            fee_waived=instruction.fee_waived,
+            debit=amount, amount=amount, currency=instruction.currency, fee_waived=instruction.fee_waived
         ),
         now=now,
     )
     if isinstance(decided, Refused):
-        error = decided.error()
-        return _failed(run, f"{error.code}: {error.message}", summary)
+        return _failed(run, decided.error(), summary)
     snapshots[account.id] = decided.after
     work = payment_work(
         account=account,
@@ -154,7 +152,8 @@ def _run(
     return run
 
 
-def _failed(run: ScheduleRun, reason: str, summary: RunSummary) -> ScheduleRun:
-    run.reason = reason[:300]
+def _failed(run: ScheduleRun, error: ApiError, summary: RunSummary) -> ScheduleRun:
+    """The run recorded FAILED with the refusal as its reason, as the one-by-one runner words it."""
+    run.reason = f"{error.code}: {error.message}"[:300]
     summary.failed.append((str(run.schedule_id), run.run_date, run.reason))
     return run
