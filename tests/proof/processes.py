@@ -167,6 +167,10 @@ class CeleryWorker:
             env.get("CELERY_TASK_DEFAULT_QUEUE", "celery") if command else f"proof-{uuid.uuid4().hex[:8]}"
         )
         self.env = {**env, "CELERY_TASK_DEFAULT_QUEUE": self.queue}
+        if not command:
+            # Its own webhooks queue too, which it also reads: the drains it
+            # queues go there (a deployment runs a worker of their own for it).
+            self.env["CELERY_WEBHOOKS_QUEUE"] = f"{self.queue}-webhooks"
         self.log = log.open("ab")
         self.process: subprocess.Popen | None = None
         self.start()
@@ -175,7 +179,7 @@ class CeleryWorker:
         self.process = subprocess.Popen(  # noqa: S603
             self.command or [
                 sys.executable, "-m", "celery", "-A", "bankapi", "worker",
-                "--pool", "solo", "--queues", self.queue, "--loglevel", "WARNING",
+                "--pool", "solo", "--queues", f"{self.queue},{self.queue}-webhooks", "--loglevel", "WARNING",
                 "--without-heartbeat", "--without-gossip", "--without-mingle",
             ],
             cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
