@@ -148,6 +148,18 @@ def test_the_event_latency_bench_runs(scratch_database):
     assert "p99" in out, out
 
 
+@requires_redis
+def test_the_deliveries_bench_runs(scratch_database):
+    out = run(
+        "deliveries.py",
+        "--payments",
+        "10",
+        env=without_databases() | {"BENCH_DATABASE_URL": scratch_database, "BENCH_REDIS_URL": redis_url()},
+    )
+
+    assert "events/s" in out and "p99" in out, out
+
+
 def redis_url() -> str:
     """A Redis database of the suite's server that no other test uses (the event
     bench empties its database before and after)."""
