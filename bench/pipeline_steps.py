@@ -134,7 +134,10 @@ def deliveries_alone(receiver: Receiver, program_id, rate: float, seconds: float
     return speed
 
 
-def pending_count() -> int:
+def all_done(receiver: Receiver, program_id) -> bool:
+    """Nothing left to settle, and every event of the endpoint's program received."""
+    from events.models import Event
     from payments.models import PaymentRequest
 
-    return PaymentRequest.objects.filter(status=PaymentRequest.Status.PENDING, sandbox=False).count()
+    pending = PaymentRequest.objects.filter(status=PaymentRequest.Status.PENDING, sandbox=False)
+    return not pending.exists() and receiver.count() >= Event.objects.filter(program_id=program_id).count()
