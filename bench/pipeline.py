@@ -60,6 +60,7 @@ from pipeline_steps import (  # noqa: E402
     all_done,
     deliveries_alone,
     endpoint_events,
+    fresh_targets,
     schedules_alone,
     settle_alone,
     wait_for,
@@ -88,7 +89,7 @@ def sustained(args, base, spread, work_dir, rate, latency_ms, receiver, program_
         started = time.time()
         intake = paced_intake(
             base,
-            spread,
+            lambda: fresh_targets(spread),
             work_dir,
             clients=args.clients,
             seconds=max(1, round(args.minutes * 60)),
@@ -107,7 +108,8 @@ def sustained(args, base, spread, work_dir, rate, latency_ms, receiver, program_
         latencies = [arrivals[e].arrived - c if e in arrivals else math.inf for e, c in window.items()]
         lag = samples.lag_max(started, time.time())
         p50, p99 = (statistics.median(latencies), percentile(latencies, 0.99)) if latencies else (0, 0)
-        met = lag is not None and lag <= LAG_LIMIT and p99 <= P99_LIMIT and complete
+        met = intake.accepted > 0 and not intake.non2xx and complete
+        met = met and lag is not None and lag <= LAG_LIMIT and p99 <= P99_LIMIT
         queues = ", ".join(f"{q}={n}" for q, n in sorted(samples.queues.items())) or "none seen"
         lag_text = f"{lag:.0f}s" if lag is not None else "not sampled"
         print(
@@ -119,6 +121,7 @@ def sustained(args, base, spread, work_dir, rate, latency_ms, receiver, program_
             f"{time.time() - ended:.0f}s after; {'met' if met else 'NOT MET'} "
             f"(lag <= {LAG_LIMIT:.0f}s, p99 <= {P99_LIMIT:.0f}s)"
             + (f"; {samples.failures} scrapes failed: {samples.last_failure}" if samples.failures else "")
+            + (f"; first non-2xx: {intake.sample[:200]}" if intake.non2xx else "")
         )
         results.append((fraction, intake.per_second, met))
         if not complete:

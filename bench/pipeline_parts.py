@@ -10,6 +10,7 @@ import subprocess
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -240,6 +241,7 @@ class Intake:
     non2xx: int
     p99_ms: float
     delay_ms: int
+    sample: str  # the first non-2xx answer, if any
 
     @property
     def per_second(self) -> float:
@@ -248,7 +250,7 @@ class Intake:
 
 def paced_intake(
     base: str,
-    targets: list[Target],
+    targets: Callable[[], list[Target]],
     work_dir: Path,
     *,
     clients: int,
@@ -260,22 +262,24 @@ def paced_intake(
     """wrk for `seconds` at about `rate` payments/s: each connection waits
     between requests (bench/payments.lua's delay). Run in segments of `segment`
     seconds, each one's delay corrected from what the last achieved (a
-    connection's period is its answer time plus its wait)."""
+    connection's period is its answer time plus its wait), each with the
+    targets `targets` answers then (fresh access tokens: they live 15 minutes)."""
     segments = max(1, math.ceil(seconds / segment))
     length = max(1, round(seconds / segments))
     period_ms = clients * 1000 / rate
     delay = max(1, int(period_ms - latency_ms))
-    accepted, elapsed, non2xx, p99 = 0, 0.0, 0, 0.0
+    accepted, elapsed, non2xx, p99, sample = 0, 0.0, 0, 0.0, ""
     for _ in range(segments):
-        result = run_wrk(base, targets, work_dir, clients=clients, seconds=length, delay_ms=delay)
+        result = run_wrk(base, targets(), work_dir, clients=clients, seconds=length, delay_ms=delay)
         accepted += result.requests - result.non2xx
         elapsed += result.seconds
         non2xx += result.non2xx
         p99 = max(p99, result.p99_ms)
+        sample = sample or result.sample
         if result.requests:
             answer_ms = clients * 1000 * result.seconds / result.requests - delay
             delay = max(1, int(period_ms - max(0.0, answer_ms)))
-    return Intake(accepted, elapsed, non2xx, p99, delay)
+    return Intake(accepted, elapsed, non2xx, p99, delay, sample)
 
 
 class QueryCounter:

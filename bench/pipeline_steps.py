@@ -2,9 +2,11 @@
 (settlement, schedules, deliveries), against the door's rate R, and the waits
 the bench polls with (each bounded in time)."""
 
+import dataclasses
 import math
 import time
 
+from payments_seed import Target
 from pipeline_parts import Processes, QueryCounter, Receiver
 from serving import fail
 
@@ -141,3 +143,19 @@ def all_done(receiver: Receiver, program_id) -> bool:
 
     pending = PaymentRequest.objects.filter(status=PaymentRequest.Status.PENDING, sandbox=False)
     return not pending.exists() and receiver.count() >= Event.objects.filter(program_id=program_id).count()
+
+
+def fresh_targets(targets: list[Target]) -> list[Target]:
+    """The targets with new access tokens for their users: a token lives 15
+    minutes, and the sustained run lasts longer."""
+    from authn.models import User
+    from authn.tokens import ACCESS, encode_token
+
+    users = {
+        str(user.customer_id): user
+        for user in User.objects.filter(customer_id__in=[t.customer_id for t in targets])
+    }
+    return [
+        dataclasses.replace(target, token=encode_token(users[target.customer_id], ACCESS))
+        for target in targets
+    ]
