@@ -322,8 +322,9 @@ def run(args, env, work_dir, token, processes, receiver, database_url) -> None:
         ),
     )
     print(
-        f"sustained: gunicorn {args.workers} workers, one Celery worker (concurrency {args.concurrency}, "
-        f"queues {queues}) with its relay, beat; {args.minutes:g} min per fraction"
+        f"sustained: gunicorn {args.workers} workers, a Celery worker on {default_queue} and one on "
+        f"{webhooks_queue} (concurrency {args.concurrency} each; the first runs the relay), beat; "
+        f"{args.minutes:g} min per fraction"
     )
     # A connection's answer time below saturation, about: the door's median at
     # saturation shared by its connections; corrected after each wrk segment.
