@@ -59,7 +59,9 @@ class ProbeMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
-        if request.path_info not in PROBE_PATHS:
+        if request.path_info not in PROBE_PATHS or _carries_a_body(request):
+            # A probe sends no body: one that does takes the ordinary way, with
+            # its body's limit (413) and the host check.
             return self.get_response(request)
         match = resolve(request.path_info)
         request.resolver_match = match
@@ -68,6 +70,12 @@ class ProbeMiddleware:
         if callable(render):
             response = render()
         return response
+
+
+def _carries_a_body(request: HttpRequest) -> bool:
+    length = request.META.get("CONTENT_LENGTH") or "0"
+    chunked = "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
+    return chunked or length.strip() != "0"
 
 
 def _view_class(view_func: Callable[..., Any]) -> type | None:
