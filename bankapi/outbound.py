@@ -53,8 +53,11 @@ REFUSED_ADDRESS = (
 
 
 def local_receivers_allowed() -> bool:
-    """Whether http and loopback receivers are taken: not in a deployment."""
-    return not settings.PRODUCTION
+    """Whether http and loopback receivers are taken: on the embedded default and
+    in development runs, and in a deployment only with `WEBHOOKS_ALLOW_LOOPBACK`
+    (for benches and tests on one host). Private, link-local and other
+    addresses stay refused whatever it says."""
+    return not settings.PRODUCTION or settings.WEBHOOKS_ALLOW_LOOPBACK
 
 
 @dataclass(frozen=True)

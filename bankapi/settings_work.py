@@ -3,7 +3,7 @@ schedule), settlement's chunks and helpers, webhook delivery and the outbox
 relay. Imported whole by `bankapi.settings`."""
 
 from bankapi.beat import BEAT_SCHEDULE
-from bankapi.env import env_float, env_int, env_str
+from bankapi.env import env_bool, env_float, env_int, env_str
 
 _REDIS_URL = env_str("REDIS_URL")
 
@@ -46,3 +46,6 @@ WEBHOOK_DELIVERY_LEASE_SECONDS = env_float("WEBHOOK_DELIVERY_LEASE_SECONDS", 60.
 # events it fans out per transaction.
 EVENTS_RELAY_POLL_SECONDS = env_float("EVENTS_RELAY_POLL_SECONDS", 0.2)
 EVENTS_RELAY_BATCH = env_int("EVENTS_RELAY_BATCH", 500)
+# A deployment takes webhook receivers on loopback (and plain http) only with
+# this on: for benches and tests on one host, never in service.
+WEBHOOKS_ALLOW_LOOPBACK = env_bool("WEBHOOKS_ALLOW_LOOPBACK", False)

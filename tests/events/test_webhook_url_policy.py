@@ -207,6 +207,36 @@ def test_a_deployment_does_not_deliver_to_a_listening_loopback_receiver(
     assert attempt.error == "Refused: url must be an absolute https URL."
 
 
+@pytest.mark.parametrize("url", LOCAL)
+def test_a_deployment_takes_local_receivers_only_with_the_loopback_setting(create, deployment, settings, url):
+    assert create(url).status_code == 400
+
+    settings.WEBHOOKS_ALLOW_LOOPBACK = True
+    response = create(url)
+
+    assert response.status_code == 200, response.content
+
+
+@pytest.mark.parametrize("url", HOSTILE_EVERYWHERE)
+def test_the_loopback_setting_still_refuses_every_other_hostile_address(create, deployment, settings, url):
+    settings.WEBHOOKS_ALLOW_LOOPBACK = True
+    before = WebhookEndpoint.objects.count()
+
+    assert_refused_at_create(create(url), before)
+
+
+def test_a_deployment_with_the_loopback_setting_delivers_to_a_loopback_receiver(
+    account, deployment, settings, receiver, django_capture_on_commit_callbacks
+):
+    settings.WEBHOOKS_ALLOW_LOOPBACK = True
+    hook = receiver()
+    inserted_endpoint(account, hook.url)
+
+    pay(account, django_capture_on_commit_callbacks)
+
+    assert len(hook.received) == 1
+
+
 @pytest.mark.parametrize("url", HOSTILE_EVERYWHERE)
 def test_a_development_run_sends_nothing_to_a_hostile_endpoint_row(
     account, names, django_capture_on_commit_callbacks, url

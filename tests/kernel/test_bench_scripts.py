@@ -5,6 +5,7 @@ here (they are for bench/README.md); that each runs to the end and prints them i
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -59,6 +60,8 @@ def scratch_database():
         with psycopg.connect(f"{server_url()}/postgres", autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             admin.execute(f'DROP DATABASE IF EXISTS "test_{name}" WITH (FORCE)')
+            # pgbench's, made beside the bench's by bench/pipeline.py.
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}_pgbench" WITH (FORCE)')
 
 
 @requires_postgres
@@ -146,6 +149,62 @@ def test_the_event_latency_bench_runs(scratch_database):
     )
 
     assert "p99" in out, out
+
+
+@requires_redis
+def test_the_deliveries_bench_runs(scratch_database):
+    out = run(
+        "deliveries.py",
+        "--payments",
+        "10",
+        env=without_databases() | {"BENCH_DATABASE_URL": scratch_database, "BENCH_REDIS_URL": redis_url()},
+    )
+
+    assert "events/s" in out and "p99" in out, out
+
+
+@requires_redis
+@pytest.mark.skipif(
+    shutil.which("wrk") is None or shutil.which("pgbench") is None, reason="needs wrk and pgbench"
+)
+def test_the_pipeline_bench_runs(scratch_database):
+    out = run(
+        "pipeline.py",
+        "--door-seconds",
+        "2",
+        "--pgbench-seconds",
+        "1",
+        "--clients",
+        "2",
+        "--customers",
+        "2",
+        "--schedules",
+        "10",
+        "--minutes",
+        "0.05",
+        "--fractions",
+        "0.3",
+        "--sample-seconds",
+        "1",
+        "--drain-seconds",
+        "120",
+        "--deliveries-seconds",
+        "120",
+        env=without_databases() | {"BENCH_DATABASE_URL": scratch_database, "BENCH_REDIS_URL": redis_url()},
+    )
+
+    for figure in (
+        "door (gunicorn",
+        "pgbench tpcb-like",
+        "settlement alone:",
+        "schedules alone:",
+        "deliveries alone:",
+    ):
+        assert figure in out, out
+    assert "f=0.3: intake" in out and "settlement lag max" in out and "p99=" in out, out
+    assert "ledger invariant: holds" in out and "0 not settled" in out, out
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("pipeline=") and "settle=" in last and "CHECKS FAILED" not in last, out
 
 
 def redis_url() -> str:
