@@ -19,8 +19,8 @@ stand for (events / 2).
 The door (payments accepted per second) is not measured in this run; compare
 with `bench/payments` on the same machine (bench/README.md).
 
-A development run (`BANKAPI_ENV=development`, so the receiver may be plain http on
-loopback), with secrets generated for the run. THE BENCH DATABASE IS WIPED (every
+Production settings with `WEBHOOKS_ALLOW_LOOPBACK` on (so the receiver may be
+plain http on loopback), with secrets generated for the run. THE BENCH DATABASE IS WIPED (every
 table truncated) at the start, and the Redis database emptied before and after.
 """
 
@@ -28,7 +28,6 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from decimal import Decimal
@@ -38,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
 from payments_seed import seed  # noqa: E402
-from serving import django_start, fail, flush_redis, machine, production_environment  # noqa: E402
+from serving import broker_bench_environment, django_start, fail, flush_redis, machine  # noqa: E402
 from webhook_receiver import WebhookReceiver  # noqa: E402
 
 
@@ -97,22 +96,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for every event (900)")
     args = parser.parse_args()
 
-    database_url = os.environ.get("BENCH_DATABASE_URL") or os.environ.get("DATABASE_URL")
-    redis_url = os.environ.get("BENCH_REDIS_URL")
-    if not database_url or not database_url.startswith(("postgres://", "postgresql://")):
-        fail("set BENCH_DATABASE_URL to a PostgreSQL database the bench may wipe")
-    if not redis_url:
-        fail("set BENCH_REDIS_URL: deliveries run on a worker, through the broker")
-    work_dir = Path(tempfile.mkdtemp(prefix="bench-deliveries-"))
-    env = production_environment(database_url, work_dir)
-    queue = f"bench-deliveries-{uuid.uuid4().hex[:8]}"
-    env.update(
-        BANKAPI_ENV="development",  # http receivers on loopback are allowed there only
-        REDIS_URL=redis_url,
-        CELERY_TASK_DEFAULT_QUEUE=queue,
-        CELERY_WEBHOOKS_QUEUE=f"{queue}-webhooks",
-    )
-    flush_redis(redis_url)
+    bench = broker_bench_environment("deliveries")
+    env, redis_url, work_dir = bench.env, bench.redis_url, bench.work_dir
     django_start(env)
     from django.db import connection
 

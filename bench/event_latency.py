@@ -10,8 +10,8 @@ running the outbox relay; this process makes payments through
 Django's test client at a steady rate, each writing its `payment_request.accepted`
 event and publishing nothing; a receiver on a loopback port notes when each
 event's POST arrives. Prints p50, p99 and the largest latency; the target is under
-one second. A development run (`BANKAPI_ENV=development`, so the receiver may be
-plain http on loopback), with secrets generated for the run.
+one second. Production settings with `WEBHOOKS_ALLOW_LOOPBACK` on (so the
+receiver may be plain http on loopback), with secrets generated for the run.
 
 THE BENCH DATABASE IS WIPED (every table truncated) at the start, and the Redis
 database emptied before and after.
@@ -23,7 +23,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -34,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
 from payments_seed import seed  # noqa: E402
-from serving import django_start, fail, flush_redis, production_environment  # noqa: E402
+from serving import broker_bench_environment, django_start, fail, flush_redis  # noqa: E402
 
 
 def receiver_start(arrivals: dict[str, float]) -> tuple[ThreadingHTTPServer, str]:
@@ -78,24 +77,8 @@ def main() -> None:
     parser.add_argument("--poll", type=float, default=None, help="EVENTS_RELAY_POLL_SECONDS (0.2)")
     args = parser.parse_args()
 
-    database_url = os.environ.get("BENCH_DATABASE_URL") or os.environ.get("DATABASE_URL")
-    redis_url = os.environ.get("BENCH_REDIS_URL")
-    if not database_url or not database_url.startswith(("postgres://", "postgresql://")):
-        fail("set BENCH_DATABASE_URL to a PostgreSQL database the bench may wipe")
-    if not redis_url:
-        fail("set BENCH_REDIS_URL: the relay is the path of a deployment with a broker")
-    work_dir = Path(tempfile.mkdtemp(prefix="bench-latency-"))
-    env = production_environment(database_url, work_dir)
-    queue = f"bench-latency-{uuid.uuid4().hex[:8]}"
-    env.update(
-        BANKAPI_ENV="development",  # http receivers on loopback are allowed there only
-        REDIS_URL=redis_url,
-        CELERY_TASK_DEFAULT_QUEUE=queue,
-        CELERY_WEBHOOKS_QUEUE=f"{queue}-webhooks",
-    )
-    if args.poll is not None:
-        env["EVENTS_RELAY_POLL_SECONDS"] = str(args.poll)
-    flush_redis(redis_url)
+    bench = broker_bench_environment("latency")
+    env, redis_url, work_dir = bench.env, bench.redis_url, bench.work_dir
     django_start(env)
     from django.db import connection
     from django.test import Client
@@ -137,7 +120,7 @@ def main() -> None:
             stdout=log,
             stderr=subprocess.STDOUT,
         )  # fmt: skip
-        for queue_name in (queue, env["CELERY_WEBHOOKS_QUEUE"])
+        for queue_name in (env["CELERY_TASK_DEFAULT_QUEUE"], env["CELERY_WEBHOOKS_QUEUE"])
     ]
     client = Client(HTTP_AUTHORIZATION=f"Bearer {target.token}")
     body = {"amount": "1.00", "reference": "Latency", "beneficiaryId": target.beneficiary_id}

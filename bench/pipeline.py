@@ -235,7 +235,6 @@ def run(args, env, work_dir, token, processes, receiver, database_url) -> None:
     django_start(env)
     from django.conf import settings
     from django.db import connection
-    from django.test import override_settings
 
     from bankapi import outbound
     from bankapi.models import Account
@@ -248,24 +247,12 @@ def run(args, env, work_dir, token, processes, receiver, database_url) -> None:
     program_id = Account.objects.get(id=spread[0].account_id).program_id
     worker_env = env
     everything = list(EventType.values)
-    if outbound.local_receivers_allowed():
-        endpoint = endpoint_create(
-            program_id=program_id, sandbox=False, url=receiver.url, event_types=everything
-        )
-        print("webhooks: production settings deliver to the loopback receiver (WEBHOOKS_ALLOW_LOOPBACK)")
-    else:
-        # The service refuses loopback receivers in a deployment and has no
-        # setting to allow them: the endpoint is registered, and the worker
-        # delivers, as a development run would; everything else is production.
-        with override_settings(PRODUCTION=False):
-            endpoint = endpoint_create(
-                program_id=program_id, sandbox=False, url=receiver.url, event_types=everything
-            )
-        worker_env = {**env, "BANKAPI_ENV": "development"}
-        print(
-            "webhooks: production refuses loopback receivers (no WEBHOOKS_ALLOW_LOOPBACK setting): the "
-            "endpoint was registered and the worker delivers with BANKAPI_ENV=development"
-        )
+    # WEBHOOKS_ALLOW_LOOPBACK is on in the run's environment (as a bench on one
+    # host may): production settings take the loopback receiver.
+    if not outbound.local_receivers_allowed():
+        fail("production settings refuse the loopback receiver: is WEBHOOKS_ALLOW_LOOPBACK on?")
+    endpoint = endpoint_create(program_id=program_id, sandbox=False, url=receiver.url, event_types=everything)
+    print("webhooks: production settings deliver to the loopback receiver (WEBHOOKS_ALLOW_LOOPBACK)")
     connection.close()
     print(
         f"seeded {args.customers} customers; one endpoint subscribed to every event type "

@@ -9,8 +9,11 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from baseline import UNLIMITED_BUDGETS
@@ -164,3 +167,36 @@ def django_start(env: dict[str, str]) -> None:
 
     call_command("migrate", verbosity=0, interactive=False)
     call_command("flush", verbosity=0, interactive=False)
+
+
+@dataclass(frozen=True)
+class BrokerBench:
+    """Where a bench whose work runs on Celery workers through Redis runs."""
+
+    env: dict[str, str]
+    redis_url: str
+    work_dir: Path
+
+
+def broker_bench_environment(name: str) -> BrokerBench:
+    """The production environment of a bench named `name` that needs Redis
+    (BENCH_REDIS_URL) beside its PostgreSQL database (BENCH_DATABASE_URL):
+    queues of its own, loopback webhook receivers allowed (WEBHOOKS_ALLOW_LOOPBACK,
+    as a bench on one host may), the Redis database emptied."""
+    database_url = os.environ.get("BENCH_DATABASE_URL") or os.environ.get("DATABASE_URL")
+    redis_url = os.environ.get("BENCH_REDIS_URL")
+    if not database_url or not database_url.startswith(("postgres://", "postgresql://")):
+        fail("set BENCH_DATABASE_URL to a PostgreSQL database the bench may wipe")
+    if not redis_url:
+        fail("set BENCH_REDIS_URL: the work runs on workers, through the broker")
+    work_dir = Path(tempfile.mkdtemp(prefix=f"bench-{name}-"))
+    env = production_environment(database_url, work_dir)
+    queue = f"bench-{name}-{uuid.uuid4().hex[:8]}"
+    env.update(
+        WEBHOOKS_ALLOW_LOOPBACK="true",
+        REDIS_URL=redis_url,
+        CELERY_TASK_DEFAULT_QUEUE=queue,
+        CELERY_WEBHOOKS_QUEUE=f"{queue}-webhooks",
+    )
+    flush_redis(redis_url)
+    return BrokerBench(env=env, redis_url=redis_url, work_dir=work_dir)
