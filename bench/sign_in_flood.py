@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
 from payments_seed import Target, seed  # noqa: E402
-from serving import django_start, fail, free_port, production_environment  # noqa: E402
+from serving import deployed_threads, django_start, fail, free_port, production_environment  # noqa: E402
 
 
 @dataclass
@@ -191,7 +191,9 @@ def main() -> None:
         "--flooders", type=int, default=32, help="failed sign-in client threads: most in flight at once (32)"
     )
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (2)")
-    parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker (8)")
+    parser.add_argument(
+        "--threads", type=int, default=deployed_threads(), help="threads per gunicorn worker (as deployed)"
+    )
     args = parser.parse_args()
 
     database_url = os.environ.get("BENCH_DATABASE_URL") or os.environ.get("DATABASE_URL")

@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from serving import django_start, fail, production_environment  # noqa: E402
+from serving import deployed_threads, django_start, fail, production_environment  # noqa: E402
 from sign_in_flood import post, start_gunicorn  # noqa: E402
 from sign_ins_under_flood import PASSWORD, seed_users  # noqa: E402
 
@@ -82,7 +82,9 @@ def main() -> None:
     parser.add_argument("--at-once", type=int, default=8, help="sign-ins sent together (8)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds per mode (5)")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (2)")
-    parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker (8)")
+    parser.add_argument(
+        "--threads", type=int, default=deployed_threads(), help="threads per gunicorn worker (as deployed)"
+    )
     args = parser.parse_args()
     if not (1 < args.at_once <= 64 and 0 < args.rounds <= 100):
         fail("--at-once between 2 and 64, --rounds between 1 and 100")

@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
 from payments_bench import django_start, fail, production_environment  # noqa: E402
+from serving import deployed_threads  # noqa: E402
 from sign_in_flood import post, start_gunicorn  # noqa: E402
 
 TARGET_SHARE = 0.9
@@ -172,7 +173,9 @@ def main() -> None:
     parser.add_argument("--flood-rate", type=float, default=45, help="failed sign-ins a second, in all (45)")
     parser.add_argument("--flooders", type=int, default=32, help="flood client threads (32)")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (2)")
-    parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker (8)")
+    parser.add_argument(
+        "--threads", type=int, default=deployed_threads(), help="threads per gunicorn worker (as deployed)"
+    )
     args = parser.parse_args()
     if not (0 < args.duration <= 300 and 0 < args.sign_ins <= 1000 and 0 < args.users <= args.sign_ins):
         fail("--duration at most 300 s, --sign-ins at most 1000, --users between 1 and --sign-ins")

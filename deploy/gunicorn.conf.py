@@ -14,8 +14,12 @@ bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 # one synchronous request per process, every process could be hashing at once. Each
 # thread holds one database connection (through PgBouncer) while it serves a request:
 # PgBouncer's pool is sized from workers x threads.
+# Ten threads: the sign-ins waiting for a check slot are capped at the threads less
+# two (PASSWORD_CHECK_WAITERS), so eight correct sign-ins landing in one process at
+# once (one checking, seven waiting) all get their check; with eight threads the
+# eighth was refused.
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-threads = int(os.environ.get("WEB_THREADS", "8"))
+threads = int(os.environ.get("WEB_THREADS", "10"))
 # Load the application once in the master: a deployment missing a setting stops
 # here with one message instead of every worker failing in turn, and workers fork
 # in milliseconds when one is replaced.
