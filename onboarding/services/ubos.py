@@ -68,6 +68,9 @@ def ubo_verification_links_send(
         "rejectUrl": reject_url,
         "expiresAt": expires_at,
         "linkBase": link_base,
+        # When the e-mail's task should run (at once, after commit): the sweep
+        # sends it again once it is this late by more than its grace.
+        "dueAt": now_seconds(),
     }
     results = []
     with transaction.atomic():
@@ -91,30 +94,36 @@ def _ubo_link(ubo: Ubo, pending: dict[str, Any]) -> str:
     return f"{pending['linkBase'].rstrip('/')}/v1/ubo-verification/{token}"
 
 
-def ubo_emails_lost(older_than: timedelta) -> list[tuple[str, str, int]]:
-    """Verification e-mails still unsent this long after their action (or their
-    last attempt), links not expired: (UBO id, link, expiry) to send again. Their
-    task was lost: the broker was away, or a worker died with it."""
-    cutoff = timezone.now() - older_than
+def ubo_emails_lost(grace: timedelta) -> list[tuple[str, str, int]]:
+    """Verification e-mails still unsent `grace` after their task was due (the
+    action's commit, or the retry its last attempt asked for), links not
+    expired: (UBO id, link, expiry) to send again. Their task was lost: the
+    broker was away, or a worker died with it."""
     now = now_seconds()
+    late = now - grace.total_seconds()
     lost = []
-    unsent = Ubo.objects.filter(
-        email_pending__isnull=False, status=Ubo.Status.LINK_SENT, updated_at__lt=cutoff
-    )
+    unsent = Ubo.objects.filter(email_pending__isnull=False, status=Ubo.Status.LINK_SENT)
     for ubo in unsent:
         pending: dict[str, Any] = ubo.email_pending or {}
-        if pending.get("expiresAt", 0) > now:
+        # Rows written before `dueAt` existed: due at their last write.
+        due_at = pending.get("dueAt", ubo.updated_at.timestamp())
+        if due_at <= late and pending.get("expiresAt", 0) > now:
             lost.append((str(ubo.id), _ubo_link(ubo, pending), int(pending["expiresAt"])))
     return lost
 
 
-def ubo_email_settled(ubo_id: str, *, done: bool) -> None:
+def ubo_email_settled(ubo_id: str, *, done: bool, retry_in_seconds: float = 0) -> None:
     """Done (the e-mail left, or gave up for good): the sweep no longer sends it.
-    Not done (a retry is due): its last attempt is now, the sweep waits from there."""
+    Not done (a retry is due in `retry_in_seconds`): the sweep waits for that
+    retry to be late before it sends the e-mail itself."""
     if done:
         Ubo.objects.filter(id=ubo_id).update(email_pending=None, updated_at=timezone.now())
-    else:
-        Ubo.objects.filter(id=ubo_id, email_pending__isnull=False).update(updated_at=timezone.now())
+        return
+    with transaction.atomic():
+        ubo = Ubo.objects.select_for_update().filter(id=ubo_id, email_pending__isnull=False).first()
+        if ubo is not None:
+            ubo.email_pending = {**ubo.email_pending, "dueAt": now_seconds() + int(retry_in_seconds)}
+            ubo.save(update_fields=["email_pending", "updated_at"])
 
 
 def ubo_verification_reset(*, application: Application, ubo_ids: list[str]) -> list[UboActionResult]:

@@ -2,12 +2,15 @@
 committed) is sent by the beat sweep, once, with a link that works."""
 
 import logging
+from datetime import UTC, datetime
 
 import pytest
+import time_machine
 from django.core import mail
 
 from bankapi.celery import app
 from onboarding.models import Ubo
+from onboarding.services.ubos import ubo_email_settled
 from onboarding.tasks import resend_lost_ubo_emails
 from tests.onboarding.test_ubos import REJECT, SUCCESS, actions_url
 from tests.support.broker import broker_away  # noqa: F401 - a fixture
@@ -78,3 +81,48 @@ def test_the_sweep_leaves_sent_reset_and_recent_emails_alone(
 def test_beat_runs_the_sweep(settings):
     tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert resend_lost_ubo_emails.name in tasks
+
+
+@pytest.mark.usefixtures("broker_away")
+def test_a_lost_email_is_taken_up_within_90_seconds_and_a_scheduled_retry_is_waited_for(
+    api, business_applicant, business_id_token, business_ubos, django_capture_on_commit_callbacks
+):
+    first, second = business_ubos[0], business_ubos[1]
+    body = {
+        "action": "UBO_VERIFICATION_EMAIL",
+        "uboIds": [str(first.id), str(second.id)],
+        "redirectSuccessUrl": SUCCESS,
+        "redirectRejectUrl": REJECT,
+    }
+    with time_machine.travel(datetime.now(UTC), tick=False) as clock:
+        with django_capture_on_commit_callbacks(execute=True):
+            answer = api.post(
+                actions_url(business_applicant.application_id), body, format="json", **business_id_token
+            )
+        assert answer.status_code == 200, answer.content
+        assert mail.outbox == []
+        # The second's task ran once and failed: its retry is due in 8 minutes.
+        ubo_email_settled(str(second.id), done=False, retry_in_seconds=480)
+        app.conf.task_always_eager = True
+
+        # The task may still be on its way for a minute: nothing is sent again.
+        clock.shift(59)
+        assert resend_lost_ubo_emails() == 0
+        # Past the minute, the beat sweep (every 30 s) sends it: within 90 s of the action.
+        clock.shift(30)
+        assert resend_lost_ubo_emails() == 1
+        assert [message.to for message in mail.outbox] == [[first.email]]
+
+        # The retry is waited for until it is itself a minute late.
+        clock.shift(480 - 89 + 59)
+        assert resend_lost_ubo_emails() == 0
+        clock.shift(2)
+        assert resend_lost_ubo_emails() == 1
+        assert [message.to for message in mail.outbox] == [[first.email], [second.email]]
+        assert resend_lost_ubo_emails() == 0
+
+
+def test_beat_sweeps_lost_emails_every_30_seconds(settings):
+    schedules = [entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()]
+    tasks = [entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()]
+    assert schedules[tasks.index(resend_lost_ubo_emails.name)] == 30.0
