@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 
+from bankapi.clock import row_now
 from bankapi.codes import (
     CURRENCY_CHOICES,
     SUPPORTED_CURRENCIES,
@@ -55,6 +56,24 @@ def currency_constraint(*fields: str, name: str) -> models.CheckConstraint:
 if TYPE_CHECKING:
     from bankapi.scope import Scope
 
+
+class ClockedDateTimeField(models.DateTimeField):
+    """`auto_now` / `auto_now_add` at the time of the row's customer
+    (`bankapi.clock.row_now`): a test clock's customer's rows are made and
+    changed at the clock's time. Stored and migrated as a plain DateTimeField."""
+
+    def pre_save(self, model_instance: models.Model, add: bool) -> Any:
+        if self.auto_now or (self.auto_now_add and add):
+            value = row_now(model_instance)
+            setattr(model_instance, self.attname, value)
+            return value
+        return super().pre_save(model_instance, add)
+
+    def deconstruct(self) -> Any:
+        name, _, args, kwargs = super().deconstruct()
+        return name, "django.db.models.DateTimeField", args, kwargs
+
+
 _RowT = TypeVar("_RowT", bound=models.Model)
 
 
@@ -81,8 +100,8 @@ class TenantOwned(models.Model):
         "bankapi.Program", on_delete=models.PROTECT, related_name="%(app_label)s_%(class)s_set"
     )
     sandbox = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = ClockedDateTimeField(auto_now_add=True)
+    updated_at = ClockedDateTimeField(auto_now=True)
 
     objects = TenantQuerySet.as_manager()
 
@@ -154,12 +173,69 @@ class Customer(TenantOwned):
     custodian = models.ForeignKey(
         Custodian, null=True, blank=True, on_delete=models.PROTECT, related_name="customers"
     )
+    # A sandbox customer's test clock, set when it is made and never changed:
+    # its money and objects live at the clock's time (`bankapi.clock`).
+    test_clock = models.ForeignKey(
+        "bankapi.TestClock",
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.PROTECT,
+        related_name="customers",
+    )
+    # When `POST /v1/sandbox/customers` made it (real time: the per-program
+    # budget counts these); null for every other customer.
+    made_on_demand_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
-        indexes = [models.Index(fields=["program", "sandbox"])]
+        indexes = [
+            models.Index(fields=["program", "sandbox"]),
+            models.Index(
+                fields=["program", "made_on_demand_at"],
+                condition=models.Q(made_on_demand_at__isnull=False),
+                name="customer_made_on_demand",
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(test_clock__isnull=True) | models.Q(sandbox=True),
+                name="customer_clock_sandbox_only",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
+
+
+class TestClock(TenantOwned):
+    """A sandbox clock: the time its customers' money and objects live at.
+
+    `frozen_time` is the last moment an advance fully ran (what the clock
+    reads); `created_at` and `updated_at` are real times. While an advance
+    runs, `advancing_to` is its target and `heartbeat_at` its last sign of
+    life: an advance that stops beating for `ADVANCE_STALL` has died.
+    """
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="test_clocks")
+    name = models.CharField(max_length=70, null=True, blank=True)
+    frozen_time = models.DateTimeField()
+    advancing_to = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Real times: a clock's own bookkeeping is operations, not its customers' world.
+    created_at = models.DateTimeField(auto_now_add=True)  # type: ignore[assignment]
+    updated_at = models.DateTimeField(auto_now=True)  # type: ignore[assignment]
+
+    class Meta:
+        indexes = [models.Index(fields=["program", "sandbox", "created_at"])]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(sandbox=True), name="test_clock_sandbox_only")
+        ]
+
+    def __str__(self) -> str:
+        return self.name or str(self.id)
 
 
 class Account(TenantOwned):

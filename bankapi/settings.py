@@ -138,12 +138,14 @@ INSTALLED_APPS = [
     "onboarding",
     "events",
     "approvals",
+    "sandbox",
     "audit",
 ]
 
 MIDDLEWARE = [
     "bankapi.metrics.HttpMetricsMiddleware",
     "bankapi.middleware.RequestIdMiddleware",
+    "bankapi.test_clocks.SandboxClockMiddleware",
     "bankapi.middleware.BodyLimitMiddleware",
     "bankapi.middleware.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -313,6 +315,16 @@ SANDBOX_BOOTSTRAP_STEPS = [
     "onboarding.sandbox.bootstrap",
     "batches.sandbox.bootstrap",
     "approvals.sandbox.bootstrap",
+]
+
+# The sandbox as a world: customers made on demand per program in any 24 hours,
+# test clocks per program, and the expiry sweeps a clock's advance runs at each
+# moment (each `(now, clock_id) -> int`: clock_id None is the real sweep over
+# customers without a clock, an id that clock's customers at `now`).
+SANDBOX_CUSTOMERS_MAX = env_int("SANDBOX_CUSTOMERS_MAX", 1000)
+SANDBOX_CLOCKS_MAX = env_int("SANDBOX_CLOCKS_MAX", 100)
+SANDBOX_CLOCK_EXPIRY_SWEEPS = [
+    "approvals.services.approvals_expire_sweep",
 ]
 
 # The approval policy every route that moves money asks (bankapi.approval_gate).
