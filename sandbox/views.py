@@ -170,6 +170,7 @@ class TestClockListView(SandboxWorldView):
 
     @extend_schema(
         tags=TAGS,
+        operation_id="sandbox_test_clocks_list",
         summary="Sandbox: test clocks of the program",
         description="Newest first, cursor paginated.",
         parameters=[PROGRAM_ID, *PAGE_PARAMETERS],
