@@ -19,7 +19,6 @@ moment. A heartbeat older than `ADVANCE_STALL` means the advance died.
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta
-from functools import cache
 
 from django.conf import settings
 from django.db import transaction
@@ -42,7 +41,6 @@ CLOCK_RANGE = timedelta(days=366)
 ExpirySweep = Callable[[datetime, uuid.UUID | None], int]
 
 
-@cache
 def expiry_sweeps() -> tuple[ExpirySweep, ...]:
     """The registry of expiry sweeps an advance runs at each moment."""
     return tuple(import_string(path) for path in settings.SANDBOX_CLOCK_EXPIRY_SWEEPS)

@@ -75,7 +75,9 @@ def test_a_pin_program_shows_the_pin_and_names_count_up(api, sandbox):
 def test_bad_input_is_400_and_makes_nothing(api, sandbox, body):
     program = sandbox["consumerProgramId"]
     before = Customer.objects.count()
-    answer = api.post(f"/v1/sandbox/customers?programId={program}", body, format="json", **management(sandbox))
+    answer = api.post(
+        f"/v1/sandbox/customers?programId={program}", body, format="json", **management(sandbox)
+    )
     assert answer.status_code == 400 and answer.json()["code"] == "VALIDATION_ERROR"
     assert Customer.objects.count() == before
 

@@ -20,7 +20,9 @@ def test_a_clock_is_made_read_and_listed(api, sandbox, program):
     made = clock_make(api, sandbox, program, frozen, name="Month-end run")
     assert made["name"] == "Month-end run" and made["status"] == "ready"
     assert made["frozenTime"] == z(frozen) and made["createdAt"].endswith("Z")
-    read = api.get(f"/v1/sandbox/test-clocks/{made['testClockId']}?programId={program}", **management(sandbox))
+    read = api.get(
+        f"/v1/sandbox/test-clocks/{made['testClockId']}?programId={program}", **management(sandbox)
+    )
     assert read.status_code == 200 and read.json()["data"] == made
     second = clock_make(api, sandbox, program, frozen)
     assert second["name"] is None
@@ -50,7 +52,9 @@ def test_a_clock_is_made_read_and_listed(api, sandbox, program):
 )
 def test_a_bad_clock_body_is_400_and_makes_nothing(api, sandbox, program, body):
     before = TestClock.objects.count()
-    answer = api.post(f"/v1/sandbox/test-clocks?programId={program}", body, format="json", **management(sandbox))
+    answer = api.post(
+        f"/v1/sandbox/test-clocks?programId={program}", body, format="json", **management(sandbox)
+    )
     assert answer.status_code == 400 and answer.json()["code"] == "VALIDATION_ERROR"
     assert TestClock.objects.count() == before
 
@@ -87,7 +91,10 @@ def test_another_programs_clock_is_404(api, sandbox, program):
         assert answer.status_code == 404 and answer.json()["code"] == "RESOURCE_NOT_FOUND"
     moved = advance(api, sandbox, other, made["testClockId"], midnight(1))
     assert moved.status_code == 404
-    assert api.get(f"/v1/sandbox/test-clocks/not-an-id?programId={program}", **management(sandbox)).status_code == 404
+    assert (
+        api.get(f"/v1/sandbox/test-clocks/not-an-id?programId={program}", **management(sandbox)).status_code
+        == 404
+    )
     listed = api.get(f"/v1/sandbox/test-clocks?programId={other}", **management(sandbox)).json()["data"]
     assert made["testClockId"] not in [c["testClockId"] for c in listed["testClocks"]]
 
