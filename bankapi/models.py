@@ -225,8 +225,8 @@ class TestClock(TenantOwned):
     advancing_to = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     # Real times: a clock's own bookkeeping is operations, not its customers' world.
-    created_at = models.DateTimeField(auto_now_add=True)  # type: ignore[assignment]
-    updated_at = models.DateTimeField(auto_now=True)  # type: ignore[assignment]
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         indexes = [models.Index(fields=["program", "sandbox", "created_at"])]
