@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from django.db import models
 from django.utils import timezone
 
 # customer id -> its clock's id, or None: immutable facts, bounded per process.
@@ -147,3 +148,20 @@ def clock_moment(clock_id: UUID, moment: datetime) -> Iterator[None]:
         yield
     finally:
         _MOMENT.reset(token)
+
+
+class ClockedDateTimeField(models.DateTimeField):
+    """`auto_now` / `auto_now_add` at the time of the row's customer
+    (`bankapi.clock.row_now`): a test clock's customer's rows are made and
+    changed at the clock's time. Stored and migrated as a plain DateTimeField."""
+
+    def pre_save(self, model_instance: models.Model, add: bool) -> Any:
+        if self.auto_now or (self.auto_now_add and add):
+            value = row_now(model_instance)
+            setattr(model_instance, self.attname, value)
+            return value
+        return super().pre_save(model_instance, add)
+
+    def deconstruct(self) -> Any:
+        name, _, args, kwargs = super().deconstruct()
+        return name, "django.db.models.DateTimeField", args, kwargs

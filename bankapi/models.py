@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 
-from bankapi.clock import row_now
+from bankapi.clock import ClockedDateTimeField
 from bankapi.codes import (
     CURRENCY_CHOICES,
     SUPPORTED_CURRENCIES,
@@ -55,23 +55,6 @@ def currency_constraint(*fields: str, name: str) -> models.CheckConstraint:
 
 if TYPE_CHECKING:
     from bankapi.scope import Scope
-
-
-class ClockedDateTimeField(models.DateTimeField):
-    """`auto_now` / `auto_now_add` at the time of the row's customer
-    (`bankapi.clock.row_now`): a test clock's customer's rows are made and
-    changed at the clock's time. Stored and migrated as a plain DateTimeField."""
-
-    def pre_save(self, model_instance: models.Model, add: bool) -> Any:
-        if self.auto_now or (self.auto_now_add and add):
-            value = row_now(model_instance)
-            setattr(model_instance, self.attname, value)
-            return value
-        return super().pre_save(model_instance, add)
-
-    def deconstruct(self) -> Any:
-        name, _, args, kwargs = super().deconstruct()
-        return name, "django.db.models.DateTimeField", args, kwargs
 
 
 _RowT = TypeVar("_RowT", bound=models.Model)
@@ -208,13 +191,9 @@ class Customer(TenantOwned):
 
 
 class TestClock(TenantOwned):
-    """A sandbox clock: the time its customers' money and objects live at.
-
-    `frozen_time` is the last moment an advance fully ran (what the clock
-    reads); `created_at` and `updated_at` are real times. While an advance
-    runs, `advancing_to` is its target and `heartbeat_at` its last sign of
-    life: an advance that stops beating for `ADVANCE_STALL` has died.
-    """
+    """A sandbox clock: `frozen_time` is what it reads (the last moment an
+    advance fully ran); while an advance runs, `advancing_to` is its target and
+    `heartbeat_at` its last sign of life (`bankapi.test_clocks`)."""
 
     __test__ = False  # not a pytest test class, whatever its name
 
@@ -224,7 +203,7 @@ class TestClock(TenantOwned):
     frozen_time = models.DateTimeField()
     advancing_to = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
-    # Real times: a clock's own bookkeeping is operations, not its customers' world.
+    # Real times, as every clock's bookkeeping.
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
