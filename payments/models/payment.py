@@ -5,8 +5,8 @@ import uuid
 from django.db import models
 from django.db.models import Q
 
-from bankapi.clock import account_customer_id
-from bankapi.models import MONEY, Account, ClockedDateTimeField, Customer, TenantOwned
+from bankapi.clock import ClockedDateTimeField, account_customer_id
+from bankapi.models import MONEY, Account, Customer, TenantOwned
 from payments.models.beneficiary import Beneficiary
 from payments.models.fx import FxQuote
 from payments.models.ledger import LedgerTransaction
