@@ -5,10 +5,11 @@ customers in `(frozen_time, to]`, each at its own moment and while the clock
 reads that moment (`bankapi.clock.clock_moment`): at each moment the expiry
 sweeps first (settings.SANDBOX_CLOCK_EXPIRY_SWEEPS, the same functions the real
 sweeps are), then, at 02:00 UTC of a day, that day's scheduled-payment run (the
-runner beat's run calls, for the clock's customers only). After each moment the
-clock's `frozen_time` is that moment: an advance whose process dies leaves the
-clock at the last moment it fully ran, and every run is idempotent, so the
-next advance picks up from there.
+runner beat's run calls, for the clock's customers only). After each moment
+that did something (and every few seconds as a heartbeat) the clock's
+`frozen_time` is that moment: an advance whose process dies leaves the clock at
+a moment it fully ran, every later one being either undone or idempotent, so
+the next advance picks up from there.
 
 One advance at a time per clock: the advance claims the clock with one
 conditional UPDATE that commits before any work (an advance already running,
@@ -37,6 +38,8 @@ from payments.services.schedules import RUN_HOUR_UTC, scheduled_payments_run_for
 
 # How far a clock may be set from now, and how far one advance may move it.
 CLOCK_RANGE = timedelta(days=366)
+# How often a running advance beats when its moments are quiet (well within ADVANCE_STALL).
+BEAT_EVERY = timedelta(seconds=5)
 
 ExpirySweep = Callable[[datetime, uuid.UUID | None], int]
 
@@ -127,14 +130,16 @@ def _moment_done(clock: TestClock, moment: datetime, to: datetime) -> None:
         raise ApiError(ErrorCode.INVALID_STATE, "Another advance took this test clock over.")
 
 
-def _run_moment(clock_id: uuid.UUID, moment: datetime) -> None:
+def _run_moment(clock_id: uuid.UUID, moment: datetime) -> int:
     """Everything due at `moment` for the clock's customers: expiries, then the
-    day's schedule run when `moment` is its 02:00 UTC."""
+    day's schedule run when `moment` is its 02:00 UTC. How many things it did."""
+    done = 0
     with clock_moment(clock_id, moment):
         for sweep in expiry_sweeps():
-            sweep(moment, clock_id)
-        if moment.time() == time(RUN_HOUR_UTC) and moment.tzinfo is not None:
-            scheduled_payments_run_for_clock(moment.date(), clock_id)
+            done += sweep(moment, clock_id)
+        if moment.time() == time(RUN_HOUR_UTC):
+            done += scheduled_payments_run_for_clock(moment.date(), clock_id).runs
+    return done
 
 
 def clock_advance(*, clock: TestClock, to: datetime) -> TestClock:
@@ -143,10 +148,16 @@ def clock_advance(*, clock: TestClock, to: datetime) -> TestClock:
     outside_transaction_require("clock_advance")
     to = to.astimezone(UTC)
     claimed = _claim(clock, to)
+    beaten = timezone.now()
     try:
         for moment in advance_moments(claimed.frozen_time, to):
-            _run_moment(claimed.id, moment)
-            _moment_done(claimed, moment, to)
+            did = _run_moment(claimed.id, moment)
+            time_now = timezone.now()
+            # A moment that did something is recorded at once; quiet ones only
+            # as a heartbeat (a crash then re-runs them, finding nothing to do).
+            if did or moment == to or time_now - beaten >= BEAT_EVERY:
+                _moment_done(claimed, moment, to)
+                beaten = time_now
     except Exception:
         # Ready again at once, at the last moment fully run (the error is the caller's).
         TestClock.objects.filter(pk=clock.pk, advancing_to=to).update(advancing_to=None, heartbeat_at=None)
