@@ -353,7 +353,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (
         "Payments, batch payments, FX, cards, onboarding and authentication for "
         "a bank's partner programs. Program and environment come from the bearer "
-        "token. Every response carries `success`; errors carry `code` and `message`."
+        "token. Every response carries `success`; errors carry `code` and `message`. "
+        "Every authenticated answer to a user of a sandbox customer living on a test clock "
+        "carries the header `Sandbox-Clock`: the clock's time (UTC, `Z`), which that "
+        "customer's money and objects live at."
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
@@ -390,7 +393,11 @@ SPECTACULAR_SETTINGS = {
         {"name": "auth", "description": "Sign in (password, then TOTP or a passkey) and manage sessions."},
         {"name": "accounts", "description": "What the signed-in user may do, and on which accounts."},
         {"name": "payments", "description": "Payments, scheduled payments and transactions of an account."},
-        {"name": "sandbox", "description": "Sandbox only: settle or fail payments, run the schedule."},
+        {
+            "name": "sandbox",
+            "description": "Sandbox only: settle or fail payments, run the schedule, make customers on "
+            "demand and move their time with test clocks.",
+        },
         {"name": "fx", "description": "Foreign exchange quotes."},
         {"name": "batch payments", "description": "Verify, initiate and submit many payments at once."},
         {
