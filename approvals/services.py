@@ -215,6 +215,24 @@ def approvals_expire_sweep(now: datetime, clock_id: uuid.UUID | None) -> int:
     return approvals_expire(now, clock_id=clock_id)
 
 
+def approvals_expiring(clock_id: uuid.UUID, after: datetime, until: datetime) -> list[datetime]:
+    """When the pending approvals of a clock's customers expire in `(after, until]`."""
+    return list(
+        Approval.objects.filter(
+            customer__test_clock_id=clock_id,
+            status=Approval.Status.PENDING_APPROVAL,
+            expires_at__gt=after,
+            expires_at__lte=until,
+        )
+        .values_list("expires_at", flat=True)
+        .distinct()
+    )
+
+
+# An advance of a test clock runs the sweep at each of these moments.
+approvals_expire_sweep.due_times = approvals_expiring  # type: ignore[attr-defined]
+
+
 def approval_expire_now(*, scope: Scope, approval_id: str) -> Approval:
     """The sandbox's expire: a pending approval becomes EXPIRED at once (409 otherwise)."""
     if not scope.sandbox:

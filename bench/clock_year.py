@@ -91,7 +91,7 @@ def main() -> None:
         )
         clock = seed(args.customers)
         to = clock.frozen_time + timedelta(days=args.days)
-        moments = len(advance_moments(clock.frozen_time, to))
+        moments = len(advance_moments(clock.frozen_time, to, clock.id))
         counter = QueryCounter()
         with connection.execute_wrapper(counter):
             started = time.perf_counter()

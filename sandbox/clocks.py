@@ -41,6 +41,9 @@ CLOCK_RANGE = timedelta(days=366)
 # How often a running advance beats when its moments are quiet (well within ADVANCE_STALL).
 BEAT_EVERY = timedelta(seconds=5)
 
+# An expiry sweep: `(now, clock_id) -> how many expired`. One that can tell when
+# its things expire may also have `due_times(clock_id, after, until)`: those
+# times become moments of an advance, so each thing expires at its own time.
 ExpirySweep = Callable[[datetime, uuid.UUID | None], int]
 
 
@@ -78,21 +81,23 @@ def clock_create(*, scope: Scope, frozen_time: datetime, name: str | None) -> Te
         )
 
 
-def advance_moments(start: datetime, to: datetime) -> list[datetime]:
+def advance_moments(start: datetime, to: datetime, clock_id: uuid.UUID | None = None) -> list[datetime]:
     """The moments an advance from `start` to `to` runs, in time order: the
-    02:00 UTC of every day crossed in `(start, to]`, and `to` itself."""
-    moments = []
+    02:00 UTC of every day crossed in `(start, to]`, the times things of the
+    clock's customers expire in it (a sweep that can tell them has `due_times`),
+    and `to` itself."""
+    moments = {to}
     day = start.astimezone(UTC).date()
-    while True:
-        run_at = datetime.combine(day, time(RUN_HOUR_UTC), tzinfo=UTC)
-        if run_at > to:
-            break
+    while (run_at := datetime.combine(day, time(RUN_HOUR_UTC), tzinfo=UTC)) <= to:
         if run_at > start:
-            moments.append(run_at)
+            moments.add(run_at)
         day += timedelta(days=1)
-    if not moments or moments[-1] != to:
-        moments.append(to)
-    return moments
+    if clock_id is not None:
+        for sweep in expiry_sweeps():
+            due_times = getattr(sweep, "due_times", None)
+            if due_times is not None:
+                moments.update(moment.astimezone(UTC) for moment in due_times(clock_id, start, to))
+    return sorted(moments)
 
 
 def _claim(clock: TestClock, to: datetime) -> TestClock:
@@ -150,7 +155,7 @@ def clock_advance(*, clock: TestClock, to: datetime) -> TestClock:
     claimed = _claim(clock, to)
     beaten = timezone.now()
     try:
-        for moment in advance_moments(claimed.frozen_time, to):
+        for moment in advance_moments(claimed.frozen_time, to, claimed.id):
             did = _run_moment(claimed.id, moment)
             time_now = timezone.now()
             # A moment that did something is recorded at once; quiet ones only
