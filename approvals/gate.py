@@ -3,13 +3,13 @@
 from datetime import timedelta
 
 from django.db import transaction
-from django.utils import timezone
 
 from approvals.canonical import content_hash
 from approvals.events import approval_event
 from approvals.models import Approval, ApprovalPolicy
 from approvals.serializers import held_data
 from bankapi.approval_gate import Hold, HoldRequest
+from bankapi.clock import customer_now
 from bankapi.idempotency import StoredResponse
 from bankapi.metrics import PAYMENTS
 from events.models import EventType
@@ -37,7 +37,7 @@ class ApprovalGate:
     def hold(self, hold: Hold) -> StoredResponse:
         request = hold.request
         policy = policy_for(request)
-        now = timezone.now()
+        now = customer_now(None if request.custodian_id else request.customer_id)
         approval = Approval.objects.create(
             program_id=request.program_id,
             sandbox=request.sandbox,

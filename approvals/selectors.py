@@ -9,9 +9,9 @@ missing its party sees nothing.
 from typing import Any
 
 from django.db.models import QuerySet
-from django.utils import timezone
 
 from approvals.models import Approval, ApprovalPolicy
+from bankapi.clock import customer_now
 from bankapi.scope import Scope, get_or_not_found
 from bankapi.tenancy import OWNED_BY_PARTY
 
@@ -39,6 +39,8 @@ def policy_of(scope: Scope) -> ApprovalPolicy | None:
 def status_now(approval: Approval) -> str:
     """Its status as of now: a pending approval past `expiresAt` reads EXPIRED at
     once, before the beat task marks it so."""
-    if approval.status == Approval.Status.PENDING_APPROVAL and approval.expires_at <= timezone.now():
+    if approval.status == Approval.Status.PENDING_APPROVAL and approval.expires_at <= customer_now(
+        approval.customer_id
+    ):
         return Approval.Status.EXPIRED
     return approval.status

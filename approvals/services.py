@@ -17,6 +17,7 @@ import uuid
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from approvals.events import approval_event, approval_events
@@ -33,6 +34,7 @@ from authn.services.stepup import (
     step_up_confirm,
     step_up_passkey_challenge,
 )
+from bankapi.clock import customer_now
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.scope import Scope, program_for
 from events.models import EventType
@@ -102,7 +104,7 @@ def approval_approve(*, scope: Scope, user: User, approval_id: str, confirmation
         purpose=STEP_UP_PURPOSE,
         bound_to=str(approval.id),
     )
-    now = timezone.now()
+    now = customer_now(approval.customer_id)
     with transaction.atomic():
         locked = Approval.objects.select_for_update().get(pk=approval.pk)
         if status_now(locked) != Approval.Status.PENDING_APPROVAL:
@@ -146,7 +148,7 @@ def approval_reject(*, scope: Scope, user: User, approval_id: str, reason: str) 
         locked.status = Approval.Status.REJECTED
         locked.rejected_by = user
         locked.reject_reason = reason
-        locked.decided_at = timezone.now()
+        locked.decided_at = customer_now(locked.customer_id)
         locked.save(update_fields=["status", "rejected_by", "reject_reason", "decided_at", "updated_at"])
         done = _fresh(locked)
         approval_event(done, EventType.APPROVAL_REJECTED)
@@ -170,19 +172,26 @@ def _expire(approval_pk: uuid.UUID, now: datetime, *, at_once: bool) -> Approval
 EXPIRE_CHUNK = 500
 
 
-def approvals_expire(now: datetime | None = None, *, chunk_size: int = EXPIRE_CHUNK) -> int:
+def approvals_expire(
+    now: datetime | None = None, *, chunk_size: int = EXPIRE_CHUNK, clock_id: uuid.UUID | None = None
+) -> int:
     """Mark EXPIRED every pending approval past its expiry at `now` (the beat
     task); how many. In sets: a chunk claimed with SKIP LOCKED (an approval
     being approved or rejected now is left to that decision, and expires on
     the next run if it is still pending), one UPDATE and one INSERT of events
-    per chunk."""
+    per chunk. Without `clock_id`, approvals of customers on a test clock are
+    left to their clock; with it, only that clock's customers' are taken."""
     now = now or timezone.now()
+    if clock_id is None:
+        whose = Q(customer__isnull=True) | Q(customer__test_clock__isnull=True)
+    else:
+        whose = Q(customer__test_clock_id=clock_id)
     expired = 0
     while True:
         with transaction.atomic():
             chunk = list(
-                Approval.objects.select_for_update(skip_locked=True)
-                .filter(status=Approval.Status.PENDING_APPROVAL, expires_at__lte=now)
+                Approval.objects.select_for_update(skip_locked=True, of=("self",))
+                .filter(whose, status=Approval.Status.PENDING_APPROVAL, expires_at__lte=now)
                 .order_by("expires_at", "pk")
                 .values_list("pk", flat=True)[:chunk_size]
             )
@@ -198,12 +207,38 @@ def approvals_expire(now: datetime | None = None, *, chunk_size: int = EXPIRE_CH
             return expired
 
 
+def approvals_expire_sweep(now: datetime, clock_id: uuid.UUID | None) -> int:
+    """The approvals' expiry sweep as the test clocks' registry calls it
+    (settings.SANDBOX_CLOCK_EXPIRY_SWEEPS): `clock_id` None is the real sweep
+    (customers without a clock, at the real time), an id that clock's customers
+    at the moment it reads."""
+    return approvals_expire(now, clock_id=clock_id)
+
+
+def approvals_expiring(clock_id: uuid.UUID, after: datetime, until: datetime) -> list[datetime]:
+    """When the pending approvals of a clock's customers expire in `(after, until]`."""
+    return list(
+        Approval.objects.filter(
+            customer__test_clock_id=clock_id,
+            status=Approval.Status.PENDING_APPROVAL,
+            expires_at__gt=after,
+            expires_at__lte=until,
+        )
+        .values_list("expires_at", flat=True)
+        .distinct()
+    )
+
+
+# An advance of a test clock runs the sweep at each of these moments.
+approvals_expire_sweep.due_times = approvals_expiring  # type: ignore[attr-defined]
+
+
 def approval_expire_now(*, scope: Scope, approval_id: str) -> Approval:
     """The sandbox's expire: a pending approval becomes EXPIRED at once (409 otherwise)."""
     if not scope.sandbox:
         raise ApiError(ErrorCode.RESOURCE_NOT_FOUND, "Approval not found")
     approval = approval_of(scope, approval_id)
-    expired = _expire(approval.pk, timezone.now(), at_once=True)
+    expired = _expire(approval.pk, customer_now(approval.customer_id), at_once=True)
     if expired is None:
         raise _not_pending()
     return expired

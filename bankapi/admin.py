@@ -11,6 +11,7 @@ from bankapi.admin_base import (
     TenancyFixedMixin,
     money,
 )
+from bankapi.idempotency_records import SEALED_PREFIX
 from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Program
 
 
@@ -152,7 +153,10 @@ class IdempotencyRecordAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
 
     @admin.display(description="response body")
     def stored_response(self, record: IdempotencyRecord) -> str:
-        return bytes(record.response_body or b"").decode("utf-8", "replace")
+        body = bytes(record.response_body or b"")
+        if body.startswith(SEALED_PREFIX):
+            return "(encrypted: it holds secrets shown only to the caller)"
+        return body.decode("utf-8", "replace")
 
 
 @admin.register(LogEntry)

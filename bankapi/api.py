@@ -36,6 +36,7 @@ from bankapi.responses import ok
 from bankapi.rows import JoinedSelect, Part
 from bankapi.scope import Role, Scope, access_account, parse_uuid, scope_from_request
 from bankapi.tenancy import ACCOUNT_OF_CUSTOMER, CUSTOMERS, OWNED_BY_CUSTOMER, Caller, Term, customers_rule
+from bankapi.test_clocks import clock_still_require
 
 PAGE_PARAMETERS = [
     OpenApiParameter(
@@ -94,6 +95,13 @@ class ScopedAPIView(APIView):
             # would otherwise get a 400 for a method the route does not have.
             raise MethodNotAllowed(method.upper())
         self.scope = scope_from_request(request)
+        if (
+            method not in ("get", "head", "options")
+            and self.scope.role == Role.CUSTOMER
+            and self.scope.sandbox
+        ):
+            # A customer's writes wait while its test clock advances (reads are served).
+            clock_still_require(self.scope.customer_id)
 
 
 # What of the caller's user only sign-in and account security routes read: left

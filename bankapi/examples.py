@@ -141,6 +141,21 @@ REQUEST_EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
             {"date": "2027-03-01"},
         )
     },
+    "sandbox_customers_create": {
+        "plain": _one("A customer living at the real time", {"name": "Ada Lovelace"}),
+        "on_a_clock": _one(
+            "A customer living on a test clock (its testClockId)",
+            {"testClockId": "7d4f2b8e-1c3a-4e5f-9a6b-0c1d2e3f4a5b"},
+        ),
+    },
+    "sandbox_test_clocks_create": {
+        "month_start": _one(
+            "A clock at the start of a month", {"frozenTime": "2027-01-01T00:00:00Z", "name": "Q1"}
+        )
+    },
+    "sandbox_test_clocks_advance_create": {
+        "two_months": _one("Two months on: each day's 02:00 UTC run happens", {"to": "2027-03-01T00:00:00Z"})
+    },
     **{
         operation: {
             "verify": _one(
@@ -278,6 +293,14 @@ def examples_dated(today: date) -> dict[str, dict[str, dict[str, Any]]]:
     monthly["scheduledDate"] = (today + timedelta(days=SCHEDULE_DAYS_AHEAD)).isoformat()
     clock = examples["sandbox_scheduled_payments_run_create"]["date"]["value"]
     clock["date"] = (today + timedelta(days=CLOCK_DAYS_AHEAD)).isoformat()
+    # A test clock at the start of next month, advanced two months.
+    month = (today.replace(day=1) + timedelta(days=32)).replace(day=1)
+    start = examples["sandbox_test_clocks_create"]["month_start"]["value"]
+    start["frozenTime"] = f"{month.isoformat()}T00:00:00Z"
+    later = (month + timedelta(days=62)).replace(day=1)
+    examples["sandbox_test_clocks_advance_create"]["two_months"]["value"]["to"] = (
+        f"{later.isoformat()}T00:00:00Z"
+    )
     return examples
 
 

@@ -15,6 +15,7 @@ from django.db import IntegrityError, connections, router, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from bankapi.crypto import decrypt, encrypt
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.idempotency_keys import Fingerprint, StoredResponse
 from bankapi.models import IdempotencyRecord, Program
@@ -55,10 +56,34 @@ class KeySlot:
         return IdempotencyRecord.objects.filter(**self._fields())
 
 
+# Operations whose answers hold secrets (a sandbox customer's password and TOTP
+# secret): their stored answers are encrypted at rest, as card details are, and
+# decrypted only to be replayed. Registered by the app that owns the operation.
+SEALED_OPERATIONS: set[str] = set()
+SEALED_PREFIX = b"sealed:"
+
+
+def body_sealed(operation: str, content: bytes) -> bytes:
+    """The answer as stored: encrypted for a sealed operation, else as sent."""
+    if operation not in SEALED_OPERATIONS:
+        return content
+    return SEALED_PREFIX + encrypt(content.decode()).encode()
+
+
+def body_unsealed(stored: bytes) -> bytes:
+    return (
+        decrypt(stored[len(SEALED_PREFIX) :].decode()).encode()
+        if stored.startswith(SEALED_PREFIX)
+        else stored
+    )
+
+
 def replay(record: IdempotencyRecord) -> StoredResponse:
     # A completed record always holds its answer: `complete` writes both at once.
     assert record.response_status is not None and record.response_body is not None
-    return StoredResponse(status=record.response_status, content=bytes(record.response_body), replayed=True)
+    return StoredResponse(
+        status=record.response_status, content=body_unsealed(bytes(record.response_body)), replayed=True
+    )
 
 
 def _insert_claim(slot: KeySlot, fingerprint: Fingerprint, now: datetime) -> IdempotencyRecord | None:
@@ -154,7 +179,7 @@ def complete(record: IdempotencyRecord, response: StoredResponse) -> None:
     values = (
         IdempotencyRecord.State.COMPLETED,
         response.status,
-        response.content,
+        body_sealed(record.operation, response.content),
         timezone.now(),
         record.id,
         record.claim_token,

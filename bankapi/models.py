@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 
+from bankapi.clock import ClockedDateTimeField
 from bankapi.codes import (
     CURRENCY_CHOICES,
     SUPPORTED_CURRENCIES,
@@ -55,6 +56,7 @@ def currency_constraint(*fields: str, name: str) -> models.CheckConstraint:
 if TYPE_CHECKING:
     from bankapi.scope import Scope
 
+
 _RowT = TypeVar("_RowT", bound=models.Model)
 
 
@@ -81,8 +83,8 @@ class TenantOwned(models.Model):
         "bankapi.Program", on_delete=models.PROTECT, related_name="%(app_label)s_%(class)s_set"
     )
     sandbox = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = ClockedDateTimeField(auto_now_add=True)
+    updated_at = ClockedDateTimeField(auto_now=True)
 
     objects = TenantQuerySet.as_manager()
 
@@ -154,12 +156,65 @@ class Customer(TenantOwned):
     custodian = models.ForeignKey(
         Custodian, null=True, blank=True, on_delete=models.PROTECT, related_name="customers"
     )
+    # A sandbox customer's test clock, set when it is made and never changed:
+    # its money and objects live at the clock's time (`bankapi.clock`).
+    test_clock = models.ForeignKey(
+        "bankapi.TestClock",
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.PROTECT,
+        related_name="customers",
+    )
+    # When `POST /v1/sandbox/customers` made it (real time: the per-program
+    # budget counts these); null for every other customer.
+    made_on_demand_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
-        indexes = [models.Index(fields=["program", "sandbox"])]
+        indexes = [
+            models.Index(fields=["program", "sandbox"]),
+            models.Index(
+                fields=["program", "made_on_demand_at"],
+                condition=models.Q(made_on_demand_at__isnull=False),
+                name="customer_made_on_demand",
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(test_clock__isnull=True) | models.Q(sandbox=True),
+                name="customer_clock_sandbox_only",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
+
+
+class TestClock(TenantOwned):
+    """A sandbox clock: `frozen_time` is what it reads (the last moment an
+    advance fully ran); while an advance runs, `advancing_to` is its target and
+    `heartbeat_at` its last sign of life (`bankapi.test_clocks`)."""
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    program = models.ForeignKey(Program, on_delete=models.PROTECT, related_name="test_clocks")
+    name = models.CharField(max_length=70, null=True, blank=True)
+    frozen_time = models.DateTimeField()
+    advancing_to = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Real times, as every clock's bookkeeping.
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["program", "sandbox", "created_at"])]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(sandbox=True), name="test_clock_sandbox_only")
+        ]
+
+    def __str__(self) -> str:
+        return self.name or str(self.id)
 
 
 class Account(TenantOwned):

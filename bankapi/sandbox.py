@@ -92,6 +92,10 @@ def _account(
     return account
 
 
+# Customers made on demand (the sandbox app) get their accounts the same way.
+sandbox_account = _account
+
+
 def sandbox_iban(account: Account) -> str:
     """A valid IBAN for a sandbox account: a GB IBAN embedding the sort code and
     account number, or a German IBAN for a euro account."""

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from django.db.models import Model, QuerySet
 from rest_framework.request import Request
 
+from bankapi.clock import customer_clock_known
 from bankapi.errors import ApiError, Code, ErrorCode, not_found, validation_error
 from bankapi.logs import log_context_bind
 from bankapi.models import Account, Customer, Program
@@ -75,6 +76,9 @@ def scope_from_request(request: Request) -> Scope:
         # The token's program is the user's (checked when the token was verified).
         program = _loaded(user, "program", program_id)
     customer_id = getattr(user, "customer_id", None)
+    customer = _loaded(user, "customer", customer_id)
+    if customer is not None:
+        customer_clock_known(customer.id, customer.test_clock_id)
     return Scope(
         program_id=program_id,
         sandbox=bool(claims["sandbox"]),
@@ -83,7 +87,7 @@ def scope_from_request(request: Request) -> Scope:
         customer_id=customer_id,
         custodian_id=getattr(user, "custodian_id", None),
         program=program,
-        customer=_loaded(user, "customer", customer_id),
+        customer=customer,
     )
 
 

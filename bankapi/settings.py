@@ -138,12 +138,14 @@ INSTALLED_APPS = [
     "onboarding",
     "events",
     "approvals",
+    "sandbox",
     "audit",
 ]
 
 MIDDLEWARE = [
     "bankapi.metrics.HttpMetricsMiddleware",
     "bankapi.middleware.RequestIdMiddleware",
+    "bankapi.test_clocks.SandboxClockMiddleware",
     "bankapi.middleware.BodyLimitMiddleware",
     "bankapi.middleware.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -315,6 +317,16 @@ SANDBOX_BOOTSTRAP_STEPS = [
     "approvals.sandbox.bootstrap",
 ]
 
+# The sandbox as a world: customers made on demand per program in any 24 hours,
+# test clocks per program, and the expiry sweeps a clock's advance runs at each
+# moment (each `(now, clock_id) -> int`: clock_id None is the real sweep over
+# customers without a clock, an id that clock's customers at `now`).
+SANDBOX_CUSTOMERS_MAX = env_int("SANDBOX_CUSTOMERS_MAX", 1000)
+SANDBOX_CLOCKS_MAX = env_int("SANDBOX_CLOCKS_MAX", 100)
+SANDBOX_CLOCK_EXPIRY_SWEEPS = [
+    "approvals.services.approvals_expire_sweep",
+]
+
 # The approval policy every route that moves money asks (bankapi.approval_gate).
 APPROVAL_GATE = "approvals.gate.GATE"
 
@@ -341,7 +353,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (
         "Payments, batch payments, FX, cards, onboarding and authentication for "
         "a bank's partner programs. Program and environment come from the bearer "
-        "token. Every response carries `success`; errors carry `code` and `message`."
+        "token. Every response carries `success`; errors carry `code` and `message`. "
+        "Every authenticated answer to a user of a sandbox customer living on a test clock "
+        "carries the header `Sandbox-Clock`: the clock's time (UTC, `Z`), which that "
+        "customer's money and objects live at."
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
@@ -378,7 +393,11 @@ SPECTACULAR_SETTINGS = {
         {"name": "auth", "description": "Sign in (password, then TOTP or a passkey) and manage sessions."},
         {"name": "accounts", "description": "What the signed-in user may do, and on which accounts."},
         {"name": "payments", "description": "Payments, scheduled payments and transactions of an account."},
-        {"name": "sandbox", "description": "Sandbox only: settle or fail payments, run the schedule."},
+        {
+            "name": "sandbox",
+            "description": "Sandbox only: settle or fail payments, run the schedule, make customers on "
+            "demand and move their time with test clocks.",
+        },
         {"name": "fx", "description": "Foreign exchange quotes."},
         {"name": "batch payments", "description": "Verify, initiate and submit many payments at once."},
         {

@@ -29,4 +29,5 @@ urlpatterns = [
     path("v1/", include("onboarding.urls")),
     path("v1/", include("events.urls")),
     path("v1/", include("approvals.urls")),
+    path("v1/", include("sandbox.urls")),
 ]

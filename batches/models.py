@@ -38,6 +38,11 @@ class Owned(TenantOwned):
     class Meta:
         abstract = True
 
+    def clock_customer_id(self) -> uuid.UUID | None:
+        """Whose time it lives at (`bankapi.clock.row_now`): its owning customer's
+        (a test clock's, for its customers); a custodian's rows, the real time."""
+        return self.owner_customer_id
+
 
 class Draft(Owned):
     """A verified (or still verifying) batch not yet submitted.

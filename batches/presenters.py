@@ -2,8 +2,7 @@
 
 from typing import Any
 
-from django.utils import timezone
-
+from bankapi.clock import customer_now
 from batches.models import Batch, BatchItem, Draft
 from batches.rules import checked_payments_to_wire
 from batches.selectors import ItemsSummary
@@ -23,7 +22,7 @@ def _id(value) -> str | None:
 
 def draft_status(draft: Draft, now=None) -> str:
     """DRAFT until expiresAt, then EXPIRED: derived at read time, never stored."""
-    return "EXPIRED" if draft.expires_at <= (now or timezone.now()) else "DRAFT"
+    return "EXPIRED" if draft.expires_at <= (now or customer_now(draft.owner_customer_id)) else "DRAFT"
 
 
 def draft_summary(draft: Draft) -> dict:

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from datetime import date
 
 from django.db import transaction
-from django.utils import timezone
 
 from authn.models import User
 from authn.services.stepup import Confirmation, PasskeyStepUp, step_up_confirm, step_up_passkey_challenge
+from bankapi.clock import customer_now
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import Account, Program
 from cards.events import card_issued_event
@@ -80,7 +80,7 @@ def card_numbers_resolve(
     Luhn-valid number of the sandbox test range, a random CVV and an expiry three
     years ahead are made up. Production cards need them.
     """
-    today = timezone.now().date()
+    today = customer_now(account.customer_id).date()
     if pan is None and cvv is None and expiry_month is None and expiry_year is None:
         if not account.sandbox:
             raise validation_error("pan", "Production cards take the numbers their card processor issued.")

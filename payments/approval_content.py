@@ -45,9 +45,9 @@ def payee_content(payee: Payee | None) -> dict[str, Any] | None:
     }
 
 
-def is_schedule(scheduled_date: date | None, frequency: str) -> bool:
-    """Whether the create makes a schedule (a later day, or a repeating payment)."""
-    later = scheduled_date is not None and scheduled_date > utc_today()
+def is_schedule(scheduled_date: date | None, frequency: str, customer_id: uuid.UUID | None = None) -> bool:
+    """Whether the create makes a schedule (a later day for the customer, or a repeating payment)."""
+    later = scheduled_date is not None and scheduled_date > utc_today(customer_id)
     return later or frequency != ScheduledPayment.Frequency.NEVER
 
 
@@ -56,7 +56,7 @@ def payment_content(
 ) -> dict[str, Any]:
     amount = instruction.amount if instruction.amount is not None else Decimal(0)
     content: dict[str, Any] = {
-        "kind": SCHEDULE if is_schedule(scheduled_date, frequency) else PAYMENT,
+        "kind": SCHEDULE if is_schedule(scheduled_date, frequency, account.customer_id) else PAYMENT,
         "accountId": str(account.id),
         "amount": f"{amount:.2f}",
         "currency": instruction.currency or account.currency,

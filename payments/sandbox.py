@@ -10,7 +10,8 @@ BENEFICIARY_SORT_CODE = "040004"
 BENEFICIARY_ACCOUNT_NUMBER = "12345678"
 
 
-def _beneficiary(customer) -> Beneficiary:
+def sandbox_beneficiary(customer) -> Beneficiary:
+    """The customer's saved sandbox beneficiary, made once."""
     beneficiary, _ = Beneficiary.objects.get_or_create(
         customer=customer,
         name=BENEFICIARY_NAME,
@@ -25,11 +26,17 @@ def _beneficiary(customer) -> Beneficiary:
     return beneficiary
 
 
-def bootstrap(ctx: SandboxContext) -> None:
+def sandbox_fund(ctx: SandboxContext) -> None:
+    """Post each sandbox account's opening balance through the ledger (the
+    bootstrap's accounts and the customers made on demand alike)."""
     for account, balance in ctx.funding:
         # Keyed per account: the opening balance is posted once, whatever reruns.
         ledger_fund_account(
             account, balance, key=f"sandbox-opening:{account.id}", memo="Sandbox opening balance"
         )
+
+
+def bootstrap(ctx: SandboxContext) -> None:
+    sandbox_fund(ctx)
     for key in ("customer", "customer2", "business"):
-        ctx.output[key]["beneficiaryId"] = str(_beneficiary(ctx.objects[key]).id)
+        ctx.output[key]["beneficiaryId"] = str(sandbox_beneficiary(ctx.objects[key]).id)

@@ -50,7 +50,16 @@ class SandboxClockView(ScopedAPIView):
         request=SandboxClockSerializer,
         responses={
             200: envelope("SandboxClockRunResponse", SandboxClockRunSerializer()),
-            **error_responses(400, 401, 403, 404, s404="RESOURCE_NOT_FOUND: always for production tokens."),
+            **error_responses(
+                400,
+                401,
+                403,
+                404,
+                409,
+                s404="RESOURCE_NOT_FOUND: always for production tokens.",
+                s409="INVALID_STATE: the customer lives on a test clock (its schedules run when the "
+                "clock is advanced), or its clock is advancing.",
+            ),
         },
     )
     def post(self, request):

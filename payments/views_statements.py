@@ -6,7 +6,6 @@ from decimal import Decimal
 from typing import Any
 
 from django.http import HttpResponse
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -14,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from bankapi.api import AccountScopedView
+from bankapi.clock import customer_now
 from bankapi.formats import CALENDAR_DAY, CALENDAR_DAY_PATTERN
 from bankapi.responses import ok, served_as_attachment
 from bankapi.schema import envelope, error_responses
@@ -209,7 +209,7 @@ class StatementView(AccountScopedView):
         },
     )
     def get(self, request: Request, customerId: str, accountId: str) -> HttpResponse:
-        now = timezone.now()
+        now = customer_now(self.account.customer_id)
         params = request.query_params
         period = statement_period(params.get("from"), params.get("to"), today=now.date())
         chosen = statement_format(params.get("format"))
@@ -262,7 +262,7 @@ class BalanceView(AccountScopedView):
         },
     )
     def get(self, request: Request, customerId: str, accountId: str) -> Response:
-        moment = balance_moment(request.query_params.get("asOf"), now=timezone.now())
+        moment = balance_moment(request.query_params.get("asOf"), now=customer_now(self.account.customer_id))
         balance = balance_as_of(self.account, moment)
         available = available_as_of(self.account, balance, moment)
         return ok(
@@ -289,5 +289,7 @@ class LimitsView(AccountScopedView):
         },
     )
     def get(self, request: Request, customerId: str, accountId: str) -> Response:
-        limits = account_limits(program=self.account.program, account=self.account, now=timezone.now())
+        limits = account_limits(
+            program=self.account.program, account=self.account, now=customer_now(self.account.customer_id)
+        )
         return ok(LimitsSerializer(limits).data)

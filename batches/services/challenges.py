@@ -13,6 +13,7 @@ from decimal import Decimal
 from django.utils import timezone
 
 from authn.models import User
+from bankapi.clock import customer_now
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.scope import get_or_not_found, parse_uuid
 from batches.actors import Actor
@@ -30,7 +31,7 @@ def draft_for_submit(actor: Actor, draft_id: str) -> Draft:
     draft: Draft = get_or_not_found(
         actor.drafts(Draft.objects.all()).filter(submitted_at__isnull=True), draft_id, "Batch"
     )
-    if draft.expires_at <= timezone.now():
+    if draft.expires_at <= customer_now(draft.owner_customer_id):
         raise ApiError(BatchErrorCode.DRAFT_EXPIRED, "The draft has expired; verify the payments again.")
     if draft.verified_at is None:
         raise ApiError(ErrorCode.INVALID_STATE, "The draft is still being verified; try again shortly.")

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from bankapi.clock import customer_now
 from bankapi.models import Account
 from bankapi.tasks import task_publish_after_commit
 from batches.actors import Actor, payer_accounts_of
@@ -34,7 +35,7 @@ def draft_create(*, actor: Actor, payments: list[SentPayment], document: Pain001
         route_customer=actor.route_customer,
         payments=[payment.to_stored() for payment in payments],
         payments_count=len(payments),
-        expires_at=timezone.now() + draft_ttl(),
+        expires_at=customer_now(actor.owner_fields()["owner_customer_id"]) + draft_ttl(),
         message_id=document.message_id if document is not None else None,
         message_name=document.message_name if document is not None else "",
         instructions=[i.to_stored() for i in document.instructions] if document is not None else None,
@@ -57,7 +58,7 @@ def draft_verify(draft_id: str) -> None:
     results = [CheckedPayment(c.index, c.payment, tuple(c.reasons)) for c in checked]
     draft.valid_payments = [result.to_stored() for result in results if result.valid]
     draft.invalid_payments = [result.to_stored() for result in results if not result.valid]
-    draft.verified_at = timezone.now()
+    draft.verified_at = customer_now(draft.owner_customer_id)
     draft.save(update_fields=["valid_payments", "invalid_payments", "verified_at", "updated_at"])
 
 

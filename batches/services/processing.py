@@ -31,6 +31,7 @@ from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from authn.models import User
+from bankapi.clock import customer_now
 from bankapi.metrics import BATCH_ITEMS
 from bankapi.models import Program
 from bankapi.tasks import task_publish_after_commit
@@ -62,7 +63,7 @@ def batch_create(
     """The batch and one item per payment sent; processing is queued after commit."""
     from batches.tasks import process_batch
 
-    now = timezone.now()
+    now = customer_now(actor.owner_fields()["owner_customer_id"])
     payer_customers = {item.payer.customer_id for item in checked if item.payer is not None}
     valid = sum(1 for item in checked if item.valid)
     batch = Batch.objects.create(

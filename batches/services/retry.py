@@ -19,6 +19,7 @@ import uuid
 from django.db import transaction
 from django.utils import timezone
 
+from bankapi.clock import customer_now
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.models import Program
 from bankapi.tasks import task_publish_after_commit
@@ -76,7 +77,7 @@ def batch_item_retry(*, item: BatchItem) -> BatchItem:
             Rules.of(program),
             Snapshot.of(account),
             Instruction(debit=instruction.amount, amount=instruction.amount, currency=instruction.currency),
-            now=timezone.now(),
+            now=customer_now(account.customer_id),
         )
         if isinstance(decided, Refused):
             return _failed_again(locked, decided)

@@ -10,8 +10,8 @@ the application is left as it was.
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.utils import timezone
 
+from bankapi.clock import customer_now
 from bankapi.errors import ApiError, ErrorCode
 from onboarding.acceptance import AcceptedLegalDocument, LegalAcceptance
 from onboarding.models import Application, LegalDocument, LegalDocumentSet
@@ -103,12 +103,12 @@ def legal_accept(
     assert view.document_set is not None
     acceptance = LegalAcceptance(
         document_set_version=view.document_set.version,
-        accepted_at=timezone.now(),
+        accepted_at=customer_now(application.customer_id),
         documents=tuple(_accepted(document) for document in chosen),
     )
     with transaction.atomic():
         Application.objects.filter(pk=application.pk).update(
-            legal_documents_acceptance=acceptance.to_stored(), updated_at=timezone.now()
+            legal_documents_acceptance=acceptance.to_stored(), updated_at=acceptance.accepted_at
         )
         application.refresh_from_db()
         if application.workflow_stage == Application.Stage.NEW:

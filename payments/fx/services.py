@@ -8,8 +8,8 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 from django.db import transaction
-from django.utils import timezone
 
+from bankapi.clock import customer_now
 from bankapi.errors import ApiError, validation_error
 from bankapi.models import Account
 from bankapi.scope import get_or_not_found
@@ -52,7 +52,7 @@ def fx_quote_create(
     value_date: date | None = None,
 ) -> FxQuote:
     """Price and store a firm quote for `account`; `value_date` overrides the tenor's."""
-    now = timezone.now()
+    now = customer_now(account.customer_id)
     value_date = _checked_value_date(value_date, tenor, now.date())
     _check_fx_available(account)
     pair = FxPair(currency_one, currency_two)
@@ -102,7 +102,7 @@ def fx_quote_consume(*, account: Account, quote_id: str) -> FxQuote:
     quote = get_or_not_found(FxQuote.objects.select_for_update().filter(account=account), quote_id, "Quote")
     if quote.used_at is not None:
         raise ApiError(PaymentErrorCode.QUOTE_ALREADY_USED, "This quote has already been used.")
-    now = timezone.now()
+    now = customer_now(account.customer_id)
     if now > quote.valid_until:
         raise ApiError(PaymentErrorCode.QUOTE_EXPIRED, "This quote has expired; ask for a new one.")
     quote.used_at = now

@@ -5,8 +5,12 @@ currency's legs sum to zero, and a counted debit (`Outbound`) is a debit."""
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 
+from django.utils import timezone
+
+from bankapi.clock import customer_now
 from bankapi.models import ZERO, Account
 from payments.decision import DailyCount
 from payments.models import SystemAccount
@@ -20,6 +24,15 @@ class Leg:
     currency: str
     account: Account | None = None
     system_account: SystemAccount | None = None
+
+
+def movement_now(legs: list[Leg]) -> datetime:
+    """When a movement books: its customer account's customer's time (a test
+    clock's, for its customers), else the real time (system accounts only)."""
+    for leg in legs:
+        if leg.account is not None:
+            return customer_now(leg.account.customer_id)
+    return timezone.now()
 
 
 @dataclass(frozen=True)

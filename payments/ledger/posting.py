@@ -7,13 +7,20 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from bankapi.models import Account, Program
 from bankapi.rows import insert_rows
 from payments.ledger.balances import applied_show, apply_balance_changes
 from payments.ledger.entries import statement_entry_credit
-from payments.ledger.legs import InsufficientBalance, LedgerError, Leg, Outbound, RequestRef, movement_changes
+from payments.ledger.legs import (
+    InsufficientBalance,
+    LedgerError,
+    Leg,
+    Outbound,
+    RequestRef,
+    movement_changes,
+    movement_now,
+)
 from payments.ledger.statement_lines import leg_posting
 from payments.models import LedgerTransaction, SystemAccount
 
@@ -87,7 +94,7 @@ def ledger_post(
 
     # A savepoint only where a caller may go on after a failure (a keyed movement
     # already made); any other failure here ends the caller's transaction.
-    now = timezone.now()
+    now = movement_now(legs)
     with transaction.atomic(savepoint=key is not None):
         applied, short = apply_balance_changes(changes, now, outbound)
         if short is None:

@@ -8,13 +8,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from django.utils import timezone
-
 from bankapi.models import ZERO, Account
 from bankapi.rows import insert_select_sql, rows_pre_save, rows_stored
 from payments.formats import CENT
 from payments.ledger.balances import Applied, applied_show, balance_statement, moment
-from payments.ledger.legs import Leg, Outbound, RequestRef, movement_changes
+from payments.ledger.legs import Leg, Outbound, RequestRef, movement_changes, movement_now
 from payments.ledger.statement_lines import leg_posting
 from payments.models import LedgerPosting, LedgerTransaction
 
@@ -70,7 +68,7 @@ def ledger_post_steps(
         return None
     account = customer_legs[0].account
     assert account is not None
-    now = timezone.now()
+    now = movement_now(legs)
     name = connection.ops.quote_name
     entry = LedgerTransaction(program_id=program_id, sandbox=sandbox, kind=kind, memo=memo[:200])
     # The customer posting's balance and booking time are the debit's: written

@@ -5,6 +5,7 @@ import uuid
 from django.db import models
 from django.db.models import Q
 
+from bankapi.clock import ClockedDateTimeField, account_customer_id
 from bankapi.models import MONEY, Account, Customer, TenantOwned
 from payments.models.beneficiary import Beneficiary
 from payments.models.fx import FxQuote
@@ -133,7 +134,8 @@ class StatementEntry(TenantOwned):
     amount = models.DecimalField(**MONEY)
     currency = models.CharField(max_length=3)
     reference = models.CharField(max_length=140, blank=True)
-    booked_at = models.DateTimeField(auto_now_add=True)
+    # The account's customer's time (its test clock's, if it has one).
+    booked_at = ClockedDateTimeField(auto_now_add=True)
 
     class Meta:
         verbose_name_plural = "statement entries"
@@ -142,3 +144,7 @@ class StatementEntry(TenantOwned):
 
     def __str__(self) -> str:
         return f"{self.direction} {self.amount} {self.currency}"
+
+    def clock_customer_id(self) -> uuid.UUID | None:
+        """Whose time books it (`bankapi.clock.row_now`): its account's customer's."""
+        return account_customer_id(self.account_id)

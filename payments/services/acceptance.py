@@ -12,8 +12,8 @@ from datetime import datetime
 from decimal import Decimal
 
 from django.db import connections, router, transaction
-from django.utils import timezone
 
+from bankapi.clock import customer_now
 from bankapi.errors import ApiError, validation_error
 from bankapi.idempotency import FirstUse, StoredResponse
 from bankapi.models import Account, Program
@@ -148,7 +148,7 @@ def payment_accept(
     payment is refused; nothing is then written. `schedule` is the schedule the
     payment runs for, if any.
     """
-    now = timezone.now()
+    now = customer_now(account.customer_id)
     # No savepoint of its own: a refusal rolls back the caller's transaction.
     # Callers that go on after a refusal (the schedule runner) open one around it.
     with transaction.atomic(savepoint=False):
@@ -207,7 +207,7 @@ def payment_accept_at_once(
     connection = connections[router.db_for_write(PaymentRequest)]
     if connection.vendor != "postgresql" or instruction.quote_id is not None or instruction.amount is None:
         return None
-    now = timezone.now()
+    now = customer_now(account.customer_id)
     planned = _plan(_program_of(account), account, instruction, None, now)
     if isinstance(planned, Refused) or planned.deferred is not None or not planned.count.admits_any():
         return None

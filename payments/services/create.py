@@ -147,7 +147,7 @@ def payment_submit(
     a repeating frequency then goes on from today. Raises ApiError (4xx) when the
     payment is stopped; nothing is then written.
     """
-    today = utc_today()
+    today = utc_today(account.customer_id)
     if scheduled_date and scheduled_date > today:
         schedule = schedule_create(
             account=account, instruction=instruction, anchor=scheduled_date, frequency=frequency
@@ -176,7 +176,9 @@ def payment_submit_at_once(
     `payment_accept_at_once`): the submission and its answer (`rendered`). None
     when nothing was written and `payment_submit` decides (a schedule, a
     repeating payment, or any case `payment_accept_at_once` leaves to it)."""
-    if frequency != ScheduledPayment.Frequency.NEVER or (scheduled_date and scheduled_date > utc_today()):
+    if frequency != ScheduledPayment.Frequency.NEVER or (
+        scheduled_date and scheduled_date > utc_today(account.customer_id)
+    ):
         return None
     done = payment_accept_at_once(
         account=account,

@@ -20,10 +20,10 @@ trip per payment.
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, replace
+from datetime import datetime
 from decimal import Decimal
 
-from django.utils import timezone
-
+from bankapi.clock import account_customer_id, customer_now
 from bankapi.models import ZERO, Program
 from payments.decision import Instruction, Refused, Rules, Snapshot, decide, funds_refusal
 from payments.ledger import HoldOrder, holds_open, holds_place, lock_accounts
@@ -55,6 +55,14 @@ def fee_per_payment(program: Program) -> Decimal:
     return payment_fee(program, fee_waived=False)
 
 
+def batch_now(account_ids: list[uuid.UUID]) -> datetime:
+    """The time of a batch's holds and payments: its payers' customer's. One time
+    serves every payer: a batch of several customers is a custodian's, and a
+    custodian's customers never live on a test clock (only customers made on
+    demand do, and they have no custodian)."""
+    return customer_now(account_customer_id(account_ids[0]) if account_ids else None)
+
+
 def funds_hold(orders: list[HoldOrder]) -> dict[uuid.UUID, Refused | None]:
     """Place every hold of an account, or none of them: all when its available
     balance covers their total (the decision's funds rule).
@@ -78,7 +86,7 @@ def funds_hold(orders: list[HoldOrder]) -> dict[uuid.UUID, Refused | None]:
     holds_place(
         [order for order in orders if outcome[order.account_id] is None],
         locked=locked,
-        now=timezone.now(),
+        now=batch_now(list(locked)),
     )
     return outcome
 
@@ -106,7 +114,7 @@ def payments_accept_held(
     system = SystemAccounts()
     # Each account as the decision sees it, as each payment before leaves it.
     snapshots = {account_id: Snapshot.of(account) for account_id, account in locked.items()}
-    now = timezone.now()
+    now = batch_now(list(locked))
     outcomes: list[PaymentRequest | Refused] = []
     works, releasing = [], []
     for payment in payments:

@@ -26,6 +26,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from bankapi.clock import customer_now
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.models import Account, Customer
 from events.recording import events_record
@@ -47,8 +48,9 @@ logger = logging.getLogger(__name__)
 RUN_CHUNK = 200
 
 
-def utc_today() -> date:
-    return timezone.now().astimezone(UTC).date()
+def utc_today(customer_id: uuid.UUID | None = None) -> date:
+    """Today's UTC date, for the customer when one is named (its test clock's day)."""
+    return customer_now(customer_id).astimezone(UTC).date()
 
 
 # Schedules are paid from this time (UTC) on their day.
@@ -228,8 +230,12 @@ def run_date_check(day: date) -> None:
         raise RunDateInFuture(day, today)
 
 
-def scheduled_payments_due(day: date) -> QuerySet[ScheduledPayment]:
-    return ScheduledPayment.objects.filter(status=ScheduledPayment.Status.ACTIVE, next_run_date__lte=day)
+def scheduled_payments_due(day: date, clock_id: uuid.UUID | None = None) -> QuerySet[ScheduledPayment]:
+    """Schedules due on or before `day`: of customers without a test clock (the
+    real runs), or of the clock `clock_id`'s customers (its advance)."""
+    return ScheduledPayment.objects.filter(
+        status=ScheduledPayment.Status.ACTIVE, next_run_date__lte=day, customer__test_clock_id=clock_id
+    )
 
 
 def scheduled_payments_run(
@@ -257,6 +263,14 @@ def scheduled_payments_run(
     return _run_in_chunks(scheduled_payments_due(day), day, chunk_size=chunk_size, on_progress=progress)
 
 
+def scheduled_payments_run_for_clock(day: date, clock_id: uuid.UUID) -> RunSummary:
+    """The 02:00 UTC run of `day` for a test clock's customers, as beat's run
+    pays it (the same runner, run records and events), while the clock reads
+    that moment (the clock's advance sets it). The clock's day is its own, so
+    no real "today" bounds it."""
+    return _run_in_chunks(scheduled_payments_due(day, clock_id), day)
+
+
 SANDBOX_CLOCK_MAX_DAYS = 366
 
 
@@ -266,6 +280,11 @@ def sandbox_clock_run(*, customer: Customer, up_to: date) -> RunSummary:
     per (schedule, day), so the real run of a day already run here pays nothing."""
     if not customer.sandbox:
         raise ApiError(ErrorCode.RESOURCE_NOT_FOUND, "Not found")
+    if customer.test_clock_id is not None:
+        raise ApiError(
+            ErrorCode.INVALID_STATE,
+            "This customer lives on a test clock: its schedules run when the clock is advanced.",
+        )
     latest = utc_today() + timedelta(days=SANDBOX_CLOCK_MAX_DAYS)
     if up_to > latest:
         raise validation_error(

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from bankapi.clock import customer_now
 from bankapi.errors import ApiError, ErrorCode
 from events.models import EventType
 from payments.events import payment_request_event, payment_request_events
@@ -111,7 +112,9 @@ def payment_settle(request: PaymentRequest) -> PaymentRequest:
     payment is booked on the account's statement (one request of `_settle_locked`)."""
     with transaction.atomic():
         locked = locked_request(request, [PaymentRequest.Status.PENDING], "settled")
-        _settle_locked([locked], {locked.account_id: locked.account.currency}, timezone.now())
+        _settle_locked(
+            [locked], {locked.account_id: locked.account.currency}, customer_now(locked.customer_id)
+        )
         return locked
 
 

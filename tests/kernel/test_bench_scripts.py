@@ -86,6 +86,12 @@ def test_the_scheduled_payments_bench_runs():
     assert "Ran 20 schedules" in out, out
 
 
+def test_the_clock_year_bench_runs():
+    out = run("clock_year.py", "--customers", "2", "--days", "35", env=without_databases())
+
+    assert "Advanced 35 days" in out and "schedule runs paid" in out, out
+
+
 def test_the_iso20022_bench_runs():
     out = run("iso20022.py", "--transactions", "50", env=without_databases())
 

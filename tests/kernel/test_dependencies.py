@@ -10,7 +10,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = "bankapi"
-DOMAIN_APPS = ("authn", "payments", "batches", "cards", "onboarding", "events", "audit", "approvals")
+DOMAIN_APPS = (
+    "authn",
+    "payments",
+    "batches",
+    "cards",
+    "onboarding",
+    "events",
+    "audit",
+    "approvals",
+    "sandbox",
+)
 # What sits on top of the apps and ships no route: the tests, the benchmarks, the
 # developer scripts and the deployment's configuration (gunicorn's hooks).
 TOOLS = ("tests", "bench", "scripts", "deploy")
@@ -35,11 +45,15 @@ ALLOWED = {
     ("approvals", "batches"): "an approved batch submit makes its batch through batch submit's services",
     ("approvals", "authn"): "approving takes the authn step-up (passkey over the content, or TOTP)",
     ("approvals", "events"): "approval state changes write their events in the same transaction",
+    ("sandbox", "authn"): "a customer made on demand gets its user as the bootstrap makes its users",
+    ("sandbox", "payments"): "customers on demand are funded through the ledger as the bootstrap's; "
+    "an advance runs the payments' schedule runner",
+    ("sandbox", "cards"): "a customer made on demand gets a card through the card issue service",
     **{("tests", package): "the tests exercise every app" for package in DOMAIN_APPS},
     ("tests", "bench"): "the tests build pain.001 files with the generator the benchmarks use",
     **{
         ("bench", package): "a benchmark seeds and drives the apps it measures"
-        for package in ("authn", "payments", "batches", "events")
+        for package in ("authn", "payments", "batches", "events", "sandbox")
     },
 }
 

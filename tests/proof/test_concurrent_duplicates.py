@@ -16,16 +16,18 @@ exactly once, and no copy spends or counts a credential.
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import pyotp
 import pytest
 from django.db.models import QuerySet
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from authn.models import LoginThrottle, User
-from bankapi.models import Account, IdempotencyRecord, Program
+from bankapi.models import Account, Customer, IdempotencyRecord, Program, TestClock
 from batches.models import Batch
 from onboarding.models import Application
 from payments.models import Beneficiary, PaymentRequest
@@ -164,6 +166,52 @@ def _application(callers: Callers, key: str) -> Race:
     )
 
 
+def _management_header(program_id: uuid.UUID) -> dict[str, str]:
+    from bankapi.roles import Role
+
+    user = User.objects.create(
+        email=f"manager-{uuid.uuid4().hex[:8]}@example.com", sandbox=True, role=Role.MANAGEMENT
+    )
+    return id_header(user.email, None)
+
+
+def _sandbox_customer(callers: Callers, key: str) -> Race:
+    program_id = callers.account.program_id
+    return Race(
+        path=f"/v1/sandbox/customers?programId={program_id}",
+        body={"name": "Raced Customer"},
+        headers={"HTTP_IDEMPOTENCY_KEY": key, **_management_header(program_id)},
+        made=lambda: Customer.objects.filter(program_id=program_id, name="Raced Customer"),
+        made_id=lambda data: data["customerId"],
+    )
+
+
+def _test_clock(callers: Callers, key: str) -> Race:
+    program_id = callers.account.program_id
+    return Race(
+        path=f"/v1/sandbox/test-clocks?programId={program_id}",
+        body={"frozenTime": timezone.now().isoformat()},
+        headers={"HTTP_IDEMPOTENCY_KEY": key, **_management_header(program_id)},
+        made=lambda: TestClock.objects.filter(program_id=program_id),
+        made_id=lambda data: data["testClockId"],
+    )
+
+
+def _test_clock_advance(callers: Callers, key: str) -> Race:
+    program_id = callers.account.program_id
+    frozen = timezone.now()
+    clock = TestClock.objects.create(program_id=program_id, sandbox=True, frozen_time=frozen)
+    to = frozen + timedelta(days=40)
+    return Race(
+        path=f"/v1/sandbox/test-clocks/{clock.id}/advance?programId={program_id}",
+        body={"to": to.isoformat()},
+        headers={"HTTP_IDEMPOTENCY_KEY": key, **_management_header(program_id)},
+        # What an advance makes is the clock at `to`: there once, however many copies.
+        made=lambda: TestClock.objects.filter(id=clock.id, frozen_time=to),
+        made_id=lambda data: data["testClockId"],
+    )
+
+
 # Route (as in the OpenAPI document) -> the scenario of one successful request.
 SCENARIOS: dict[str, Callable[[Callers, str], Race]] = {
     "/v1/customers/{customerId}/accounts/{accountId}/payments": _payment,
@@ -171,6 +219,9 @@ SCENARIOS: dict[str, Callable[[Callers, str], Race]] = {
     "/v1/batch-payments": _custodian_batch,
     "/v1/customers/{customerId}/batch-payments": _customer_batch,
     "/v1/applications": _application,
+    "/v1/sandbox/customers": _sandbox_customer,
+    "/v1/sandbox/test-clocks": _test_clock,
+    "/v1/sandbox/test-clocks/{testClockId}/advance": _test_clock_advance,
 }
 
 

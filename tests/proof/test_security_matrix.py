@@ -158,6 +158,15 @@ def _approval(user: User) -> dict[str, str]:
     return {"approvalId": str(approval.id)}
 
 
+def _test_clock(world) -> str:
+    """A test clock of the victim's program (the sandbox's world routes are management's)."""
+    from django.utils import timezone
+
+    from bankapi.models import TestClock
+
+    return str(TestClock.objects.create(program=world.consumer, sandbox=True, frozen_time=timezone.now()).id)
+
+
 def _batch(user: User, account: Account) -> str:
     """A submitted batch of the victim (made by the service: a submit needs a step-up)."""
     return str(batch_submitted(user, [payment(account, "1.00")]).id)
@@ -179,6 +188,7 @@ def principals(api, world):
     )
     customer_objects["batchId"] = _batch(world.customer.user, world.account)
     customer_objects |= _approval(world.customer.user)
+    customer_objects["testClockId"] = _test_clock(world)
     custodian = world.custodian
     custodian_account = custodian.accounts[0]
     custodian_objects = _objects(
