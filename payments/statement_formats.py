@@ -143,16 +143,19 @@ def _end_to_end_sql(n: Callable[[str], str]) -> str:
     """_end_to_end_id in SQL ('' for none)."""
     return (
         f"COALESCE(NULLIF(i.{n('end_to_end_id')}, ''), replace(i.{n('id')}::text, '-', ''), "
-        f"replace(p.{n('request_id')}::text, '-', ''), '')"
+        f"NULLIF(p.{n('end_to_end_id')}, ''), replace(p.{n('request_id')}::text, '-', ''), '')"
     )
 
 
 def _end_to_end_id(posting: StatementPosting) -> str:
     """The entry's end-to-end id: its batch item's (the file's EndToEndId, or a
-    JSON item's id), else its request id, both as 32 hex digits (ISO 20022
-    fields hold 35 characters), else '' (none)."""
+    JSON item's id), else the one its movement came with (money from another
+    bank), else its request id, ids as 32 hex digits (ISO 20022 fields hold 35
+    characters), else '' (none)."""
     if posting.item_end_to_end_id:
         return posting.item_end_to_end_id
+    if posting.end_to_end_id:
+        return posting.end_to_end_id
     return posting.request_id.hex if posting.request_id else ""
 
 
@@ -246,6 +249,39 @@ def _remittance_sql(quote: Callable[[str], str]) -> str:
 REMITTANCE_XML: _Field = (_remittance_sql, lambda p: _remittance(p.reference))
 
 
+def _parties(posting: StatementPosting) -> str:
+    """The entry's `RltdPties`: the party outside the bank its movement names,
+    as the debtor of a credit or the creditor of a debit, with its IBAN when
+    known (none when the movement names no party)."""
+    if not posting.counterparty_name:
+        return ""
+    role = "Dbtr" if posting.amount > 0 else "Cdtr"
+    account = (
+        f"<{role}Acct><Id><IBAN>{_text(posting.counterparty_iban)}</IBAN></Id></{role}Acct>"
+        if posting.counterparty_iban
+        else ""
+    )
+    party = f"<{role}><Pty><Nm>{_text(posting.counterparty_name)}</Nm></Pty></{role}>"
+    return f"<RltdPties>{party}{account}</RltdPties>"
+
+
+def _parties_sql(n: Callable[[str], str]) -> str:
+    """_parties in SQL."""
+    name, iban = f"p.{n('counterparty_name')}", f"p.{n('counterparty_iban')}"
+    role = f"CASE WHEN p.{n('amount')} > 0 THEN 'Dbtr' ELSE 'Cdtr' END"
+    account = (
+        f"CASE WHEN {iban} = '' THEN '' ELSE '<' || {role} || 'Acct><Id><IBAN>' || {_xml_sql(iban)} "
+        f"|| '</IBAN></Id></' || {role} || 'Acct>' END"
+    )
+    return (
+        f"CASE WHEN {name} = '' THEN '' ELSE '<RltdPties><' || {role} || '><Pty><Nm>' || {_xml_sql(name)} "
+        f"|| '</Nm></Pty></' || {role} || '>' || {account} || '</RltdPties>' END"
+    )
+
+
+PARTIES_XML: _Field = (_parties_sql, _parties)
+
+
 def _layout(
     name: str, *pieces: str | _Field, separator: str, escapes: tuple[tuple[str, str], ...] = ()
 ) -> LineLayout:
@@ -335,6 +371,7 @@ CAMT053_LAYOUT = _layout(
     "</Cd></Prtry></BkTxCd><NtryDtls><TxDtls><Refs>",
     REFS_XML,
     "</Refs>",
+    PARTIES_XML,
     REMITTANCE_XML,
     RETURN_XML,
     "</TxDtls></NtryDtls></Ntry>",
