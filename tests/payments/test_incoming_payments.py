@@ -12,8 +12,7 @@ from events.models import Event
 from payments.ledger import ledger_check
 from payments.models import IncomingPayment, StatementEntry
 from payments.statement_formats import CAMT053_XSD
-from tests.support.factories import custodian_with_clients, customer_user, funded_account
-from tests.support.factories import ProgramFactory
+from tests.support.factories import ProgramFactory, custodian_with_clients, customer_user, funded_account
 
 URL = "/v1/sandbox/incoming-payments"
 IBAN = "GB33BUKB20201555555555"
@@ -40,7 +39,9 @@ def account_url(account: Account, what: str) -> str:
     return f"/v1/customers/{account.customer_id}/accounts/{account.id}/{what}"
 
 
-def test_a_credit_transfer_is_one_booking_seen_everywhere(api, management, program, iban_account, customer_auth):
+def test_a_credit_transfer_is_one_booking_seen_everywhere(
+    api, management, program, iban_account, customer_auth
+):
     # given an account with 100.00 and its limits before
     limits_before = api.get(account_url(iban_account, "limits"), **customer_auth).json()["data"]
     # when another bank sends 250.75 with remittance information and an end-to-end id
@@ -77,7 +78,9 @@ def test_a_credit_transfer_is_one_booking_seen_everywhere(api, management, progr
     assert credit["direction"] == "CREDIT" and credit["amount"] == "250.75"
     assert credit["reference"] == "Invoice 42"
     assert credit["incomingPaymentId"] == data["incomingPaymentId"]
-    assert credit["cardAuthorizationId"] is None and transactions["transactions"][1]["incomingPaymentId"] is None
+    assert (
+        credit["cardAuthorizationId"] is None and transactions["transactions"][1]["incomingPaymentId"] is None
+    )
     # the statement shows a CRDT with its end-to-end id
     today = data["receivedAt"][:10]
     statement = api.get(
@@ -94,7 +97,9 @@ def test_a_credit_transfer_is_one_booking_seen_everywhere(api, management, progr
     # the list and the detail show it, and the event was sent
     listed = api.get(account_url(iban_account, "incoming-payments"), **customer_auth).json()["data"]
     assert listed["incomingPayments"] == [data] and listed["nextToken"] is None
-    detail = api.get(account_url(iban_account, f"incoming-payments/{data['incomingPaymentId']}"), **customer_auth)
+    detail = api.get(
+        account_url(iban_account, f"incoming-payments/{data['incomingPaymentId']}"), **customer_auth
+    )
     assert detail.json()["data"] == data
     event = Event.objects.get(type="incoming_payment.received")
     assert event.data == data and event.customer_id == iban_account.customer_id
@@ -119,8 +124,9 @@ def test_camt053_names_the_debtor_and_validates(api, management, program, iban_a
     assert "<EndToEndId>E2E-1</EndToEndId>" in text
     # no remittance information: the debtor name is the Ustrd; no IBAN: no DbtrAcct; no id: NOTPROVIDED
     assert (
-        "<EndToEndId>NOTPROVIDED</EndToEndId></Refs><RltdPties><Dbtr><Pty><Nm>No Remittance &amp; Co &lt;x&gt;"
-        "</Nm></Pty></Dbtr></RltdPties><RmtInf><Ustrd>No Remittance &amp; Co &lt;x&gt;</Ustrd></RmtInf>"
+        "<EndToEndId>NOTPROVIDED</EndToEndId></Refs><RltdPties><Dbtr><Pty>"
+        "<Nm>No Remittance &amp; Co &lt;x&gt;</Nm></Pty></Dbtr></RltdPties>"
+        "<RmtInf><Ustrd>No Remittance &amp; Co &lt;x&gt;</Ustrd></RmtInf>"
     ) in text
     csv = api.get(
         account_url(iban_account, f"statements?from={today}&to={today}&format=csv"), **customer_auth
@@ -192,11 +198,21 @@ def test_a_replay_moves_money_once(api, management, program, iban_account):
 def test_callers_other_than_the_sandbox_management_caller_are_refused(
     api, management, program, iban_account, customer_auth, customer_id_auth, production_auth
 ):
-    assert api.post(f"{URL}?programId={program.id}", body(), format="json", **customer_auth).status_code == 403
-    assert api.post(f"{URL}?programId={program.id}", body(), format="json", **customer_id_auth).status_code == 401
-    assert api.post(f"{URL}?programId={program.id}", body(), format="json", **management.access).status_code == 401
+    assert (
+        api.post(f"{URL}?programId={program.id}", body(), format="json", **customer_auth).status_code == 403
+    )
+    assert (
+        api.post(f"{URL}?programId={program.id}", body(), format="json", **customer_id_auth).status_code
+        == 401
+    )
+    assert (
+        api.post(f"{URL}?programId={program.id}", body(), format="json", **management.access).status_code
+        == 401
+    )
     assert api.post(URL, body(), format="json", **management.id).status_code == 400
-    assert api.post(f"{URL}?programId={uuid.uuid4()}", body(), format="json", **management.id).status_code == 404
+    assert (
+        api.post(f"{URL}?programId={uuid.uuid4()}", body(), format="json", **management.id).status_code == 404
+    )
     assert StatementEntry.objects.filter(incoming_payment__isnull=False).count() == 0
 
 
@@ -206,7 +222,9 @@ def test_the_lists_are_the_account_customers_and_its_custodians(api, management,
     Account.objects.filter(id=account.id).update(iban=IBAN)
     data = post(api, management, program, body()).json()["data"]
     custodian = setup.person.access
-    listed = api.get(account_url(account, "incoming-payments"), **custodian).json()["data"]["incomingPayments"]
+    listed = api.get(account_url(account, "incoming-payments"), **custodian).json()["data"][
+        "incomingPayments"
+    ]
     assert [p["incomingPaymentId"] for p in listed] == [data["incomingPaymentId"]]
     events = api.get("/v1/events?type=incoming_payment.received", **custodian).json()["data"]["events"]
     assert [e["data"]["incomingPaymentId"] for e in events] == [data["incomingPaymentId"]]
@@ -214,7 +232,9 @@ def test_the_lists_are_the_account_customers_and_its_custodians(api, management,
     assert api.get(account_url(account, "incoming-payments"), **customer2_auth).status_code == 404
     detail = account_url(account, f"incoming-payments/{data['incomingPaymentId']}")
     assert api.get(detail, **customer2_auth).status_code == 404
-    assert api.get("/v1/events?type=incoming_payment.received", **customer2_auth).json()["data"]["events"] == []
+    assert (
+        api.get("/v1/events?type=incoming_payment.received", **customer2_auth).json()["data"]["events"] == []
+    )
 
 
 def test_an_unknown_incoming_payment_is_404(api, iban_account, customer_auth):
