@@ -65,7 +65,11 @@ class SandboxCardView(ScopedAPIView):
         if not self.scope.sandbox:
             return Card.objects.none()
         rows = Card.objects.for_scope(self.scope).select_related("account", "program")
-        return rows if self.scope.is_management else rows.filter(account__customer_id=self.scope.customer_id)
+        if self.scope.is_management:
+            return rows
+        if self.scope.customer_id is None:
+            return Card.objects.none()
+        return rows.filter(account__customer_id=self.scope.customer_id)
 
     def card(self, card_id: str) -> Card:
         return get_or_not_found(self.cards(), card_id, "Card", CardErrorCode.CARD_NOT_FOUND)

@@ -20,7 +20,7 @@ def test_a_clear_and_a_reverse_racing_one_wins(consumer, rounds):
     for _ in range(rounds):
         authorization_id = authorize(APIClient(), headers, consumer.card_id).json()["data"]["authorizationId"]
 
-        def race(index: int) -> int:
+        def race(index: int, authorization_id: str = authorization_id) -> int:
             action = "clear" if index % 2 == 0 else "reverse"
             return act(APIClient(), headers, authorization_id, action).status_code
 

@@ -343,3 +343,17 @@ def test_bad_input_is_400_naming_the_field(api, ada):
         body = assert_error(authorize(api, ada.auth, ada.card_id, **fields), 400, "VALIDATION_ERROR")
         assert field in [error["field"] for error in body["errors"]]
     assert not CardAuthorization.objects.exists()
+
+
+def test_beat_expires_authorizations_past_their_expiry(api, ada):
+    from bankapi.beat import BEAT_SCHEDULE
+    from cards.tasks import expire_card_authorizations
+
+    authorization_id = authorize(api, ada.auth, ada.card_id).json()["data"]["authorizationId"]
+    assert BEAT_SCHEDULE["cards-expire-authorizations"]["schedule"] <= 3600
+    assert expire_card_authorizations.apply().get() == 0
+    CardAuthorization.objects.filter(id=authorization_id).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    assert expire_card_authorizations.apply().get() == 1
+    assert figures(api, ada) == ("100000.00", "100000.00", "0.00")
