@@ -363,6 +363,10 @@ SPECTACULAR_SETTINGS = {
         "VerificationStepStatusEnum": ["PENDING", "IN_PROGRESS", "COMPLETED", "FAILED"],
         "KycDocumentTypeEnum": "onboarding.kyc.DOCUMENT_TYPES",
         "DocumentContentTypeEnum": "onboarding.document_formats.DOCUMENT_CONTENT_TYPES",
+        "CardStatusEnum": "cards.models.Card.Status",
+        "CurrencyEnum": "bankapi.codes.SUPPORTED_CURRENCIES",
+        "CardAuthorizationStatusEnum": "cards.models.CardAuthorization.Status",
+        "IsoCurrencyEnum": "cards.serializers_authorizations.ISO_CURRENCIES",
     },
     # "* `ON` - ON" under every enum says nothing the enum does not.
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,

@@ -298,6 +298,7 @@ STATUS_FILTER = OpenApiParameter(
     get=extend_schema(
         tags=["cards"],
         summary="Authorizations of a card",
+        operation_id="customers_accounts_cards_authorizations_list",
         description="The card network's authorizations of the card, newest first.",
         parameters=[STATUS_FILTER, *PAGE_PARAMETERS],
         responses={

@@ -115,6 +115,7 @@ class SandboxIncomingPaymentView(ScopedAPIView):
     get=extend_schema(
         tags=["payments"],
         summary="Incoming payments of an account",
+        operation_id="customers_accounts_incoming_payments_list",
         description="Credit transfers other banks sent to the account, newest first.",
         parameters=PAGE_PARAMETERS,
         responses={
