@@ -4,7 +4,13 @@ from rest_framework import serializers
 
 from bankapi.clock import customer_now
 from bankapi.codes import MINOR_UNITS_NOT_TWO, NOT_MONEY, SUPPORTED_CURRENCIES
-from bankapi.serializers import InputSerializer, MoneyField, OptionalTextField, SingleLineTextField
+from bankapi.serializers import (
+    InputSerializer,
+    MoneyField,
+    OptionalTextField,
+    RegexField,
+    SingleLineTextField,
+)
 from cards.models import Card, CardAuthorization
 from payments.decision import DECLINE_REASONS
 from payments.fields import AmountField, ExactCharField
@@ -36,8 +42,11 @@ class AuthorizationCreateSerializer(InputSerializer):
         )
     )
     merchantName = SingleLineTextField(min_length=1, max_length=70, help_text="The merchant.")
-    merchantCategoryCode = serializers.RegexField(
-        r"^[0-9]{4}\Z", required=False, help_text="ISO 18245 merchant category code: 4 digits."
+    merchantCategoryCode = RegexField(
+        r"^[0-9]{4}$",
+        trim_whitespace=False,
+        required=False,
+        help_text="ISO 18245 merchant category code: 4 digits.",
     )
 
 

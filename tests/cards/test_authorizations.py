@@ -357,3 +357,23 @@ def test_beat_expires_authorizations_past_their_expiry(api, ada):
     )
     assert expire_card_authorizations.apply().get() == 1
     assert figures(api, ada) == ("100000.00", "100000.00", "0.00")
+
+
+def test_a_clearing_run_clears_many_from_their_holds(api, ada, consumer2):
+    from cards.authorizations import authorizations_clear_run
+
+    ids = [
+        uuid.UUID(authorize(api, who.auth, who.card_id, amount=amount).json()["data"]["authorizationId"])
+        for who, amount in ((ada, "10.00"), (ada, "5.50"), (consumer2, "7.25"))
+    ]
+    reversed_id = authorize(api, ada.auth, ada.card_id).json()["data"]["authorizationId"]
+    act(api, ada.auth, reversed_id, "reverse")
+
+    assert authorizations_clear_run([*ids, uuid.UUID(reversed_id)], chunk=2) == 3
+    assert authorizations_clear_run(ids) == 0
+
+    assert figures(api, ada) == ("99984.50", "99984.50", "15.50")
+    assert figures(api, consumer2) == ("99992.75", "99992.75", "7.25")
+    assert StatementEntry.objects.filter(card_authorization_id__in=ids).count() == 3
+    assert Event.objects.filter(type="card_authorization.cleared").count() == 3
+    assert CardAuthorization.objects.get(id=reversed_id).status == "REVERSED"
