@@ -38,7 +38,7 @@ import django  # noqa: E402
 django.setup()
 
 from django.conf import settings  # noqa: E402
-from django.db import connection, transaction  # noqa: E402
+from django.db import connection  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
 from scratch import scratch_database  # noqa: E402
 
