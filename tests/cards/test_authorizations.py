@@ -377,3 +377,39 @@ def test_a_clearing_run_clears_many_from_their_holds(api, ada, consumer2):
     assert StatementEntry.objects.filter(card_authorization_id__in=ids).count() == 3
     assert Event.objects.filter(type="card_authorization.cleared").count() == 3
     assert CardAuthorization.objects.get(id=reversed_id).status == "REVERSED"
+
+
+def test_production_tokens_find_no_sandbox_route(api, ada):
+    from tests.support.factories import SignedIn, UserFactory
+
+    production = SignedIn(UserFactory(program_id=None, role="management", sandbox=False))
+    query = {"program_id": ada.program_id}
+    assert_error(authorize(api, production.id, ada.card_id, **query), 404, "CARD_NOT_FOUND")
+    for action in ("freeze", "unfreeze"):
+        url = f"/v1/sandbox/cards/{ada.card_id}/{action}?programId={ada.program_id}"
+        assert_error(api.post(url, {}, format="json", **production.id), 404, "CARD_NOT_FOUND")
+    authorization_id = authorize(api, ada.auth, ada.card_id).json()["data"]["authorizationId"]
+    assert_error(act(api, production.id, authorization_id, "clear", **query), 404, "RESOURCE_NOT_FOUND")
+    incoming = api.post(
+        f"/v1/sandbox/incoming-payments?programId={ada.program_id}",
+        {"creditorIban": "GB33BUKB20201555555555", "amount": "1.00", "currency": "GBP", "debtorName": "A"},
+        format="json",
+        **production.id,
+    )
+    assert_error(incoming, 404, "RESOURCE_NOT_FOUND")
+
+
+def test_the_list_filters_by_status_and_pages(api, ada):
+    for amount in ("1.00", "2.00", "3.00"):
+        authorize(api, ada.auth, ada.card_id, amount=amount)
+    authorize(api, ada.auth, ada.card_id, currency="EUR")
+    first = api.get(ada.card_url("/authorizations?limit=2"), **ada.auth).json()["data"]
+    assert [a["amount"] for a in first["authorizations"]] == ["40.00", "3.00"]
+    rest = api.get(ada.card_url(f"/authorizations?limit=2&nextToken={first['nextToken']}"), **ada.auth).json()
+    assert [a["amount"] for a in rest["data"]["authorizations"]] == ["2.00", "1.00"]
+    declined = api.get(ada.card_url("/authorizations?status=DECLINED"), **ada.auth).json()["data"]
+    assert [a["declineReason"] for a in declined["authorizations"]] == ["CURRENCY_NOT_SUPPORTED"]
+    body = assert_error(
+        api.get(ada.card_url("/authorizations?status=HELD"), **ada.auth), 400, "VALIDATION_ERROR"
+    )
+    assert body["errors"][0]["field"] == "status"
