@@ -54,6 +54,9 @@ BEAT_SCHEDULE: dict = {
     },
     # Approvals past their expiry read EXPIRED at once; this marks them so (and writes the event).
     "approvals-expire": {"task": "approvals.tasks.expire_approvals", "schedule": 60.0},
+    # Card authorizations past their expiry read EXPIRED at once; this marks them so,
+    # releases their holds and writes the event (well within the hour).
+    "cards-expire-authorizations": {"task": "cards.tasks.expire_card_authorizations", "schedule": 600.0},
     # A day on: spent and expired initiate challenges go, expired drafts lose their payload.
     "batches-purge-expired-records": {
         "task": "batches.tasks.purge_expired_records",

@@ -135,6 +135,35 @@ REQUEST_EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
     "sandbox_payment_requests_return_create": {
         "closed": _one("The payee's account is closed (AC04)", {"reasonCode": "AC04"})
     },
+    "sandbox_incoming_payments_create": {
+        "invoice": _one(
+            "A supplier's customer pays an invoice into the sandbox account GB33BUKB20201555555555",
+            {
+                "creditorIban": "GB33BUKB20201555555555",
+                "amount": "250.00",
+                "currency": "GBP",
+                "debtorName": "Acme Ltd",
+                "debtorIban": "DE89370400440532013000",
+                "endToEndId": "INV-42",
+                "remittanceInformation": "Invoice 42",
+            },
+        )
+    },
+    "sandbox_cards_authorizations_create": {
+        "coffee": _one(
+            "A coffee shop asks to take 4.50",
+            {
+                "amount": "4.50",
+                "currency": "GBP",
+                "merchantName": "Corner Coffee",
+                "merchantCategoryCode": "5814",
+            },
+        )
+    },
+    "sandbox_card_authorizations_clear_create": {
+        "all": _one("Clear the whole authorized amount", {}),
+        "part": _one("Clear part of it (the rest goes back)", {"amount": "4.00"}),
+    },
     "sandbox_scheduled_payments_run_create": {
         "date": _one(
             "Run your schedules up to ten weeks ahead (the monthly example: its first three runs)",

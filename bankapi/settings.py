@@ -325,6 +325,7 @@ SANDBOX_CUSTOMERS_MAX = env_int("SANDBOX_CUSTOMERS_MAX", 1000)
 SANDBOX_CLOCKS_MAX = env_int("SANDBOX_CLOCKS_MAX", 100)
 SANDBOX_CLOCK_EXPIRY_SWEEPS = [
     "approvals.services.approvals_expire_sweep",
+    "cards.authorizations.authorizations_expire",
 ]
 
 # The approval policy every route that moves money asks (bankapi.approval_gate).
@@ -378,6 +379,10 @@ SPECTACULAR_SETTINGS = {
         "VerificationStepStatusEnum": ["PENDING", "IN_PROGRESS", "COMPLETED", "FAILED"],
         "KycDocumentTypeEnum": "onboarding.kyc.DOCUMENT_TYPES",
         "DocumentContentTypeEnum": "onboarding.document_formats.DOCUMENT_CONTENT_TYPES",
+        "CardStatusEnum": "cards.models.Card.Status",
+        "CurrencyEnum": "bankapi.codes.SUPPORTED_CURRENCIES",
+        "CardAuthorizationStatusEnum": "cards.models.CardAuthorization.Status",
+        "IsoCurrencyEnum": "cards.serializers_authorizations.ISO_CURRENCIES",
     },
     # "* `ON` - ON" under every enum says nothing the enum does not.
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,

@@ -20,8 +20,8 @@ from typing import Any
 from bankapi.banking import ACCOUNT_NUMBER, SORT_CODE
 from bankapi.codes import bic_problem, iban_problem, normalise_bic, normalise_iban
 from bankapi.formats import single_line_text_problem
+from bankapi.identifiers import sepa_identifier_problem
 from bankapi.models import Account
-from batches.iso20022.identifiers import sepa_identifier_problem
 from batches.payees import ItemPayee
 from batches.sent import CheckedPayment, SentAccount, SentPayee, SentPayer, SentPayment
 from payments.decision import currency_refusal

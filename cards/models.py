@@ -12,7 +12,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from bankapi.crypto import EncryptedTextField
-from bankapi.models import Account, TenantOwned
+from bankapi.models import MONEY, Account, Customer, TenantOwned
 
 
 class Cardholder(TenantOwned):
@@ -65,3 +65,70 @@ class Card(TenantOwned):
 
     def __str__(self) -> str:
         return f"Card ending {self.last_four}"
+
+
+class CardAuthorization(TenantOwned):
+    """The card network asking to spend with a card, and what became of it.
+
+    Approved (PENDING), its amount is held on the card's account (`hold`: a
+    `payments.Hold`) and counted on the daily limit of its day (`usage_day`),
+    until it is cleared (CLEARED: `cleared_amount` paid from the hold by the
+    `clearing` movement, the rest given back), reversed (REVERSED) or expires
+    (EXPIRED, at `expires_at`: the hold and count given back). Declined
+    (DECLINED, with `decline_reason`): nothing held or counted.
+
+    `authorized_at` is the customer's time of the request (a test clock's for
+    a customer on one); `created_at` stays the real time the row was written.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "PENDING"
+        DECLINED = "DECLINED"
+        CLEARED = "CLEARED"
+        REVERSED = "REVERSED"
+        EXPIRED = "EXPIRED"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    card = models.ForeignKey(Card, on_delete=models.PROTECT, related_name="authorizations")
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="card_authorizations")
+    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="card_authorizations")
+    amount = models.DecimalField(**MONEY)
+    currency = models.CharField(max_length=3)
+    merchant_name = models.CharField(max_length=70)
+    merchant_category_code = models.CharField(max_length=4, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    decline_reason = models.CharField(max_length=30, blank=True)
+    cleared_amount = models.DecimalField(**MONEY, null=True, blank=True)
+    authorized_at = models.DateTimeField()
+    expires_at = models.DateTimeField(null=True, blank=True)
+    # The UTC day its amount counts on (null when declined).
+    usage_day = models.DateField(null=True, blank=True)
+    hold = models.OneToOneField(
+        "payments.Hold", null=True, blank=True, on_delete=models.PROTECT, related_name="card_authorization"
+    )
+    clearing = models.OneToOneField(
+        "payments.LedgerTransaction",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="card_authorization",
+    )
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["card", "authorized_at"], name="card_authorization_card_idx"),
+            # What the expiry sweep reads: the pending ones, by expiry.
+            models.Index(
+                fields=["expires_at"],
+                condition=models.Q(status="PENDING"),
+                name="card_authorization_pending_idx",
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(amount__gt=0), name="card_authorization_amount_positive"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Authorization {self.amount} {self.currency} at {self.merchant_name}"

@@ -38,6 +38,11 @@ class EventType(models.TextChoices):
     APPROVAL_FAILED = "approval.failed"
     APPROVAL_REJECTED = "approval.rejected"
     APPROVAL_EXPIRED = "approval.expired"
+    INCOMING_PAYMENT_RECEIVED = "incoming_payment.received"
+    CARD_AUTHORIZATION_CREATED = "card_authorization.created"
+    CARD_AUTHORIZATION_CLEARED = "card_authorization.cleared"
+    CARD_AUTHORIZATION_REVERSED = "card_authorization.reversed"
+    CARD_AUTHORIZATION_EXPIRED = "card_authorization.expired"
 
 
 class Event(TenantOwned):

@@ -26,6 +26,16 @@ PAYLOADS: dict[EventType, str] = {
     EventType.APPLICATION_STAGE_CHANGED: "onboarding.serializers.ApplicationDetailSerializer",
     EventType.APPLICATION_VERIFICATION_UPDATED: "onboarding.serializers.ApplicationDetailSerializer",
     EventType.CARD_ISSUED: "cards.serializers.CardSerializer",
+    EventType.INCOMING_PAYMENT_RECEIVED: "payments.serializers_incoming.IncomingPaymentSerializer",
+    **{
+        event_type: "cards.serializers_authorizations.CardAuthorizationSerializer"
+        for event_type in (
+            EventType.CARD_AUTHORIZATION_CREATED,
+            EventType.CARD_AUTHORIZATION_CLEARED,
+            EventType.CARD_AUTHORIZATION_REVERSED,
+            EventType.CARD_AUTHORIZATION_EXPIRED,
+        )
+    },
     **{
         event_type: "approvals.serializers.ApprovalSerializer"
         for event_type in (

@@ -350,3 +350,70 @@ def decide(rules: Rules, account: Snapshot, instruction: Instruction, *, now: da
     if isinstance(planned, Refused):
         return planned
     return planned.decide(account)
+
+
+# Card authorizations: the card network asks to spend with a card. They meet
+# the card's own rule first, then the payment rules that apply to them (the
+# currency, both limits, the funds; cards pay no fee, and an approval is a hold
+# of the amount, not a debit). A refusal is a decline with its reason, in this
+# order: CARD_INACTIVE, CURRENCY_NOT_SUPPORTED, LIMIT_EXCEEDED, INSUFFICIENT_FUNDS.
+CARD_INACTIVE = "CARD_INACTIVE"
+CURRENCY_NOT_SUPPORTED = "CURRENCY_NOT_SUPPORTED"
+_DECLINE_OF_REFUSAL = {
+    ErrorCode.VALIDATION_ERROR: CURRENCY_NOT_SUPPORTED,
+    PaymentErrorCode.LIMIT_EXCEEDED: PaymentErrorCode.LIMIT_EXCEEDED.value,
+    PaymentErrorCode.INSUFFICIENT_FUNDS: PaymentErrorCode.INSUFFICIENT_FUNDS.value,
+}
+DECLINE_REASONS = (CARD_INACTIVE, CURRENCY_NOT_SUPPORTED, "LIMIT_EXCEEDED", "INSUFFICIENT_FUNDS")
+
+
+@dataclass(frozen=True)
+class CardSpend:
+    """What the card network asks: to spend `amount` in `currency` with a card
+    that is ACTIVE (`card_active`) or not."""
+
+    amount: Decimal
+    currency: str
+    card_active: bool
+
+
+@dataclass(frozen=True)
+class Authorized:
+    """An approved authorization: a hold of `amount`, counted on the UTC `day`
+    of its daily limit; `after` is the account with the hold and the count."""
+
+    amount: Decimal
+    day: date
+    after: Snapshot
+
+
+@dataclass(frozen=True)
+class Declined:
+    """A declined authorization: nothing is held or counted."""
+
+    reason: str
+    message: str
+
+
+def authorization_decide(
+    rules: Rules, account: Snapshot, spend: CardSpend, *, now: datetime
+) -> Authorized | Declined:
+    """Approve or decline a card authorization on `account` (read under its
+    lock) at `now`: the card's rule, then `decide` itself on the amount with no
+    fee (one funds rule, one limits rule: the payment's)."""
+    if not spend.card_active:
+        return Declined(CARD_INACTIVE, "The card is not active.")
+    decided = decide(
+        replace(rules, fee_per_payment=ZERO),
+        account,
+        Instruction(debit=spend.amount, amount=spend.amount, currency=spend.currency),
+        now=now,
+    )
+    if isinstance(decided, Refused):
+        return Declined(_DECLINE_OF_REFUSAL[decided.code], decided.message)
+    # A hold, not a debit: the balance stays, what is held grows by the amount.
+    return Authorized(
+        amount=spend.amount,
+        day=decided.day,
+        after=replace(decided.after, balance=account.balance, held=account.held + spend.amount),
+    )

@@ -236,6 +236,16 @@ class TransactionSerializer(serializers.Serializer):
         allow_null=True,
         help_text="On a CREDIT that gives back a returned payment: that payment's requestId; else null.",
     )
+    incomingPaymentId = serializers.UUIDField(
+        source="incoming_payment_id",
+        allow_null=True,
+        help_text="On a CREDIT from another bank: that incoming payment; else null.",
+    )
+    cardAuthorizationId = serializers.UUIDField(
+        source="card_authorization_id",
+        allow_null=True,
+        help_text="On a DEBIT clearing a card authorization: that authorization; else null.",
+    )
 
 
 class TransactionListSerializer(serializers.Serializer):

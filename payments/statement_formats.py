@@ -11,16 +11,15 @@ joined, are one piece of the body; the pieces of closed days are stored and
 reused (`StatementDay`, see `payments.selectors.ledger.account_statement`).
 """
 
-import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from json.encoder import encode_basestring as _json_string
 from pathlib import Path
-from xml.sax.saxutils import escape
 
 from bankapi.models import Account
 from payments.selectors.ledger import LineLayout, Statement, StatementPosting, account_statement
+from payments.statement_escapes import csv_cell, csv_sql, sql_literal, xml_sql, xml_text
 
 CAMT053_NAMESPACE = "urn:iso:std:iso:20022:tech:xsd:camt.053.001.08"
 # The official schema the documents are written against (see iso20022/README.md).
@@ -37,70 +36,15 @@ CSV_HEADER = (
     "description",
     "endToEndId",
 )
-# A spreadsheet reads a cell starting with one of these as a formula.
-_FORMULA_STARTS = ("=", "+", "-", "@")
-# A text cell holding one of these is quoted (as csv.writer's minimal quoting does).
-_CSV_QUOTED = (",", '"', "\r", "\n")
-# Characters XML 1.0 cannot carry, even escaped (PostgreSQL's text holds
-# neither NUL nor surrogates: the others are listed for it in _NOT_XML_SQL).
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_NOT_XML_SQL = [*range(1, 9), 11, 12, *range(14, 32), 0xFFFE, 0xFFFF]
 # EndToEndId of an entry that books no payment request.
 NOT_PROVIDED = "NOTPROVIDED"
 # The ledger transaction's column that holds a return's reason code.
 MEMO = "memo"
 
 
-def _text(value: str) -> str:
-    """Text as element content: escaped, and what XML 1.0 cannot carry replaced."""
-    return escape(_NOT_XML.sub("\ufffd", value))
-
-
-def _csv_cell(value: str) -> str:
-    """A text cell as `csv.writer` (minimal quoting) writes it, after the
-    formula guard."""
-    cell = f"'{value}" if value.startswith(_FORMULA_STARTS) else value
-    if any(c in cell for c in _CSV_QUOTED):
-        cell = '"' + cell.replace('"', '""') + '"'
-    return cell
-
-
-def _sql_literal(text: str) -> str:
-    """`text` as an SQL string literal, in a statement with named parameters."""
-    return "'" + text.replace("'", "''").replace("%", "%%") + "'"
-
-
-def _csv_sql(column: str) -> str:
-    """_csv_cell in SQL."""
-    guard = f"CASE WHEN left({column}, 1) IN ('=', '+', '-', '@') THEN '''' ELSE '' END"
-    quoted = " OR ".join(f"strpos({column}, {part}) > 0" for part in ("','", "'\"'", "chr(13)", "chr(10)"))
-    return (
-        f"CASE WHEN {quoted} THEN '\"' || {guard} || replace({column}, '\"', '\"\"') || '\"' "
-        f"ELSE {guard} || {column} END"
-    )
-
-
-def _xml_sql(column: str) -> str:
-    """_text in SQL. Each step only where the text needs it: translate() is
-    slow (it looks every character up in its list), and most text holds
-    neither markup nor control characters."""
-    unfit = [f"chr({code})" for code in _NOT_XML_SQL]
-    fitted = (
-        f"CASE WHEN {column} ~ ('[' || {' || '.join(unfit)} || ']') "
-        f"THEN translate({column}, {' || '.join(unfit)}, repeat(chr(65533), {len(unfit)})) "
-        f"ELSE {column} END"
-    )
-    markup = " + ".join(f"strpos({column}, '{mark}')" for mark in "&<>")
-    return (
-        f"CASE WHEN {markup} > 0 "
-        f"THEN replace(replace(replace({fitted}, '&', '&amp;'), '<', '&lt;'), '>', '&gt;') "
-        f"ELSE {fitted} END"
-    )
-
-
 def _remittance(reference: str) -> str:
     """The entry's `RmtInf`: none for an empty reference."""
-    return f"<RmtInf><Ustrd>{_text(reference)}</Ustrd></RmtInf>" if reference else ""
+    return f"<RmtInf><Ustrd>{xml_text(reference)}</Ustrd></RmtInf>" if reference else ""
 
 
 def _moment(posting: StatementPosting) -> str:
@@ -143,16 +87,19 @@ def _end_to_end_sql(n: Callable[[str], str]) -> str:
     """_end_to_end_id in SQL ('' for none)."""
     return (
         f"COALESCE(NULLIF(i.{n('end_to_end_id')}, ''), replace(i.{n('id')}::text, '-', ''), "
-        f"replace(p.{n('request_id')}::text, '-', ''), '')"
+        f"NULLIF(p.{n('end_to_end_id')}, ''), replace(p.{n('request_id')}::text, '-', ''), '')"
     )
 
 
 def _end_to_end_id(posting: StatementPosting) -> str:
     """The entry's end-to-end id: its batch item's (the file's EndToEndId, or a
-    JSON item's id), else its request id, both as 32 hex digits (ISO 20022
-    fields hold 35 characters), else '' (none)."""
+    JSON item's id), else the one its movement came with (money from another
+    bank), else its request id, ids as 32 hex digits (ISO 20022 fields hold 35
+    characters), else '' (none)."""
     if posting.item_end_to_end_id:
         return posting.item_end_to_end_id
+    if posting.end_to_end_id:
+        return posting.end_to_end_id
     return posting.request_id.hex if posting.request_id else ""
 
 
@@ -160,7 +107,7 @@ def _xml_refs(posting: StatementPosting) -> str:
     """The entry's `Refs` content, in the schema's order: the file's MsgId,
     PmtInfId and InstrId where it had them, EndToEndId, TxId (the request)."""
     parts = [
-        f"<{name}>{_text(value)}</{name}>"
+        f"<{name}>{xml_text(value)}</{name}>"
         for name, value in (
             ("MsgId", posting.message_id),
             ("PmtInfId", posting.payment_information_id),
@@ -168,7 +115,7 @@ def _xml_refs(posting: StatementPosting) -> str:
         )
         if value
     ]
-    parts.append(f"<EndToEndId>{_text(_end_to_end_id(posting) or NOT_PROVIDED)}</EndToEndId>")
+    parts.append(f"<EndToEndId>{xml_text(_end_to_end_id(posting) or NOT_PROVIDED)}</EndToEndId>")
     if posting.request_id:
         parts.append(f"<TxId>{posting.request_id.hex}</TxId>")
     return "".join(parts)
@@ -178,7 +125,7 @@ def _xml_refs_sql(n: Callable[[str], str]) -> str:
     """_xml_refs in SQL."""
     optional = [
         f"CASE WHEN COALESCE(i.{n(column)}, '') = '' THEN '' "
-        f"ELSE '<{name}>' || {_xml_sql(f'i.{n(column)}')} || '</{name}>' END"
+        f"ELSE '<{name}>' || {xml_sql(f'i.{n(column)}')} || '</{name}>' END"
         for name, column in (
             ("MsgId", "message_id"),
             ("PmtInfId", "payment_information_id"),
@@ -190,7 +137,7 @@ def _xml_refs_sql(n: Callable[[str], str]) -> str:
         [
             *optional,
             f"'<EndToEndId>' || CASE WHEN {end_to_end} = '' THEN '{NOT_PROVIDED}' "
-            f"ELSE {_xml_sql(end_to_end)} END || '</EndToEndId>'",
+            f"ELSE {xml_sql(end_to_end)} END || '</EndToEndId>'",
             f"COALESCE('<TxId>' || replace(p.{n('request_id')}::text, '-', '') || '</TxId>', '')",
         ]
     )
@@ -200,14 +147,14 @@ def _return_xml(posting: StatementPosting) -> str:
     """A return's `RtrInf` (none on other entries)."""
     if not posting.return_reason:
         return ""
-    return f"<RtrInf><Rsn><Cd>{_text(posting.return_reason)}</Cd></Rsn></RtrInf>"
+    return f"<RtrInf><Rsn><Cd>{xml_text(posting.return_reason)}</Cd></Rsn></RtrInf>"
 
 
 REFS_XML: _Field = (_xml_refs_sql, _xml_refs)
 RETURN_XML: _Field = (
     lambda n: (
         f"CASE WHEN t.{n(MEMO)} IS NULL THEN '' "
-        f"ELSE '<RtrInf><Rsn><Cd>' || {_xml_sql(f't.{n(MEMO)}')} || '</Cd></Rsn></RtrInf>' END"
+        f"ELSE '<RtrInf><Rsn><Cd>' || {xml_sql(f't.{n(MEMO)}')} || '</Cd></Rsn></RtrInf>' END"
     ),
     _return_xml,
 )
@@ -216,8 +163,8 @@ END_TO_END_JSON: _Field = (
     lambda p: _json_string(_end_to_end_id(p)) if _end_to_end_id(p) else "null",
 )
 END_TO_END_CSV: _Field = (
-    lambda n: _csv_sql(_end_to_end_sql(n)),
-    lambda p: _csv_cell(_end_to_end_id(p)),
+    lambda n: csv_sql(_end_to_end_sql(n)),
+    lambda p: csv_cell(_end_to_end_id(p)),
 )
 RETURN_REASON_JSON: _Field = (
     lambda n: f"COALESCE(to_json(t.{n(MEMO)})::text, 'null')",
@@ -230,8 +177,8 @@ DESCRIPTION_JSON: _Field = (
     lambda n: f"to_json(p.{n('description')})::text",
     lambda p: _json_string(p.description),
 )
-REFERENCE_CSV: _Field = (lambda n: _csv_sql(f"p.{n('reference')}"), lambda p: _csv_cell(p.reference))
-DESCRIPTION_CSV: _Field = (lambda n: _csv_sql(f"p.{n('description')}"), lambda p: _csv_cell(p.description))
+REFERENCE_CSV: _Field = (lambda n: csv_sql(f"p.{n('reference')}"), lambda p: csv_cell(p.reference))
+DESCRIPTION_CSV: _Field = (lambda n: csv_sql(f"p.{n('description')}"), lambda p: csv_cell(p.description))
 
 
 def _remittance_sql(quote: Callable[[str], str]) -> str:
@@ -239,11 +186,44 @@ def _remittance_sql(quote: Callable[[str], str]) -> str:
     reference = f"p.{quote('reference')}"
     return (
         f"CASE WHEN {reference} = '' THEN '' "
-        f"ELSE '<RmtInf><Ustrd>' || {_xml_sql(reference)} || '</Ustrd></RmtInf>' END"
+        f"ELSE '<RmtInf><Ustrd>' || {xml_sql(reference)} || '</Ustrd></RmtInf>' END"
     )
 
 
 REMITTANCE_XML: _Field = (_remittance_sql, lambda p: _remittance(p.reference))
+
+
+def _parties(posting: StatementPosting) -> str:
+    """The entry's `RltdPties`: the party outside the bank its movement names,
+    as the debtor of a credit or the creditor of a debit, with its IBAN when
+    known (none when the movement names no party)."""
+    if not posting.counterparty_name:
+        return ""
+    role = "Dbtr" if posting.amount > 0 else "Cdtr"
+    account = (
+        f"<{role}Acct><Id><IBAN>{xml_text(posting.counterparty_iban)}</IBAN></Id></{role}Acct>"
+        if posting.counterparty_iban
+        else ""
+    )
+    party = f"<{role}><Pty><Nm>{xml_text(posting.counterparty_name)}</Nm></Pty></{role}>"
+    return f"<RltdPties>{party}{account}</RltdPties>"
+
+
+def _parties_sql(n: Callable[[str], str]) -> str:
+    """_parties in SQL."""
+    name, iban = f"p.{n('counterparty_name')}", f"p.{n('counterparty_iban')}"
+    role = f"CASE WHEN p.{n('amount')} > 0 THEN 'Dbtr' ELSE 'Cdtr' END"
+    account = (
+        f"CASE WHEN {iban} = '' THEN '' ELSE '<' || {role} || 'Acct><Id><IBAN>' || {xml_sql(iban)} "
+        f"|| '</IBAN></Id></' || {role} || 'Acct>' END"
+    )
+    return (
+        f"CASE WHEN {name} = '' THEN '' ELSE '<RltdPties><' || {role} || '><Pty><Nm>' || {xml_sql(name)} "
+        f"|| '</Nm></Pty></' || {role} || '>' || {account} || '</RltdPties>' END"
+    )
+
+
+PARTIES_XML: _Field = (_parties_sql, _parties)
 
 
 def _layout(
@@ -253,7 +233,7 @@ def _layout(
     a day's lines joined by `separator`, then `escapes` applied."""
 
     def sql(quote: Callable[[str], str]) -> str:
-        written = (_sql_literal(piece) if isinstance(piece, str) else piece[0](quote) for piece in pieces)
+        written = (sql_literal(piece) if isinstance(piece, str) else piece[0](quote) for piece in pieces)
         return " || ".join(written)
 
     def python(posting: StatementPosting) -> str:
@@ -335,6 +315,7 @@ CAMT053_LAYOUT = _layout(
     "</Cd></Prtry></BkTxCd><NtryDtls><TxDtls><Refs>",
     REFS_XML,
     "</Refs>",
+    PARTIES_XML,
     REMITTANCE_XML,
     RETURN_XML,
     "</TxDtls></NtryDtls></Ntry>",
@@ -398,9 +379,9 @@ def _element(path: str, text: str) -> str:
 def _account_id(statement: Statement) -> str:
     account = statement.account
     if account.iban:
-        return _element("Id/IBAN", _text(account.iban))
+        return _element("Id/IBAN", xml_text(account.iban))
     if account.sort_code and account.account_number:
-        identifier = _element("Id", _text(account.sort_code + account.account_number))
+        identifier = _element("Id", xml_text(account.sort_code + account.account_number))
         scheme = _element("SchmeNm/Cd", "BBAN")
     else:
         identifier, scheme = _element("Id", account.id.hex), _element("SchmeNm/Prtry", "ACCOUNT-ID")
@@ -428,12 +409,12 @@ def statement_camt053(
     of entries is hundreds of thousands of elements, too many to build as a tree."""
     _written_in(statement, CAMT053_LAYOUT)
     first, last = statement.first_day.isoformat(), statement.last_day.isoformat()
-    currency = _text(statement.account.currency)
+    currency = xml_text(statement.account.currency)
     created = created_at.isoformat()
     parts = [
         '<?xml version="1.0" encoding="utf-8"?>\n',
         f'<Document xmlns="{CAMT053_NAMESPACE}"><BkToCstmrStmt>',
-        _element("GrpHdr", _element("MsgId", _text(message_id)) + _element("CreDtTm", created)),
+        _element("GrpHdr", _element("MsgId", xml_text(message_id)) + _element("CreDtTm", created)),
         "<Stmt>",
         _element("Id", f"{statement.account.id.hex[:16]}-{first.replace('-', '')}-{last.replace('-', '')}"),
         _element("CreDtTm", created),

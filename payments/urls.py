@@ -8,6 +8,7 @@ from payments.views import (
 )
 from payments.views_clock import SandboxClockView
 from payments.views_fx import FxQuoteView
+from payments.views_incoming import IncomingPaymentListView, IncomingPaymentView, SandboxIncomingPaymentView
 from payments.views_lists import (
     PaymentRequestListView,
     ScheduledPaymentListView,
@@ -28,10 +29,13 @@ urlpatterns = [
     path(f"{ACCOUNT}/statements", StatementView.as_view()),
     path(f"{ACCOUNT}/balances", BalanceView.as_view()),
     path(f"{ACCOUNT}/limits", LimitsView.as_view()),
+    path(f"{ACCOUNT}/incoming-payments", IncomingPaymentListView.as_view()),
+    path(f"{ACCOUNT}/incoming-payments/<str:incomingPaymentId>", IncomingPaymentView.as_view()),
     path(f"{ACCOUNT}/scheduled-payments/<str:scheduleId>", ScheduledPaymentView.as_view()),
     path("sandbox/payment-requests/<str:requestId>/settle", SandboxSettleView.as_view()),
     path("sandbox/payment-requests/<str:requestId>/fail", SandboxFailView.as_view()),
     path("sandbox/payment-requests/<str:requestId>/return", SandboxReturnView.as_view()),
     path("sandbox/scheduled-payments/run", SandboxClockView.as_view()),
+    path("sandbox/incoming-payments", SandboxIncomingPaymentView.as_view()),
     path("accounts/<str:accountId>/fx/quote", FxQuoteView.as_view(), name="fx-quote"),
 ]

@@ -39,9 +39,15 @@ code uses is imported from here.
 from payments.ledger.balances import InCents, money_in_cents_sql
 from payments.ledger.bulk import Movement, ledger_post_many
 from payments.ledger.check import LedgerReport, ledger_check
-from payments.ledger.entries import Settled, statement_entries_settled, statement_entry_credit
+from payments.ledger.entries import (
+    CardCleared,
+    Settled,
+    statement_entries_card_cleared,
+    statement_entries_settled,
+    statement_entry_credit,
+)
 from payments.ledger.holds import HoldOrder, holds_open, holds_place, holds_release
-from payments.ledger.legs import InsufficientBalance, LedgerError, Leg, Outbound, RequestRef
+from payments.ledger.legs import Counterparty, InsufficientBalance, LedgerError, Leg, Outbound, RequestRef
 from payments.ledger.posting import (
     ledger_fund_account,
     ledger_post,
@@ -54,6 +60,8 @@ from payments.ledger.statement_lines import statement_description, statement_lin
 from payments.ledger.steps import PostingSteps, ledger_post_steps
 
 __all__ = [
+    "CardCleared",
+    "Counterparty",
     "HoldOrder",
     "InCents",
     "InsufficientBalance",
@@ -77,6 +85,7 @@ __all__ = [
     "lock_accounts",
     "money_in_cents_sql",
     "statement_description",
+    "statement_entries_card_cleared",
     "statement_entries_settled",
     "statement_entry_credit",
     "statement_line_facts",

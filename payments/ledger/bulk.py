@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from bankapi.models import ZERO, Account
-from payments.ledger.legs import LedgerError, Leg, RequestRef, check_balanced
+from payments.ledger.legs import Counterparty, LedgerError, Leg, RequestRef, check_balanced
 from payments.ledger.statement_lines import leg_posting
 from payments.models import LedgerPosting, LedgerTransaction
 
@@ -23,8 +23,9 @@ class Movement:
     legs: list[Leg]
     key: str | None = None
     memo: str = ""
-    # The payment request it books (see `ledger_post`).
+    # The payment request it books, and the party outside the bank it names (see `ledger_post`).
     request: RequestRef | None = None
+    counterparty: Counterparty | None = None
 
 
 def ledger_post_many(
@@ -72,7 +73,7 @@ def ledger_post_many(
     booked = {account_id: max(now, locked[account_id].last_booked_at or now) for account_id in changes}
     LedgerPosting.objects.bulk_create(
         (
-            leg_posting(entry, leg, running, booked, now, movement.request)
+            leg_posting(entry, leg, running, booked, now, movement.request, movement.counterparty)
             for entry, movement in zip(entries, movements, strict=True)
             for leg in movement.legs
         ),

@@ -55,6 +55,18 @@ class RequestRef:
     reference: str
 
 
+@dataclass(frozen=True)
+class Counterparty:
+    """The other side of a movement with the world outside the bank, as the
+    account's statement names it: who paid a credit to the account (the
+    debtor) or was paid by a debit from it (the creditor), its IBAN when known,
+    and the end-to-end id the movement came with ('' for none)."""
+
+    name: str
+    iban: str = ""
+    end_to_end_id: str = ""
+
+
 class LedgerError(Exception):
     """A movement that would break the ledger's rules (a programming error)."""
 

@@ -13,6 +13,7 @@ from bankapi.rows import insert_rows
 from payments.ledger.balances import applied_show, apply_balance_changes
 from payments.ledger.entries import statement_entry_credit
 from payments.ledger.legs import (
+    Counterparty,
     InsufficientBalance,
     LedgerError,
     Leg,
@@ -74,11 +75,13 @@ def ledger_post(
     memo: str = "",
     outbound: Outbound | None = None,
     request: RequestRef | None = None,
+    counterparty: Counterparty | None = None,
 ) -> LedgerTransaction:
     """Post a balanced movement and apply it to the customer balances.
 
     `request` is the payment request the movement books, named on the
-    customer postings' statement lines.
+    customer postings' statement lines; `counterparty` the party outside the
+    bank a movement with the world outside names there.
 
     With `outbound`, the debit of its account also counts it against that
     account's daily outbound limit, in the same statement; a debit the limit
@@ -105,7 +108,9 @@ def ledger_post(
             # Each account's balance before the movement is its new one less its change.
             running = {account_id: row.balance - changes[account_id] for account_id, row in applied.items()}
             booked = {account_id: row.booked_at for account_id, row in applied.items()}
-            insert_rows([leg_posting(entry, leg, running, booked, now, request) for leg in legs])
+            insert_rows(
+                [leg_posting(entry, leg, running, booked, now, request, counterparty) for leg in legs]
+            )
             # Callers keep using the Account objects they passed in: show them the new balances.
             for leg in legs:
                 if leg.account:

@@ -7,7 +7,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from payments.formats import REFERENCE_MAX
-from payments.ledger.legs import Leg, RequestRef
+from payments.ledger.legs import Counterparty, Leg, RequestRef
 from payments.models import LedgerPosting, LedgerTransaction
 
 _KIND_LABELS = {kind.value: str(kind.label) for kind in LedgerTransaction.Kind}
@@ -44,13 +44,15 @@ def leg_posting(
     booked: dict[uuid.UUID, datetime],
     now: datetime,
     request: RequestRef | None,
+    counterparty: Counterparty | None = None,
 ) -> LedgerPosting:
     """The posting of one leg in the ledger transaction `entry`. A customer
     account's posting carries the account's balance after it (`running` holds
     each account's balance so far, read under its lock, and moves on by the leg)
     and is booked at the account's booking time (`booked`, see
     `Account.last_booked_at`); a system account's is booked `now`. A customer
-    posting also carries its statement line (`statement_line_facts`)."""
+    posting also carries its statement line (`statement_line_facts`) and the
+    movement's `counterparty`, if it names one."""
     if leg.account is None:
         return LedgerPosting(
             transaction=entry,
@@ -74,4 +76,7 @@ def leg_posting(
         request_id=request_id,
         reference=reference,
         description=description,
+        end_to_end_id=counterparty.end_to_end_id if counterparty else "",
+        counterparty_name=counterparty.name if counterparty else "",
+        counterparty_iban=counterparty.iban if counterparty else "",
     )

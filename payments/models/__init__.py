@@ -1,5 +1,6 @@
 from payments.models.beneficiary import Beneficiary
 from payments.models.fx import FxQuote, FxRate
+from payments.models.incoming import IncomingPayment
 from payments.models.ledger import Hold, LedgerPosting, LedgerTransaction, StatementDay, SystemAccount
 from payments.models.payment import PaymentRequest, StatementEntry
 from payments.models.schedule import ScheduledPayment, ScheduleRun
@@ -9,6 +10,7 @@ __all__ = [
     "FxQuote",
     "FxRate",
     "Hold",
+    "IncomingPayment",
     "LedgerPosting",
     "LedgerTransaction",
     "PaymentRequest",

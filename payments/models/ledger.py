@@ -47,6 +47,10 @@ class LedgerTransaction(TenantOwned):
         # A settled payment the payee's bank sent back; the memo is the ISO reason code.
         RETURN = "RETURN", "Payment returned"
         FX = "FX", "Currency conversion"
+        # A credit transfer from another bank (`IncomingPayment`).
+        INCOMING = "INCOMING", "Incoming payment"
+        # A card authorization's clearing, paid from its hold to the merchant's side.
+        CARD = "CARD", "Card payment"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     kind = models.CharField(max_length=12, choices=Kind.choices)
@@ -100,6 +104,13 @@ class LedgerPosting(models.Model):
     request_id = models.UUIDField(null=True, blank=True)
     reference = models.CharField(max_length=140, blank=True, default="")
     description = models.CharField(max_length=240, blank=True, default="")
+    # The other party of a movement with the world outside the bank, as the
+    # movement's writer names it (`payments.ledger.Counterparty`): who paid a
+    # credit or was paid by a debit, its IBAN when known, and the end-to-end id
+    # the movement came with. Empty on every other posting.
+    end_to_end_id = models.CharField(max_length=35, blank=True, default="")
+    counterparty_name = models.CharField(max_length=140, blank=True, default="")
+    counterparty_iban = models.CharField(max_length=34, blank=True, default="")
 
     class Meta:
         constraints = [

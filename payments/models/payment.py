@@ -9,6 +9,7 @@ from bankapi.clock import ClockedDateTimeField, account_customer_id
 from bankapi.models import MONEY, Account, Customer, TenantOwned
 from payments.models.beneficiary import Beneficiary
 from payments.models.fx import FxQuote
+from payments.models.incoming import IncomingPayment
 from payments.models.ledger import LedgerTransaction
 
 
@@ -130,6 +131,13 @@ class StatementEntry(TenantOwned):
     return_of = models.ForeignKey(
         PaymentRequest, null=True, blank=True, on_delete=models.PROTECT, related_name="returns"
     )
+    # On the credit of money from another bank: that incoming payment.
+    incoming_payment = models.OneToOneField(
+        IncomingPayment, null=True, blank=True, on_delete=models.PROTECT, related_name="statement_entry"
+    )
+    # On the debit of a card authorization's clearing: that authorization (its
+    # id as a fact of the entry: cards pay through this app, not the reverse).
+    card_authorization_id = models.UUIDField(null=True, blank=True)
     direction = models.CharField(max_length=6, choices=Direction.choices)
     amount = models.DecimalField(**MONEY)
     currency = models.CharField(max_length=3)

@@ -72,6 +72,10 @@ class StatementPosting(NamedTuple):
     reference: str
     description: str
     currency: str
+    # The movement's party outside the bank and its end-to-end id ('' when it names none).
+    end_to_end_id: str = ""
+    counterparty_name: str = ""
+    counterparty_iban: str = ""
     # What the posting's payment was given with, when a batch item paid it (the
     # file's ids, or '' where the file had none or the batch was JSON): the
     # end-to-end id as its status report names it, MsgId, PmtInfId, InstrId.
@@ -207,6 +211,9 @@ def day_lines_written_here(
             "reference",
             "description",
             "currency",
+            "end_to_end_id",
+            "counterparty_name",
+            "counterparty_iban",
         )
     )
     postings = _with_item_and_reason(list(rows))

@@ -40,8 +40,15 @@ def daily_outbound_give_back(request: PaymentRequest) -> None:
 
     Must run under the account's lock, in the transaction that marks it FAILED.
     """
-    Account.objects.filter(id=request.account_id, outbound_day=usage_day(request.created_at)).update(
-        outbound_total=InCents(F("outbound_total") - request.debit_amount)
+    daily_outbound_return(request.account_id, usage_day(request.created_at), request.debit_amount)
+
+
+def daily_outbound_return(account_id: uuid.UUID, day: date, amount: Decimal) -> None:
+    """`amount` no longer counts against the limit of `day` (if that day is
+    still the account's counted one: an older day no longer counts). Under the
+    account's lock, in the transaction that gives it back."""
+    Account.objects.filter(id=account_id, outbound_day=day).update(
+        outbound_total=InCents(F("outbound_total") - amount)
     )
 
 

@@ -92,6 +92,17 @@ def test_the_clock_year_bench_runs():
     assert "Advanced 35 days" in out and "schedule runs paid" in out, out
 
 
+def test_the_card_authorizations_bench_runs():
+    out = run(
+        "card_authorizations.py",
+        *("--requests", "8", "--customers", "2", "--clearings", "12", "--chunk", "5"),
+        env=without_databases(),
+    )
+
+    assert "Cleared 12 authorizations" in out and "check_ledger: ok" in out, out
+    assert out.strip().splitlines()[-1].startswith("ratio="), out
+
+
 def test_the_iso20022_bench_runs():
     out = run("iso20022.py", "--transactions", "50", env=without_databases())
 

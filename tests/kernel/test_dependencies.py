@@ -37,6 +37,10 @@ ALLOWED = {
     ("batches", "payments"): "a batch funds and pays through the payments ledger and payment services",
     ("batches", "authn"): "submitting a batch takes the authn step-up confirmation",
     ("cards", "authn"): "showing card details takes the authn step-up confirmation",
+    (
+        "cards",
+        "payments",
+    ): "a card authorization is decided, held and cleared by the payments decision and ledger",
     ("payments", "events"): "payment state changes write their events in the same transaction",
     ("batches", "events"): "batch state changes write their events in the same transaction",
     ("cards", "events"): "a card issued writes its event in the same transaction",

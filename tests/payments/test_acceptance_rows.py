@@ -280,3 +280,94 @@ def test_every_door_refuses_alike_and_writes_nothing(
         assert written == (0, 0, 0, 0), door
         after = Account.objects.filter(id=account.id).values(*LEDGER_FIELDS).get()
         assert after == before, door
+
+
+# The card doors: an authorization is decided by the same decision (no fee:
+# cards pay none) and cleared from its own hold by the ledger's bulk writer.
+NO_FEE_CASES = [
+    (case, amount, settings) for case, amount, settings in CASES if "fee_per_payment" not in settings
+]
+
+
+def _card_of(account: Account) -> str:
+    from cards.services import card_issue
+
+    return str(card_issue(account=account, name_on_card="JANE PAYER").id)
+
+
+def _by_card(api, auth, account: Account, amount: str) -> None:
+    card_id = _card_of(account)
+    authorized = api.post(
+        f"/v1/sandbox/cards/{card_id}/authorizations",
+        {"amount": amount, "currency": "GBP", "merchantName": "Invoice 42"},
+        format="json",
+        **auth,
+    )
+    assert authorized.json()["data"]["status"] == "PENDING", authorized.json()
+    authorization_id = authorized.json()["data"]["authorizationId"]
+    cleared = api.post(f"/v1/sandbox/card-authorizations/{authorization_id}/clear", {}, format="json", **auth)
+    assert cleared.json()["data"]["status"] == "CLEARED", cleared.json()
+
+
+def _account_moved(account: Account, since: datetime) -> dict:
+    postings = LedgerPosting.objects.filter(account_id=account.id, created_at__gte=since)
+    return {
+        "account": Account.objects.filter(id=account.id).values(*LEDGER_FIELDS).get(),
+        "postings": list(postings.values_list("amount", "balance_after")),
+    }
+
+
+@pytest.mark.parametrize(
+    ("case", "amount", "settings"), NO_FEE_CASES, ids=[case for case, _, _ in NO_FEE_CASES]
+)
+def test_a_card_spend_moves_the_account_as_a_payment_does(
+    api, customer, customer_auth, case, amount, settings
+):
+    Program.objects.filter(id=customer.program_id).update(**settings)
+    doors = {
+        "route": lambda account: _by_route(api, customer_auth, account, amount),
+        "batch": lambda account: _by_batch_writer(account, amount),
+        "card": lambda account: _by_card(api, customer_auth, account, amount),
+    }
+    moved = {}
+    for door, accept in doors.items():
+        account = funded_account(customer, "10000.00", **uk_account())
+        since = timezone.now()
+        accept(account)
+        moved[door] = _account_moved(account, since)
+    assert moved["card"] == moved["route"] == moved["batch"], case
+
+
+def _decline_by_card(api, auth, account: Account, amount: str) -> str:
+    response = api.post(
+        f"/v1/sandbox/cards/{_card_of(account)}/authorizations",
+        {"amount": amount, "currency": "GBP", "merchantName": "Invoice 42"},
+        format="json",
+        **auth,
+    )
+    assert response.json()["data"]["status"] == "DECLINED", response.json()
+    return response.json()["data"]["declineReason"]
+
+
+NO_FEE_REFUSED = [case for case in REFUSED if "fee_per_payment" not in case[3]]
+
+
+@pytest.mark.parametrize(
+    ("case", "balance", "amount", "settings", "code"),
+    NO_FEE_REFUSED,
+    ids=[case for case, *_ in NO_FEE_REFUSED],
+)
+def test_a_card_is_declined_as_a_payment_is_refused_and_moves_nothing(
+    api, customer, customer_auth, case, balance, amount, settings, code
+):
+    Program.objects.filter(id=customer.program_id).update(**settings)
+    refused = funded_account(customer, balance, **uk_account())
+    assert _refusal_by_route(api, customer_auth, refused, amount) == code
+    account = funded_account(customer, balance, **uk_account())
+    ledger = (LedgerTransaction.objects.count(), LedgerPosting.objects.count())
+    before = Account.objects.filter(id=account.id).values(*LEDGER_FIELDS).get()
+
+    assert _decline_by_card(api, customer_auth, account, amount) == code, case
+
+    assert (LedgerTransaction.objects.count(), LedgerPosting.objects.count()) == ledger
+    assert Account.objects.filter(id=account.id).values(*LEDGER_FIELDS).get() == before

@@ -29,13 +29,15 @@ from rest_framework.test import APIClient
 from authn.models import LoginThrottle, User
 from bankapi.models import Account, Customer, IdempotencyRecord, Program, TestClock
 from batches.models import Batch
+from cards.models import Card, CardAuthorization
+from cards.services import card_issue
 from onboarding.models import Application
-from payments.models import Beneficiary, PaymentRequest
+from payments.models import Beneficiary, IncomingPayment, PaymentRequest
 from tests.conftest import requires_postgres
 from tests.proof.conftest import report_figures
 from tests.proof.routes import Route, all_routes, idempotent_routes
 from tests.support.auth import access_header, id_header
-from tests.support.factories import CustodianSetup, SignedIn, custodian_with_clients
+from tests.support.factories import CustodianSetup, SignedIn, custodian_with_clients, management_user
 from tests.support.openapi import openapi_document
 from tests.support.race import run_at_once
 
@@ -212,6 +214,84 @@ def _test_clock_advance(callers: Callers, key: str) -> Race:
     )
 
 
+def _incoming_payment(callers: Callers, key: str) -> Race:
+    account = callers.account
+    Account.objects.filter(id=account.id).update(iban="GB33BUKB20201555555555")
+    management = management_user()
+    return Race(
+        path=f"/v1/sandbox/incoming-payments?programId={account.program_id}",
+        body={
+            "creditorIban": "GB33BUKB20201555555555",
+            "amount": "25.00",
+            "currency": "GBP",
+            "debtorName": "Acme",
+        },
+        headers={"HTTP_IDEMPOTENCY_KEY": key, **management.id},
+        made=lambda: IncomingPayment.objects.filter(account=account),
+        made_id=lambda data: data["incomingPaymentId"],
+        payer=account,
+        debit=Decimal("-25.00"),
+    )
+
+
+def _card(callers: Callers) -> Card:
+    return card_issue(account=callers.account, name_on_card="PAYER")
+
+
+def _authorized(callers: Callers, card: Card) -> str:
+    answer = APIClient().post(
+        f"/v1/sandbox/cards/{card.id}/authorizations",
+        {"amount": "30.00", "currency": "GBP", "merchantName": "Shop"},
+        format="json",
+        **callers.payer.access,
+    )
+    assert answer.status_code == 200, answer.json()
+    return answer.json()["data"]["authorizationId"]
+
+
+def _card_authorization(callers: Callers, key: str) -> Race:
+    card = _card(callers)
+    return Race(
+        path=f"/v1/sandbox/cards/{card.id}/authorizations",
+        body={"amount": "30.00", "currency": "GBP", "merchantName": "Shop"},
+        headers={"HTTP_IDEMPOTENCY_KEY": key, **callers.payer.access},
+        made=lambda: CardAuthorization.objects.filter(card=card),
+        made_id=lambda data: data["authorizationId"],
+        payer=callers.account,
+    )
+
+
+def _card_authorization_settled(action: str, status: str, debit: str) -> Callable[[Callers, str], Race]:
+    def scenario(callers: Callers, key: str) -> Race:
+        authorization_id = _authorized(callers, _card(callers))
+        return Race(
+            path=f"/v1/sandbox/card-authorizations/{authorization_id}/{action}",
+            body={},
+            headers={"HTTP_IDEMPOTENCY_KEY": key, **callers.payer.access},
+            made=lambda: CardAuthorization.objects.filter(id=authorization_id, status=status),
+            made_id=lambda data: data["authorizationId"],
+            payer=callers.account,
+            debit=Decimal(debit),
+        )
+
+    return scenario
+
+
+def _card_status(action: str, before: str, after: str) -> Callable[[Callers, str], Race]:
+    def scenario(callers: Callers, key: str) -> Race:
+        card = _card(callers)
+        Card.objects.filter(id=card.id).update(status=before)
+        return Race(
+            path=f"/v1/sandbox/cards/{card.id}/{action}",
+            body={},
+            headers={"HTTP_IDEMPOTENCY_KEY": key, **callers.payer.access},
+            made=lambda: Card.objects.filter(id=card.id, status=after),
+            made_id=lambda data: data["cardId"],
+        )
+
+    return scenario
+
+
 # Route (as in the OpenAPI document) -> the scenario of one successful request.
 SCENARIOS: dict[str, Callable[[Callers, str], Race]] = {
     "/v1/customers/{customerId}/accounts/{accountId}/payments": _payment,
@@ -222,6 +302,16 @@ SCENARIOS: dict[str, Callable[[Callers, str], Race]] = {
     "/v1/sandbox/customers": _sandbox_customer,
     "/v1/sandbox/test-clocks": _test_clock,
     "/v1/sandbox/test-clocks/{testClockId}/advance": _test_clock_advance,
+    "/v1/sandbox/incoming-payments": _incoming_payment,
+    "/v1/sandbox/cards/{cardId}/authorizations": _card_authorization,
+    "/v1/sandbox/card-authorizations/{authorizationId}/clear": _card_authorization_settled(
+        "clear", "CLEARED", "30.00"
+    ),
+    "/v1/sandbox/card-authorizations/{authorizationId}/reverse": _card_authorization_settled(
+        "reverse", "REVERSED", "0"
+    ),
+    "/v1/sandbox/cards/{cardId}/freeze": _card_status("freeze", "ACTIVE", "FROZEN"),
+    "/v1/sandbox/cards/{cardId}/unfreeze": _card_status("unfreeze", "FROZEN", "ACTIVE"),
 }
 
 

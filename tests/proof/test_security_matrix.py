@@ -167,6 +167,27 @@ def _test_clock(world) -> str:
     return str(TestClock.objects.create(program=world.consumer, sandbox=True, frozen_time=timezone.now()).id)
 
 
+def _money_in_and_card_spend(account: Account, card_id: str, iban: str) -> dict[str, str]:
+    """An incoming payment to the victim's account and an authorization of its card."""
+    from decimal import Decimal
+
+    from cards.authorizations import AuthorizationOrder, card_authorize
+    from cards.models import Card
+    from payments.incoming import IncomingOrder, incoming_payment_receive
+
+    Account.objects.filter(id=account.id).update(iban=iban)
+    incoming = incoming_payment_receive(
+        program=account.program,
+        sandbox=account.sandbox,
+        order=IncomingOrder(creditor_iban=iban, amount=Decimal("5.00"), currency="GBP", debtor_name="Matrix"),
+    )
+    authorization = card_authorize(
+        card=Card.objects.select_related("account", "program").get(id=card_id),
+        order=AuthorizationOrder(amount=Decimal("1.00"), currency="GBP", merchant_name="Matrix Shop"),
+    )
+    return {"incomingPaymentId": str(incoming.id), "authorizationId": str(authorization.id)}
+
+
 def _batch(user: User, account: Account) -> str:
     """A submitted batch of the victim (made by the service: a submit needs a step-up)."""
     return str(batch_submitted(user, [payment(account, "1.00")]).id)
@@ -189,6 +210,7 @@ def principals(api, world):
     customer_objects["batchId"] = _batch(world.customer.user, world.account)
     customer_objects |= _approval(world.customer.user)
     customer_objects["testClockId"] = _test_clock(world)
+    customer_objects |= _money_in_and_card_spend(world.account, me["cardId"], "GB29NWBK60161331926819")
     custodian = world.custodian
     custodian_account = custodian.accounts[0]
     custodian_objects = _objects(
@@ -197,6 +219,9 @@ def principals(api, world):
     custodian_objects["cardId"] = str(card_issue(account=custodian_account, name_on_card="Matrix Card").id)
     custodian_objects["batchId"] = _batch(custodian.user, custodian_account)
     custodian_objects |= _approval(custodian.user)
+    custodian_objects |= _money_in_and_card_spend(
+        custodian_account, custodian_objects["cardId"], "GB94BARC10201530093459"
+    )
     customer = customer_principal(world, customer_objects)
     return {
         Role.CUSTOMER: customer,

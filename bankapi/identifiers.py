@@ -1,4 +1,5 @@
-"""The SEPA character set of identifiers, which a file's `PmtId/EndToEndId` follows.
+"""The SEPA character set of identifiers, which a file's `PmtId/EndToEndId` and an
+incoming payment's `endToEndId` follow.
 
 Letters a-z and A-Z, digits, space and `/ - ? : ( ) . , ' +`; not starting or
 ending with `/`, and no `//`. Its length is the schema's (at most 35). So no

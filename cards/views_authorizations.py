@@ -1,0 +1,349 @@
+"""Card spending in the sandbox: the card network's authorizations, their
+clearing and reversal, freezing a card; and the card's list of authorizations."""
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework.request import Request
+
+from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
+from bankapi.approval_gate import exempt
+from bankapi.errors import validation_error
+from bankapi.idempotency import HEADER, Fingerprint, idempotency_key_resolve, idempotency_owner_of
+from bankapi.responses import ok
+from bankapi.roles import Role
+from bankapi.schema import envelope, error_responses, management_program_id
+from bankapi.scope import get_or_not_found, program_for
+from bankapi.serializers import validated_body
+from cards.authorizations import (
+    AuthorizationOrder,
+    authorization_clear,
+    authorization_reverse,
+    authorizations_of_card,
+    card_authorize,
+    card_status_set,
+)
+from cards.errors import CardErrorCode
+from cards.models import Card, CardAuthorization
+from cards.selectors import card_of
+from cards.serializers_authorizations import (
+    AuthorizationClearSerializer,
+    AuthorizationCreateSerializer,
+    CardAuthorizationListSerializer,
+    CardAuthorizationSerializer,
+    SandboxCardSerializer,
+)
+from payments.views_incoming import SANDBOX_IDEMPOTENCY_KEY
+
+PROGRAM_ID = management_program_id(
+    "The program whose sandbox it acts in, for management callers (required for them); ignored for others.",
+    management_only=False,
+)
+CALLERS = (
+    "A management id token with `programId`, or a sandbox access token of the card's customer; "
+    "production tokens get 404."
+)
+S404_CARD = "CARD_NOT_FOUND: no such card for this caller (another program's or customer's included)."
+S404_AUTHORIZATION = "RESOURCE_NOT_FOUND: no such authorization for this caller."
+S409_STATE = (
+    "INVALID_STATE: the authorization is not PENDING (cleared, reversed, declined or expired). "
+    "IDEMPOTENCY_KEY_IN_PROGRESS: the first request with this key is still running."
+)
+
+
+class SandboxCardView(ScopedAPIView):
+    """The sandbox's card routes: the management caller of the program, or the
+    card's own customer, in the sandbox only; answered once per Idempotency-Key."""
+
+    roles = (Role.MANAGEMENT, Role.CUSTOMER)
+
+    def required_token_use(self, claims: dict) -> str:
+        return "id" if claims.get("role") == Role.MANAGEMENT else "access"
+
+    def cards(self):
+        """The cards the caller may use here: the program's sandbox cards, a customer's own."""
+        if not self.scope.sandbox:
+            return Card.objects.none()
+        rows = Card.objects.for_scope(self.scope).select_related("account", "program")
+        if self.scope.is_management:
+            return rows
+        if self.scope.customer_id is None:
+            return Card.objects.none()
+        return rows.filter(account__customer_id=self.scope.customer_id)
+
+    def card(self, card_id: str) -> Card:
+        return get_or_not_found(self.cards(), card_id, "Card", CardErrorCode.CARD_NOT_FOUND)
+
+    def authorization(self, authorization_id: str) -> CardAuthorization:
+        rows = CardAuthorization.objects.filter(card__in=self.cards())
+        return get_or_not_found(rows, authorization_id, "Card authorization")
+
+    def once(self, request: Request, path: dict[str, str], work: Any, serializer: Any) -> Any:
+        program = program_for(self.scope)
+        key = idempotency_key_resolve(program=program, header=request.headers.get(HEADER), body_key=None)
+        owner_kind, owner_id = idempotency_owner_of(self.scope)
+        assert self.idempotency_operation is not None
+        return respond_once(
+            program=program,
+            sandbox=True,
+            owner_kind=owner_kind,
+            owner_id=owner_id,
+            operation=self.idempotency_operation,
+            key=key,
+            fingerprint=Fingerprint(
+                {"programId": str(program.id), "path": path, "body": request.data if request.data else {}}
+            ),
+            checks=lambda: None,
+            work=lambda _: work(),
+            serializer=serializer,
+        )
+
+
+def _errors(*statuses: int, **descriptions: str) -> dict:
+    return error_responses(*statuses, **descriptions)
+
+
+class SandboxAuthorizationCreateView(SandboxCardView):
+    approval_policy = exempt("sandbox: the card network asks to spend; the decision is the card's rules")
+    idempotency_operation = "sandbox.card_authorizations.create"
+
+    @extend_schema(
+        tags=["sandbox"],
+        summary="Sandbox: the card network asks to spend with a card",
+        description=(
+            f"{CALLERS} Decided in this order: the card ACTIVE (else declined `CARD_INACTIVE`), "
+            "`currency` the card account's (`CURRENCY_NOT_SUPPORTED`), the program's per-payment limit "
+            "and the day's outbound limit (`LIMIT_EXCEEDED`), the available balance covering `amount` "
+            "(`INSUFFICIENT_FUNDS`; cards pay no fee). Approved: a hold of `amount` on the card's "
+            "account (available falls; the balance and statements do not), status PENDING, counted on "
+            "the day's `used` at once, expiring 7 days after `createdAt`. Declined: status DECLINED with "
+            "`declineReason`, nothing held or counted. Both answer 200 and send "
+            "`card_authorization.created`. Approval policies do not apply."
+        ),
+        parameters=[PROGRAM_ID, SANDBOX_IDEMPOTENCY_KEY],
+        request=AuthorizationCreateSerializer,
+        responses={
+            200: envelope("CardAuthorizationResponse", CardAuthorizationSerializer()),
+            **_errors(
+                400,
+                401,
+                403,
+                404,
+                409,
+                s400="VALIDATION_ERROR: a field breaks its rule (currency not an ISO 4217 code). "
+                "IDEMPOTENCY_KEY_MISMATCH.",
+                s404=S404_CARD,
+                s409="IDEMPOTENCY_KEY_IN_PROGRESS: the first request with this key is still running.",
+            ),
+        },
+    )
+    def post(self, request, cardId: str):
+        card = self.card(cardId)
+        body = validated_body(AuthorizationCreateSerializer, request)
+        order = AuthorizationOrder(
+            amount=body["amount"],
+            currency=body["currency"],
+            merchant_name=body["merchantName"],
+            merchant_category_code=body.get("merchantCategoryCode", ""),
+        )
+        return self.once(
+            request,
+            {"cardId": str(card.id)},
+            lambda: card_authorize(card=card, order=order),
+            CardAuthorizationSerializer,
+        )
+
+
+class SandboxAuthorizationClearView(SandboxCardView):
+    approval_policy = exempt("sandbox: pays a card authorization from the hold its approval placed")
+    idempotency_operation = "sandbox.card_authorizations.clear"
+
+    @extend_schema(
+        tags=["sandbox"],
+        summary="Sandbox: clear a PENDING card authorization",
+        description=(
+            f"{CALLERS} One DBIT of `amount` (default: the authorized amount) is booked from the card's "
+            "account, paid from the authorization's hold (released at that booking); what was not "
+            "cleared goes back to available and to the `used` of the authorization's day. Status "
+            "CLEARED with `clearedAmount`; event `card_authorization.cleared`. The transaction's "
+            "`reference` is the merchant name and its `cardAuthorizationId` names the authorization; "
+            "camt.053 shows the merchant as `RltdPties/Cdtr/Pty/Nm`."
+        ),
+        parameters=[PROGRAM_ID, SANDBOX_IDEMPOTENCY_KEY],
+        request=AuthorizationClearSerializer,
+        responses={
+            200: envelope("CardAuthorizationClearResponse", CardAuthorizationSerializer()),
+            **_errors(
+                400,
+                401,
+                403,
+                404,
+                409,
+                s400="VALIDATION_ERROR: amount breaks its rule or is above the authorized amount. "
+                "IDEMPOTENCY_KEY_MISMATCH.",
+                s404=S404_AUTHORIZATION,
+                s409=S409_STATE,
+            ),
+        },
+    )
+    def post(self, request, authorizationId: str):
+        authorization = self.authorization(authorizationId)
+        body = validated_body(AuthorizationClearSerializer, request)
+        amount = body.get("amount")
+        if amount is not None and amount > authorization.amount:
+            raise validation_error(
+                "amount", f"Must be at most {authorization.amount:.2f}, the authorized amount."
+            )
+        return self.once(
+            request,
+            {"authorizationId": str(authorization.id)},
+            lambda: authorization_clear(authorization, amount),
+            CardAuthorizationSerializer,
+        )
+
+
+class SandboxAuthorizationReverseView(SandboxCardView):
+    approval_policy = exempt("sandbox: releases a card authorization's hold, nothing leaves the account")
+    idempotency_operation = "sandbox.card_authorizations.reverse"
+
+    @extend_schema(
+        tags=["sandbox"],
+        summary="Sandbox: reverse a PENDING card authorization",
+        description=(
+            f"{CALLERS} The hold is released and nothing is booked; the amount goes back to the `used` "
+            "of the authorization's day. Status REVERSED; event `card_authorization.reversed`."
+        ),
+        parameters=[PROGRAM_ID, SANDBOX_IDEMPOTENCY_KEY],
+        request=None,
+        responses={
+            200: envelope("CardAuthorizationReverseResponse", CardAuthorizationSerializer()),
+            **_errors(
+                400,
+                401,
+                403,
+                404,
+                409,
+                s400="IDEMPOTENCY_KEY_MISMATCH.",
+                s404=S404_AUTHORIZATION,
+                s409=S409_STATE,
+            ),
+        },
+    )
+    def post(self, request, authorizationId: str):
+        authorization = self.authorization(authorizationId)
+        return self.once(
+            request,
+            {"authorizationId": str(authorization.id)},
+            lambda: authorization_reverse(authorization),
+            CardAuthorizationSerializer,
+        )
+
+
+def _card_status_view(status: str, verb: str) -> type[SandboxCardView]:
+    class View(SandboxCardView):
+        approval_policy = exempt(f"sandbox: {verb}s a card, no money moves")
+        idempotency_operation = f"sandbox.cards.{verb}"
+
+        @extend_schema(
+            tags=["sandbox"],
+            summary=f"Sandbox: {verb} a card",
+            description=(
+                f"{CALLERS} Sets the card {status}; a card already {status} answers 200 as it is. "
+                "A FROZEN card's authorizations are declined CARD_INACTIVE."
+            ),
+            parameters=[PROGRAM_ID, SANDBOX_IDEMPOTENCY_KEY],
+            request=None,
+            responses={
+                200: envelope(f"SandboxCard{verb.title()}Response", SandboxCardSerializer()),
+                **_errors(
+                    400,
+                    401,
+                    403,
+                    404,
+                    409,
+                    s400="IDEMPOTENCY_KEY_MISMATCH.",
+                    s404=S404_CARD,
+                    s409="INVALID_STATE: the card is CANCELLED. IDEMPOTENCY_KEY_IN_PROGRESS.",
+                ),
+            },
+        )
+        def post(self, request, cardId: str):
+            card = self.card(cardId)
+            return self.once(
+                request,
+                {"cardId": str(card.id)},
+                lambda: card_status_set(card, status),
+                SandboxCardSerializer,
+            )
+
+    View.__name__ = View.__qualname__ = f"SandboxCard{verb.title()}View"
+    return View
+
+
+SandboxCardFreezeView = _card_status_view(Card.Status.FROZEN, "freeze")
+SandboxCardUnfreezeView = _card_status_view(Card.Status.ACTIVE, "unfreeze")
+
+STATUS_FILTER = OpenApiParameter(
+    "status",
+    {"type": "string", "enum": [choice for choice, _ in CardAuthorization.Status.choices]},
+    OpenApiParameter.QUERY,
+    required=False,
+    description=(
+        "Only authorizations of this status (as they read now: a PENDING one past its expiry is EXPIRED)."
+    ),
+)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        tags=["cards"],
+        summary="Authorizations of a card",
+        operation_id="customers_accounts_cards_authorizations_list",
+        description="The card network's authorizations of the card, newest first.",
+        parameters=[STATUS_FILTER, *PAGE_PARAMETERS],
+        responses={
+            200: envelope("CardAuthorizationListResponse", CardAuthorizationListSerializer()),
+            **error_responses(
+                400,
+                401,
+                403,
+                404,
+                s400="VALIDATION_ERROR: limit, nextToken or status is not valid.",
+                s404="RESOURCE_NOT_FOUND: the customer or account is not one the caller may see. "
+                "CARD_NOT_FOUND: no such card on that account.",
+            ),
+        },
+    )
+)
+class CardAuthorizationListView(AccountScopedView, CursorListView):
+    serializer = CardAuthorizationListSerializer
+    items_key = "authorizations"
+    created_field = "authorized_at"
+
+    def rows(self):
+        card = card_of(self.scope, self.account, self.kwargs["cardId"])
+        status = self.request.query_params.get("status")
+        if status is not None and status not in CardAuthorization.Status.values:
+            raise validation_error("status", f"Must be one of {', '.join(CardAuthorization.Status.values)}.")
+        return authorizations_of_card(card, status)
+
+
+class CardAuthorizationView(AccountScopedView):
+    @extend_schema(
+        tags=["cards"],
+        summary="A card authorization",
+        responses={
+            200: envelope("CardAuthorizationDetailResponse", CardAuthorizationSerializer()),
+            **error_responses(
+                401,
+                403,
+                404,
+                s404="RESOURCE_NOT_FOUND: the customer, account or authorization is not one the caller may "
+                "see. CARD_NOT_FOUND: no such card on that account.",
+            ),
+        },
+    )
+    def get(self, request, customerId: str, accountId: str, cardId: str, authorizationId: str):
+        card = card_of(self.scope, self.account, cardId)
+        authorization = get_or_not_found(authorizations_of_card(card), authorizationId, "Card authorization")
+        return ok(CardAuthorizationSerializer(authorization).data)
