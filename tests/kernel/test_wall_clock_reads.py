@@ -104,7 +104,15 @@ ALLOWED: dict[tuple[str, str], tuple[str, str]] = {
     ("events/models.py", "DeliveryAttempt"): (DELIVERY, "delivery attempts"),
     ("events/selectors.py", "outbox_oldest_pending_seconds"): (OPERATIONS, "the outbox's age"),
     ("onboarding/services/ubos.py", "ubo_email_settled"): (DELIVERY, "UBO e-mail retries"),
-    ("onboarding/services/ubos.py", "ubo_emails_lost"): (DELIVERY, "UBO e-mail sweep"),
+    ("cards/tasks.py", "expire_card_authorizations"): (
+        OPERATIONS,
+        "beat's sweep of the customers without a clock, whose time is the real one",
+    ),
+    ("cards/authorizations.py", "authorizations_clear_run"): (
+        OPERATIONS,
+        "a clearing run takes only customers without a clock, whose time is the real one",
+    ),
+    ("sandbox/clocks.py", "clock_advance"): (OPERATIONS, "an advance's heartbeat"),
     ("onboarding/models.py", "Ubo"): (DELIVERY, "a UBO's e-mail bookkeeping"),
     ("onboarding/models.py", "VerificationStep"): (OPERATIONS, "the verification provider's report"),
     # The background runs: leases, stall detection, settlement and the real sweeps.
