@@ -122,7 +122,7 @@ def ubo_email_settled(ubo_id: str, *, done: bool, retry_in_seconds: float = 0) -
     with transaction.atomic():
         ubo = Ubo.objects.select_for_update().filter(id=ubo_id, email_pending__isnull=False).first()
         if ubo is not None:
-            ubo.email_pending = {**ubo.email_pending, "dueAt": now_seconds() + int(retry_in_seconds)}
+            ubo.email_pending = {**(ubo.email_pending or {}), "dueAt": now_seconds() + int(retry_in_seconds)}
             ubo.save(update_fields=["email_pending", "updated_at"])
 
 
