@@ -271,6 +271,17 @@ _SPLIT: dict[str, list[str]] = {}
 _SPLIT_KEPT = 64
 
 
+def execute_bound(cursor: Any, connection: Any, sql: str, params: Sequence[Any]) -> None:
+    """Execute `sql` with its `%s` parameters as the connection binds them: on
+    the server when it binds there (`server_side_binding`, the prepared
+    statements' setting: the text is then the same on every call and may be
+    prepared), else bound here by `sql_bound`."""
+    if connection.settings_dict["OPTIONS"].get("server_side_binding"):
+        cursor.execute(sql, params)
+    else:
+        cursor.execute(sql_bound(connection, sql, params))
+
+
 def sql_bound(connection: Any, sql: str, params: Sequence[Any]) -> str:
     """`sql` with its `%s` parameters bound client-side, each value quoted by
     psycopg's own literal adapter: exactly what psycopg's client-side binding

@@ -101,6 +101,8 @@ ACCESS_LINE = re.compile(r'^\S+ - - \[[^]]+\] "')
 NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 PATTERNS = {
     "spread_per_s": rf"^spread \(.*payments/s={NUMBER}",
+    "ceiling_per_s": rf"^ceiling \(.*payments/s={NUMBER}",
+    "route_over_ceiling": rf"^route / ceiling: {NUMBER}",
     "hot_per_s": rf"^hot \(.*payments/s={NUMBER}",
     "half_rate_p99_ms": rf"^half rate .*p99={NUMBER}ms",
     "full_day_per_s": rf"^full day .*payments/s={NUMBER}",
@@ -115,6 +117,8 @@ PATTERNS = {
 # (label, key, better when higher?)
 ROWS = [
     ("spread payments/s", "spread_per_s", True),
+    ("bare ceiling payments/s", "ceiling_per_s", True),
+    ("route / ceiling", "route_over_ceiling", True),
     ("hot payments/s", "hot_per_s", True),
     ("p99 at half rate (ms)", "half_rate_p99_ms", False),
     ("statements per payment", "statements", False),

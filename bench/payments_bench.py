@@ -36,6 +36,7 @@ from payments_in_process import TRANSACTION_CONTROL, check_hot_account, in_proce
 from payments_load import WrkResult, run_pgbench, run_wrk
 from payments_seed import DAY_PAYMENTS_DEFAULT, seed, seed_day_of_payments
 from serving import (
+    BARE_APPLICATION,
     check_server,
     check_tools,
     django_start,
@@ -65,7 +66,8 @@ def shared_arguments(args: argparse.Namespace) -> list[str]:
 
 def current_arguments(args: argparse.Namespace) -> list[str]:
     """Options only this checkout's bench knows (the baseline serves with gunicorn)."""
-    return [f"--server={args.server}"] if args.server != "gunicorn" else []
+    found = [f"--server={args.server}"] if args.server != "gunicorn" else []
+    return found if args.ceiling else [*found, "--no-ceiling"]
 
 
 def baseline_main(args: argparse.Namespace) -> int:
@@ -80,6 +82,21 @@ def baseline_main(args: argparse.Namespace) -> int:
     except BaselineError as error:
         fail(str(error))
         return 2
+
+
+def run_ceiling(env: dict[str, str], args: argparse.Namespace, spread: list, work_dir: Path) -> WrkResult:
+    """The spread mode against the bare ceiling (bench/bare_payments.py), served
+    by the same gunicorn with the same configuration and workers."""
+    server, base = start_server(env, args.workers, "gunicorn", BARE_APPLICATION)
+    try:
+        run_wrk(base, spread, work_dir, clients=args.clients, seconds=3)  # warm-up
+        result = run_wrk(base, spread, work_dir, clients=args.clients, seconds=args.duration)
+    finally:
+        server.terminate()
+        server.wait()
+    if result.non2xx:
+        fail(f"the bare ceiling answered {result.non2xx} non-2xx (first: {result.sample[:300]})")
+    return result
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -105,6 +122,12 @@ def main(argv: list[str] | None = None) -> None:
         default="gunicorn",
         help="the HTTP server: gunicorn as deploy/gunicorn.conf.py configures it, "
         "or granian's WSGI with as many threads per worker (gunicorn)",
+    )
+    parser.add_argument(
+        "--no-ceiling",
+        dest="ceiling",
+        action="store_false",
+        help="skip the bare ceiling (bench/bare_payments.py) measured after the spread mode",
     )
     parser.add_argument(
         "--baseline",
@@ -207,6 +230,13 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         server.terminate()
         server.wait()
+    ceiling_result = None
+    if args.ceiling:
+        connection.close()
+        ceiling_result = run_ceiling(env, args, spread, work_dir)
+        shape = f"{args.customers} accounts, {args.clients} clients"
+        print(f"ceiling (bare WSGI, {shape}): {ceiling_result.describe()}")
+        print(f"route / ceiling: {spread_result.ok_per_second / ceiling_result.ok_per_second:.3f}")
 
     tps = run_pgbench(database_url, clients=args.clients, seconds=args.duration)
     print(f"pgbench tpcb-like ({args.clients} clients, {args.duration}s): tps={tps:.0f}")
