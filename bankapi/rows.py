@@ -271,15 +271,50 @@ _SPLIT: dict[str, list[str]] = {}
 _SPLIT_KEPT = 64
 
 
-def execute_bound(cursor: Any, connection: Any, sql: str, params: Sequence[Any]) -> None:
-    """Execute `sql` with its `%s` parameters as the connection binds them: on
-    the server when it binds there (`server_side_binding`, the prepared
-    statements' setting: the text is then the same on every call and may be
-    prepared), else bound here by `sql_bound`."""
-    if connection.settings_dict["OPTIONS"].get("server_side_binding"):
-        cursor.execute(sql, params)
-    else:
-        cursor.execute(sql_bound(connection, sql, params))
+def fetch_one_bound(connection: Any, sql: str, params: Sequence[Any]) -> tuple | None:
+    """Execute `sql` with its `%s` parameters as the connection binds them, and
+    answer its first row. Bound on the server when the connection binds there
+    (`server_side_binding`, the prepared statements' setting): the text is the
+    same on every call, so the connection may prepare it, and its placeholders
+    are numbered here once per text (psycopg would split again, on every call,
+    a text over 4 kB or with more than 50 parameters). Else bound here, by
+    `sql_bound`. PostgreSQL only; `sql` holds no other `%`."""
+    if not connection.settings_dict["OPTIONS"].get("server_side_binding"):
+        with connection.cursor() as cursor:
+            cursor.execute(sql_bound(connection, sql, params))
+            return cursor.fetchone()
+    from psycopg import RawCursor
+
+    found = _NUMBERED.get(sql)
+    if found is None:
+        parts = _split(sql)
+        text = "".join(
+            part + (f"${index}" if index < len(parts) else "") for index, part in enumerate(parts, 1)
+        )
+        found = (text, len(parts) - 1)
+        if len(_NUMBERED) < _SPLIT_KEPT:
+            _NUMBERED[sql] = found
+    numbered, placeholders = found
+    if placeholders != len(params):
+        raise ValueError(f"{placeholders} placeholders for {len(params)} parameters")
+    connection.ensure_connection()
+    with connection.wrap_database_errors, RawCursor(connection.connection) as cursor:
+        cursor.execute(numbered, params)
+        return cursor.fetchone()
+
+
+_NUMBERED: dict[str, tuple[str, int]] = {}
+
+
+def _split(sql: str) -> list[str]:
+    parts = _SPLIT.get(sql)
+    if parts is None:
+        parts = sql.split("%s")
+        if any("%" in part for part in parts):
+            raise ValueError("sql_bound takes %s placeholders only")
+        if len(_SPLIT) < _SPLIT_KEPT:
+            _SPLIT[sql] = parts
+    return parts
 
 
 def sql_bound(connection: Any, sql: str, params: Sequence[Any]) -> str:
@@ -292,13 +327,7 @@ def sql_bound(connection: Any, sql: str, params: Sequence[Any]) -> str:
     parameters."""
     from psycopg.adapt import Transformer
 
-    parts = _SPLIT.get(sql)
-    if parts is None:
-        parts = sql.split("%s")
-        if any("%" in part for part in parts):
-            raise ValueError("sql_bound takes %s placeholders only")
-        if len(_SPLIT) < _SPLIT_KEPT:
-            _SPLIT[sql] = parts
+    parts = _split(sql)
     if len(parts) != len(params) + 1:
         raise ValueError(f"{len(parts) - 1} placeholders for {len(params)} parameters")
     literal = Transformer.from_context(connection.connection).as_literal
