@@ -147,12 +147,14 @@ MIDDLEWARE = [
     "bankapi.middleware.BodyLimitMiddleware",
     "bankapi.middleware.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # bankapi.middleware's four run on every route but the API's (under /v1/):
+    # the back office's static files, sessions, the session's user and messages.
+    "bankapi.middleware.StaticFilesMiddleware",
+    "bankapi.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "bankapi.middleware.AuthenticationMiddleware",
+    "bankapi.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
