@@ -355,6 +355,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["bankapi.permissions.TokenRequired"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["bankapi.parsers.JSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "bankapi.negotiation.JsonNegotiation",
     "EXCEPTION_HANDLER": "bankapi.handlers.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["authn.throttling.RequestBudgetThrottle"],
     "DEFAULT_SCHEMA_CLASS": "bankapi.schema.AutoSchema",

@@ -13,6 +13,9 @@ unique Idempotency-Key per request:
   for the latency an operator sees below saturation;
 - full day: the hot mode on an account that already has 100,000 payments today.
 
+Then the bare ceiling (bench/bare_payments.py: plain WSGI and Django's database
+layer doing the payment's read and write, nothing else) beside the route, in
+alternating slices of the spread mode, both served alike (`route / ceiling`).
 In the same run pgbench (built-in tpcb-like, same clients, same duration) measures
 PostgreSQL's own ceiling on a second database. Also measured, in this process with
 Django's test client: statements per payment (every message the driver sends to
@@ -27,6 +30,7 @@ is BENCH_DATABASE_URL, else DATABASE_URL; pgbench uses `<that database>_pgbench`
 import argparse
 import os
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -67,7 +71,7 @@ def shared_arguments(args: argparse.Namespace) -> list[str]:
 def current_arguments(args: argparse.Namespace) -> list[str]:
     """Options only this checkout's bench knows (the baseline serves with gunicorn)."""
     found = [f"--server={args.server}"] if args.server != "gunicorn" else []
-    return found if args.ceiling else [*found, "--no-ceiling"]
+    return [*found, f"--ceiling-pairs={args.ceiling_pairs}"] if args.ceiling else [*found, "--no-ceiling"]
 
 
 def baseline_main(args: argparse.Namespace) -> int:
@@ -84,19 +88,34 @@ def baseline_main(args: argparse.Namespace) -> int:
         return 2
 
 
-def run_ceiling(env: dict[str, str], args: argparse.Namespace, spread: list, work_dir: Path) -> WrkResult:
-    """The spread mode against the bare ceiling (bench/bare_payments.py), served
-    by the same gunicorn with the same configuration and workers."""
+def run_ceiling(
+    env: dict[str, str], args: argparse.Namespace, route_base: str, spread: list, work_dir: Path
+) -> tuple[float, float, float]:
+    """The spread mode against the route and against the bare ceiling
+    (bench/bare_payments.py, served by the same gunicorn with the same
+    configuration and workers), in `args.ceiling_pairs` pairs of slices of
+    `args.duration` seconds, the order turned round in every other pair, both
+    servers up throughout: the medians of the route's and the ceiling's
+    payments/s and of the pairs' ratios. Measured so, a change in the host's
+    load moves both sides of a pair together."""
     server, base = start_server(env, args.workers, "gunicorn", BARE_APPLICATION)
+    route: list[float] = []
+    ceiling: list[float] = []
     try:
         run_wrk(base, spread, work_dir, clients=args.clients, seconds=3)  # warm-up
-        result = run_wrk(base, spread, work_dir, clients=args.clients, seconds=args.duration)
+        for number in range(args.ceiling_pairs):
+            sides = [(route_base, route), (base, ceiling)]
+            for target, found in sides if number % 2 == 0 else sides[::-1]:
+                result = run_wrk(target, spread, work_dir, clients=args.clients, seconds=args.duration)
+                if result.non2xx:
+                    fail(f"{target} answered {result.non2xx} non-2xx (first: {result.sample[:300]})")
+                found.append(result.ok_per_second)
+            print(f"pair {number + 1}: route {route[-1]:.1f}/s, ceiling {ceiling[-1]:.1f}/s")
     finally:
         server.terminate()
         server.wait()
-    if result.non2xx:
-        fail(f"the bare ceiling answered {result.non2xx} non-2xx (first: {result.sample[:300]})")
-    return result
+    ratios = [r / c for r, c in zip(route, ceiling, strict=True)]
+    return statistics.median(route), statistics.median(ceiling), statistics.median(ratios)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -127,7 +146,10 @@ def main(argv: list[str] | None = None) -> None:
         "--no-ceiling",
         dest="ceiling",
         action="store_false",
-        help="skip the bare ceiling (bench/bare_payments.py) measured after the spread mode",
+        help="skip the bare ceiling (bench/bare_payments.py), measured against the route in pairs",
+    )
+    parser.add_argument(
+        "--ceiling-pairs", type=int, default=3, help="pairs of route and ceiling slices, each --duration (3)"
     )
     parser.add_argument(
         "--baseline",
@@ -227,16 +249,16 @@ def main(argv: list[str] | None = None) -> None:
             f"full day (1 account with {args.day_payments} payments today): {day_result.describe()} "
             f"= {day_share:.0%} of the hot run"
         )
+        if args.ceiling:
+            connection.close()
+            route_rate, ceiling_rate, share = run_ceiling(env, args, base, spread, work_dir)
+            shape = f"{args.customers} accounts, {args.clients} clients, median of {args.ceiling_pairs} pairs"
+            print(f"ceiling (bare WSGI, {shape}): payments/s={ceiling_rate:.1f}")
+            print(f"route in the same pairs: payments/s={route_rate:.1f}")
+            print(f"route / ceiling: {share:.3f}")
     finally:
         server.terminate()
         server.wait()
-    ceiling_result = None
-    if args.ceiling:
-        connection.close()
-        ceiling_result = run_ceiling(env, args, spread, work_dir)
-        shape = f"{args.customers} accounts, {args.clients} clients"
-        print(f"ceiling (bare WSGI, {shape}): {ceiling_result.describe()}")
-        print(f"route / ceiling: {spread_result.ok_per_second / ceiling_result.ok_per_second:.3f}")
 
     tps = run_pgbench(database_url, clients=args.clients, seconds=args.duration)
     print(f"pgbench tpcb-like ({args.clients} clients, {args.duration}s): tps={tps:.0f}")
