@@ -71,7 +71,7 @@ def shared_arguments(args: argparse.Namespace) -> list[str]:
 def current_arguments(args: argparse.Namespace) -> list[str]:
     """Options only this checkout's bench knows (the baseline serves with gunicorn)."""
     found = [f"--server={args.server}"] if args.server != "gunicorn" else []
-    return [*found, f"--ceiling-pairs={args.ceiling_pairs}"] if args.ceiling else [*found, "--no-ceiling"]
+    return [*found, f"--pairs={args.pairs}"] if args.ceiling else [*found, "--no-ceiling"]
 
 
 def baseline_main(args: argparse.Namespace) -> int:
@@ -88,34 +88,57 @@ def baseline_main(args: argparse.Namespace) -> int:
         return 2
 
 
-def run_ceiling(
+def run_side_by_side(
     env: dict[str, str], args: argparse.Namespace, route_base: str, spread: list, work_dir: Path
-) -> tuple[float, float, float]:
-    """The spread mode against the route and against the bare ceiling
-    (bench/bare_payments.py, served by the same gunicorn with the same
-    configuration and workers), in `args.ceiling_pairs` pairs of slices of
-    `args.duration` seconds, the order turned round in every other pair, both
-    servers up throughout: the medians of the route's and the ceiling's
-    payments/s and of the pairs' ratios. Measured so, a change in the host's
-    load moves both sides of a pair together."""
-    server, base = start_server(env, args.workers, "gunicorn", BARE_APPLICATION)
-    route: list[float] = []
-    ceiling: list[float] = []
+) -> dict[str, list[float]]:
+    """The spread mode against the route, the bare ceiling (bench/bare_payments.py)
+    and, with `--interleave`, the route of another commit, each served by the
+    same gunicorn configuration with the same workers, all up at once: in
+    `args.pairs` rounds of one slice of `args.duration` seconds each, in an
+    order turned round from one round to the next. So a change in the host's
+    load moves every side of a round together. Each side's payments/s per round."""
+    servers = []
+    sides = {"route": route_base}
     try:
-        run_wrk(base, spread, work_dir, clients=args.clients, seconds=3)  # warm-up
-        for number in range(args.ceiling_pairs):
-            sides = [(route_base, route), (base, ceiling)]
-            for target, found in sides if number % 2 == 0 else sides[::-1]:
-                result = run_wrk(target, spread, work_dir, clients=args.clients, seconds=args.duration)
+        server, sides["ceiling"] = start_server(env, args.workers, "gunicorn", BARE_APPLICATION)
+        servers.append(server)
+        if args.interleave:
+            checkout = args.interleave_checkout
+            server, sides["baseline"] = start_server(env, args.workers, "gunicorn", root=checkout)
+            servers.append(server)
+        for base in list(sides.values())[1:]:
+            run_wrk(base, spread, work_dir, clients=args.clients, seconds=3)  # warm-up
+        found: dict[str, list[float]] = {name: [] for name in sides}
+        names = list(sides)
+        for number in range(args.pairs):
+            order = names[number % len(names) :] + names[: number % len(names)]
+            for name in order if number % 2 == 0 else order[::-1]:
+                result = run_wrk(sides[name], spread, work_dir, clients=args.clients, seconds=args.duration)
                 if result.non2xx:
-                    fail(f"{target} answered {result.non2xx} non-2xx (first: {result.sample[:300]})")
-                found.append(result.ok_per_second)
-            print(f"pair {number + 1}: route {route[-1]:.1f}/s, ceiling {ceiling[-1]:.1f}/s")
+                    fail(f"{name} answered {result.non2xx} non-2xx (first: {result.sample[:300]})")
+                found[name].append(result.ok_per_second)
+            print(f"round {number + 1}: " + ", ".join(f"{name} {found[name][-1]:.1f}/s" for name in names))
     finally:
-        server.terminate()
-        server.wait()
-    ratios = [r / c for r, c in zip(route, ceiling, strict=True)]
-    return statistics.median(route), statistics.median(ceiling), statistics.median(ratios)
+        for server in servers:
+            server.terminate()
+            server.wait()
+    return found
+
+
+def side_by_side_report(found: dict[str, list[float]]) -> None:
+    """Each side's median, and the median over the rounds of each ratio."""
+
+    def ratio(top: str, bottom: str) -> float:
+        return statistics.median(t / b for t, b in zip(found[top], found[bottom], strict=True))
+
+    rounds, ceiling = len(found["route"]), statistics.median(found["ceiling"])
+    print(f"ceiling (bare WSGI, median of {rounds} rounds): payments/s={ceiling:.1f}")
+    print(f"route in the same rounds: payments/s={statistics.median(found['route']):.1f}")
+    print(f"route / ceiling: {ratio('route', 'ceiling'):.3f}")
+    if "baseline" in found:
+        print(f"baseline route in the same rounds: payments/s={statistics.median(found['baseline']):.1f}")
+        print(f"baseline / ceiling: {ratio('baseline', 'ceiling'):.3f}")
+        print(f"route / baseline (interleaved): {ratio('route', 'baseline'):.3f}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -149,7 +172,16 @@ def main(argv: list[str] | None = None) -> None:
         help="skip the bare ceiling (bench/bare_payments.py), measured against the route in pairs",
     )
     parser.add_argument(
-        "--ceiling-pairs", type=int, default=3, help="pairs of route and ceiling slices, each --duration (3)"
+        "--pairs",
+        type=int,
+        default=3,
+        help="rounds of slices (each --duration) of the route, the ceiling and --interleave's route (3)",
+    )
+    parser.add_argument(
+        "--interleave",
+        metavar="COMMIT",
+        help="also serve COMMIT's code (a temporary git worktree; its schema must be this checkout's) "
+        "and measure its route in the same rounds as this checkout's and the ceiling",
     )
     parser.add_argument(
         "--baseline",
@@ -167,6 +199,18 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.baseline:
         raise SystemExit(baseline_main(args))
+    if args.interleave:
+        from baseline import baseline_checkout
+
+        with baseline_checkout(args.interleave, with_venv=False) as (checkout, _):
+            args.interleave_checkout = checkout
+            measure(args)
+        return
+    measure(args)
+
+
+def measure(args: argparse.Namespace) -> None:
+    """One run of the bench (see the module)."""
 
     if not args.in_process_only:
         check_tools()
@@ -251,11 +295,7 @@ def main(argv: list[str] | None = None) -> None:
         )
         if args.ceiling:
             connection.close()
-            route_rate, ceiling_rate, share = run_ceiling(env, args, base, spread, work_dir)
-            shape = f"{args.customers} accounts, {args.clients} clients, median of {args.ceiling_pairs} pairs"
-            print(f"ceiling (bare WSGI, {shape}): payments/s={ceiling_rate:.1f}")
-            print(f"route in the same pairs: payments/s={route_rate:.1f}")
-            print(f"route / ceiling: {share:.3f}")
+            side_by_side_report(run_side_by_side(env, args, base, spread, work_dir))
     finally:
         server.terminate()
         server.wait()

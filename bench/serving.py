@@ -118,13 +118,13 @@ BARE_APPLICATION = "bare_payments:application"
 
 
 def server_command(
-    server: str, port: int, workers: int, application: str = "bankapi.wsgi:application"
+    server: str, port: int, workers: int, application: str = "bankapi.wsgi:application", root: Path = ROOT
 ) -> list[str]:
     """The command serving `application` (the service's `bankapi.wsgi`, or the
-    bare ceiling) on the port: gunicorn with the deployed configuration
-    (threaded workers), or granian's WSGI interface with as many blocking
-    threads per worker as gunicorn's threads, so that both serve the same
-    number of requests at a time per process."""
+    bare ceiling) of the checkout at `root` on the port: gunicorn with that
+    checkout's deployed configuration (threaded workers), or granian's WSGI
+    interface with as many blocking threads per worker as gunicorn's threads,
+    so that both serve the same number of requests at a time per process."""
     if server == "granian":
         return [
             str(ROOT / ".venv" / "bin" / "granian"),
@@ -140,7 +140,7 @@ def server_command(
     return [
         str(ROOT / ".venv" / "bin" / "gunicorn"),
         application,
-        f"--config={ROOT / 'deploy' / 'gunicorn.conf.py'}",
+        f"--config={root / 'deploy' / 'gunicorn.conf.py'}",
         f"--pythonpath={ROOT / 'bench'}",
         f"--workers={workers}",
         f"--bind=127.0.0.1:{port}",
@@ -150,12 +150,18 @@ def server_command(
 
 
 def start_server(
-    env: dict[str, str], workers: int, server: str = "gunicorn", application: str = "bankapi.wsgi:application"
+    env: dict[str, str],
+    workers: int,
+    server: str = "gunicorn",
+    application: str = "bankapi.wsgi:application",
+    root: Path = ROOT,
 ) -> tuple[subprocess.Popen, str]:
+    """`server_command` started (from `root`: another checkout serves its own
+    code), once it answers."""
     for _ in range(5):
         port = free_port()
         process = subprocess.Popen(
-            server_command(server, port, workers, application), cwd=ROOT, env={**os.environ, **env}
+            server_command(server, port, workers, application, root), cwd=root, env={**os.environ, **env}
         )
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
