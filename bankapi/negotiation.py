@@ -1,8 +1,10 @@
 """Content negotiation of the API, whose every route answers JSON."""
 
+from collections.abc import Iterable
 from typing import Any
 
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import BaseRenderer
 
 # What clients send when they take JSON (or send no Accept header at all).
 _TAKES_JSON = frozenset({None, "*/*", "application/json"})
@@ -16,7 +18,10 @@ class JsonNegotiation(DefaultContentNegotiation):
     suffix or a route with other renderers goes through DRF's matching (which
     answers 406 to an Accept nothing here renders)."""
 
-    def select_renderer(self, request: Any, renderers: list, format_suffix: str | None = None) -> tuple:
+    def select_renderer(
+        self, request: Any, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderers = list(renderers)
         if (
             format_suffix is None
             and self.settings.URL_FORMAT_OVERRIDE is None
@@ -25,4 +30,5 @@ class JsonNegotiation(DefaultContentNegotiation):
             and request.META.get("HTTP_ACCEPT") in _TAKES_JSON
         ):
             return renderers[0], renderers[0].media_type
-        return super().select_renderer(request, renderers, format_suffix)
+        chosen: tuple[BaseRenderer, str] = super().select_renderer(request, renderers, format_suffix)
+        return chosen

@@ -218,7 +218,7 @@ def _as_it_is(field: models.Field, vendor: str) -> type | None:
     """The Python type whose values `field` stores as they are on PostgreSQL, if any."""
     if vendor != "postgresql":
         return None
-    target = field.target_field if field.is_relation and field.many_to_one else field  # type: ignore[union-attr]
+    target = getattr(field, "target_field", field) if field.is_relation and field.many_to_one else field
     return _AS_THEY_ARE.get(type(target))
 
 
@@ -226,12 +226,14 @@ def db_value(field: models.Field, kept: type | None, value: Any, connection: Any
     """`field.get_db_prep_save(value, connection)` on PostgreSQL, where `kept`
     is `_as_it_is(field)`: a value of that type (a finite Decimal, an aware
     datetime) or None is the answer itself; anything else is asked of the field."""
-    if value is None or (
-        type(value) is kept
-        and (kept is not Decimal or value.is_finite())
-        and (kept is not datetime or value.tzinfo is not None)
-    ):
-        return value
+    if value is None:
+        return None
+    if type(value) is kept:
+        if isinstance(value, Decimal):
+            if value.is_finite():
+                return value
+        elif not isinstance(value, datetime) or value.tzinfo is not None:
+            return value
     return field.get_db_prep_save(value, connection)
 
 
@@ -326,7 +328,8 @@ def fetch_one_bound(connection: Any, sql: str, params: Sequence[Any]) -> tuple |
     if not connection.settings_dict["OPTIONS"].get("server_side_binding"):
         with connection.cursor() as cursor:
             cursor.execute(sql_bound(connection, sql, params))
-            return cursor.fetchone()
+            found: tuple | None = cursor.fetchone()
+            return found
     from psycopg import RawCursor
 
     found = _NUMBERED.get(sql)
@@ -344,7 +347,8 @@ def fetch_one_bound(connection: Any, sql: str, params: Sequence[Any]) -> tuple |
     connection.ensure_connection()
     with connection.wrap_database_errors, RawCursor(connection.connection) as cursor:
         cursor.execute(numbered, params)
-        return cursor.fetchone()
+        row: tuple | None = cursor.fetchone()
+        return row
 
 
 _NUMBERED: dict[str, tuple[str, int]] = {}

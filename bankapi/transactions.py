@@ -19,7 +19,7 @@ def outside_transaction_require(what: str) -> None:
     on the `db` fixture still call such functions as a request does.
     """
     blocks = connection.atomic_blocks
-    if blocks and not blocks[-1]._from_testcase:
+    if blocks and not blocks[-1]._from_testcase:  # type: ignore[attr-defined]  # Django's own test
         raise RuntimeError(
             f"{what} must run outside any transaction (it opens a durable block: what it commits "
             "must not wait for, or be undone with, the caller's transaction)"

@@ -256,7 +256,10 @@ def work_write_at_once(
     sql = f"WITH {steps_sql} SELECT {answer} FROM (SELECT 1) {name('one')} LEFT JOIN {debit} ON TRUE"  # noqa: S608
     params = [param for _, (_, step_params) in parts for param in step_params]
     with claim.writing(connection) if claim else nullcontext():
-        balance, booked_at, event_id = fetch_one_bound(connection, sql, params)
+        row = fetch_one_bound(connection, sql, params)
+    # The statement's last SELECT answers one row whatever the debit did.
+    assert row is not None
+    balance, booked_at, event_id = row
     if balance is None:
         return None
     steps.stored(balance, booked_at, connection)
