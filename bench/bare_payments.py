@@ -42,6 +42,8 @@ from django.conf import settings  # noqa: E402
 from django.db import close_old_connections, connection  # noqa: E402
 
 from authn.keys import verification_keys  # noqa: E402
+from payments.ledger import system_account_for  # noqa: E402
+from payments.models import SystemAccount  # noqa: E402
 
 PATH = re.compile(r"/v1/customers/([0-9a-f-]{36})/accounts/([0-9a-f-]{36})/payments")
 CENT = Decimal("0.01")
@@ -107,7 +109,7 @@ SELECT debit.balance FROM (SELECT 1) one LEFT JOIN debit ON TRUE
 """
 
 _verified: dict[bytes, dict] = {}
-_clearing: dict[tuple[str, str], uuid.UUID] = {}
+_clearing: dict[tuple[uuid.UUID, str], uuid.UUID] = {}
 
 
 def claims_of(token: str) -> dict | None:
@@ -126,17 +128,11 @@ def claims_of(token: str) -> dict | None:
     return claims if time.time() < claims["exp"] else None
 
 
-def clearing_account(program_id: str, currency: str) -> uuid.UUID:
-    """The program's clearing account (immutable: looked up once per process)."""
+def clearing_account(program_id: uuid.UUID, currency: str) -> uuid.UUID:
+    """The program's clearing account (immutable: looked up, or made, once per process)."""
     slot = (program_id, currency)
     if slot not in _clearing:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT id FROM payments_systemaccount WHERE program_id = %s AND sandbox = FALSE "
-                "AND kind = 'CLEARING' AND currency = %s",
-                [program_id, currency],
-            )
-            _clearing[slot] = cursor.fetchone()[0]
+        _clearing[slot] = system_account_for(program_id, False, SystemAccount.Kind.CLEARING, currency).id
     return _clearing[slot]
 
 
@@ -200,7 +196,7 @@ def pay(environ: dict, start_response: Any) -> list[bytes]:
                 "reference": reference,
                 "currency": currency,
                 "request": request_id,
-                "clearing": clearing_account(str(program_id), currency),
+                "clearing": clearing_account(program_id, currency),
                 "customer": row[8],
                 "beneficiary": row[31],
                 "payee": json.dumps(payee),
