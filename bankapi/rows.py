@@ -7,6 +7,7 @@ column names (every value is a parameter), and each row is built exactly as the
 ORM builds it: the backend's and the field's converters, then `Model.from_db`.
 """
 
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -330,25 +331,38 @@ def fetch_one_bound(connection: Any, sql: str, params: Sequence[Any]) -> tuple |
             cursor.execute(sql_bound(connection, sql, params))
             found: tuple | None = cursor.fetchone()
             return found
-    from psycopg import RawCursor
-
-    found = _NUMBERED.get(sql)
-    if found is None:
+    numbering = _NUMBERED.get(sql)
+    if numbering is None:
         parts = _split(sql)
         text = "".join(
             part + (f"${index}" if index < len(parts) else "") for index, part in enumerate(parts, 1)
         )
-        found = (text, len(parts) - 1)
+        numbering = (text, len(parts) - 1)
         if len(_NUMBERED) < _SPLIT_KEPT:
-            _NUMBERED[sql] = found
-    numbered, placeholders = found
+            _NUMBERED[sql] = numbering
+    numbered, placeholders = numbering
     if placeholders != len(params):
         raise ValueError(f"{placeholders} placeholders for {len(params)} parameters")
     connection.ensure_connection()
-    with connection.wrap_database_errors, RawCursor(connection.connection) as cursor:
+    raw = connection.connection
+    # The connection's own cursor class (Django's, and a tracer's around it when
+    # tracing is on) taking its text as numbered: no split by psycopg.
+    numbered_cursor = _numbered_cursor_class(raw.cursor_factory)
+    started = time.monotonic()
+    # Django's cursor wrapper: its execute wrappers, its errors, its broken-transaction check.
+    with connection.make_cursor(numbered_cursor(raw)) as cursor:
         cursor.execute(numbered, params)
         row: tuple | None = cursor.fetchone()
-        return row
+    if connection.queries_logged:
+        connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
+    return row
+
+
+@cache
+def _numbered_cursor_class(factory: type) -> type:
+    from psycopg.raw_cursor import RawCursorMixin
+
+    return type(f"Numbered{factory.__name__}", (RawCursorMixin, factory), {})
 
 
 _NUMBERED: dict[str, tuple[str, int]] = {}
