@@ -50,10 +50,21 @@ def commit_resolve(commit: str) -> str:
     return git("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}")
 
 
+def pins(lock: Path) -> dict[str, str]:
+    """{distribution: version} of a compiled requirements file."""
+    found = re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)", lock.read_text(), re.M)
+    return {name.lower().replace("_", "-"): version for name, version in found}
+
+
 def same_requirements(checkout: Path) -> bool:
+    """Whether this checkout's .venv holds every version the checkout's lock pins
+    (the same lock, or ours adds packages to it)."""
     ours = ROOT / LOCK
     theirs = checkout / LOCK
-    return ours.exists() and theirs.exists() and ours.read_bytes() == theirs.read_bytes()
+    if not (ours.exists() and theirs.exists()):
+        return False
+    mine = pins(ours)
+    return all(mine.get(name) == version for name, version in pins(theirs).items())
 
 
 def venv_provide(checkout: Path) -> str:
@@ -61,7 +72,7 @@ def venv_provide(checkout: Path) -> str:
     target = checkout / ".venv"
     if same_requirements(checkout):
         target.symlink_to(ROOT / ".venv", target_is_directory=True)
-        return "this checkout's .venv (same requirements-dev.txt)"
+        return "this checkout's .venv (same requirements-dev.txt, or one that adds to it)"
     python = shutil.which("python3.11") or shutil.which("python3") or sys.executable
     subprocess.run([python, "-m", "venv", str(target)], check=True)
     subprocess.run(
