@@ -30,6 +30,7 @@ from bankapi.env import (
     require_deployment_settings,
 )
 from bankapi.logs import logging_settings
+from bankapi.settings_database import prepared_statements_configure
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("BANKAPI_VAR_DIR", str(BASE_DIR / "var")))
@@ -194,36 +195,8 @@ _on_postgres = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 # reads the connection's socket instead of sending `SELECT 1` on every request
 # (bankapi/connection_health.py).
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 600 if _on_postgres else 0)
-# Prepared statements, where the connection keeps them: on a direct connection to
-# PostgreSQL, or through a pooler that carries them (PgBouncer 1.21 or later with
-# `max_prepared_statements`); never through PgBouncer 1.18 in transaction pooling,
-# where a statement prepared on one server connection is missing on the next.
-# On: each process keeps its connections in Django's psycopg pool (its own, not
-# persistent per thread), values are bound on the server, and a statement sent a
-# second time on a connection is prepared there, so PostgreSQL parses and plans
-# a payment's statements once per connection instead of on every payment.
-DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", False)
-if DATABASE_PREPARED_STATEMENTS:
-    if not _on_postgres:
-        raise ImproperlyConfigured("DATABASE_PREPARED_STATEMENTS is for PostgreSQL only")
-    # The pool keeps the connections: Django takes one per request and gives it back.
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
-    # The pool replaces a connection it finds broken when it is given back; a check
-    # before lending one would cost every request a round trip.
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {
-            "server_side_binding": True,
-            "prepare_threshold": 2,
-            "pool": {
-                "min_size": env_int("DATABASE_POOL_MIN_SIZE", 2),
-                # Every thread of a web process (gunicorn's WEB_THREADS) may hold one.
-                "max_size": env_int("DATABASE_POOL_MAX_SIZE", max(env_int("WEB_THREADS", 8), 2) + 2),
-                # A request waits this long for a connection, then answers 503.
-                "timeout": env_float("DATABASE_POOL_TIMEOUT", 5.0),
-            },
-        }
-    )
+# Prepared statements where the connection keeps them (bankapi/settings_database.py).
+DATABASE_PREPARED_STATEMENTS = prepared_statements_configure(DATABASES["default"])
 if _on_postgres:
     # A database host that does not answer (down, or its network) costs a request
     # at most this many seconds before its 503, not the system's TCP timeout.
