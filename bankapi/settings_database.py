@@ -17,7 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 from bankapi.env import env_bool, env_float, env_int
 
 
-def prepared_statements_configure(database: dict[str, Any]) -> bool:
+def prepared_statements_configure(database: Any) -> bool:
     """`DATABASE_PREPARED_STATEMENTS` (off by default) applied to `database` (a
     DATABASES entry): whether it is on."""
     if not env_bool("DATABASE_PREPARED_STATEMENTS", False):
