@@ -129,9 +129,16 @@ def route_label(request: HttpRequest) -> str:
     match = getattr(request, "resolver_match", None)
     if match is None or not match.route:
         return UNMATCHED_ROUTE
-    route = _PATH_PARAMETER.sub(lambda found: "{" + found.group(1) + "}", match.route)
-    route = _REGEX_GROUP.sub(lambda found: "{" + found.group(1) + "}", route)
-    return "/" + route.replace("^", "").replace("$", "")
+    label = _route_labels.get(match.route)
+    if label is None:
+        route = _PATH_PARAMETER.sub(lambda found: "{" + found.group(1) + "}", match.route)
+        route = _REGEX_GROUP.sub(lambda found: "{" + found.group(1) + "}", route)
+        # As many as the URL patterns: written once each.
+        label = _route_labels[match.route] = "/" + route.replace("^", "").replace("$", "")
+    return label
+
+
+_route_labels: dict[str, str] = {}
 
 
 class HttpMetricsMiddleware:

@@ -5,10 +5,14 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.middleware import AuthenticationMiddleware as DjangoAuthenticationMiddleware
+from django.contrib.messages.middleware import MessageMiddleware as DjangoMessageMiddleware
+from django.contrib.sessions.middleware import SessionMiddleware as DjangoSessionMiddleware
 from django.core.handlers.wsgi import LimitedStream
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.urls import resolve
+from whitenoise.middleware import WhiteNoiseMiddleware  # type: ignore[import-untyped]
 
 from bankapi.errors import ErrorCode
 from bankapi.handlers import json_error
@@ -190,3 +194,47 @@ def _read_at_most(stream: Any, size: int) -> bytes:
         pieces.append(piece)
         remaining -= len(piece)
     return b"".join(pieces)
+
+
+# Every route of the API is under this prefix (the OpenAPI document's, Swagger UI's included).
+API_PATH_PREFIX = "/v1/"
+
+
+def is_api_request(request: HttpRequest) -> bool:
+    return request.path_info.startswith(API_PATH_PREFIX)
+
+
+class _OffTheApi:
+    """A middleware that runs on every route but the API's.
+
+    The API authenticates each request by its bearer token: it reads no session,
+    sets no cookie, shows no flash message and serves no static file. What only
+    the back office and its pages need is then not done on every API request (a
+    payment's Python is a couple of milliseconds, and these cost a tenth of
+    it). Each is still a subclass of Django's, where the admin's checks look
+    for it. (Django's CSRF middleware stays on every route, as Django's
+    deployment check asks: the API's views are exempt from it, which it
+    checks first.)"""
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        this: Any = self  # the middleware this is mixed into keeps `get_response`
+        response: HttpResponseBase = (
+            this.get_response(request) if is_api_request(request) else super().__call__(request)  # type: ignore[misc]
+        )
+        return response
+
+
+class StaticFilesMiddleware(_OffTheApi, WhiteNoiseMiddleware):  # type: ignore[misc]  # untyped
+    """WhiteNoise, for the back office's static files."""
+
+
+class SessionMiddleware(_OffTheApi, DjangoSessionMiddleware):
+    """Django's sessions, for the back office."""
+
+
+class AuthenticationMiddleware(_OffTheApi, DjangoAuthenticationMiddleware):
+    """The session's user, for the back office (the API's caller is its token's)."""
+
+
+class MessageMiddleware(_OffTheApi, DjangoMessageMiddleware):
+    """Django's flash messages, for the back office."""

@@ -7,8 +7,12 @@ column names (every value is a parameter), and each row is built exactly as the
 ORM builds it: the backend's and the field's converters, then `Model.from_db`.
 """
 
+import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
 from functools import cache
 from typing import Any
 
@@ -197,7 +201,44 @@ def _cast_type(field: models.Field, connection: Any) -> str:
     return db_type.split("(", 1)[0].strip()
 
 
-_INSERT_SELECTS: dict[tuple[Any, ...], tuple[str, list[list[models.Field]]]] = {}
+# Field classes whose `get_db_prep_save` on PostgreSQL gives back a value of
+# these Python types as it is (None too); `db_value` passes such a value on
+# without the call (a tenth of a payment's Python went to these calls).
+# tests/kernel/test_db_values.py holds the table against Django's own answers.
+_AS_THEY_ARE: dict[type[models.Field], type] = {
+    models.CharField: str,
+    models.TextField: str,
+    models.BooleanField: bool,
+    models.UUIDField: uuid.UUID,
+    models.DecimalField: Decimal,
+    models.DateTimeField: datetime,
+}
+
+
+def _as_it_is(field: models.Field, vendor: str) -> type | None:
+    """The Python type whose values `field` stores as they are on PostgreSQL, if any."""
+    if vendor != "postgresql":
+        return None
+    target = getattr(field, "target_field", field) if field.is_relation and field.many_to_one else field
+    return _AS_THEY_ARE.get(type(target))
+
+
+def db_value(field: models.Field, kept: type | None, value: Any, connection: Any) -> Any:
+    """`field.get_db_prep_save(value, connection)` on PostgreSQL, where `kept`
+    is `_as_it_is(field)`: a value of that type (a finite Decimal, an aware
+    datetime) or None is the answer itself; anything else is asked of the field."""
+    if value is None:
+        return None
+    if type(value) is kept:
+        if isinstance(value, Decimal):
+            if value.is_finite():
+                return value
+        elif not isinstance(value, datetime) or value.tzinfo is not None:
+            return value
+    return field.get_db_prep_save(value, connection)
+
+
+_INSERT_SELECTS: dict[tuple[Any, ...], tuple[str, list[list[tuple[models.Field, str, type | None]]]]] = {}
 
 
 def insert_select_sql(
@@ -233,7 +274,13 @@ def insert_select_sql(
             values = [
                 expressions.get(f.attname) or f"CAST(%s AS {_cast_type(f, connection)})" for f in fields
             ]
-            per_row.append([f for f in fields if f.attname not in expressions])
+            per_row.append(
+                [
+                    (f, f.attname, _as_it_is(f, connection.vendor))
+                    for f in fields
+                    if f.attname not in expressions
+                ]
+            )
             selects.append(f"SELECT {', '.join(values)} FROM {source}")  # noqa: S608
         sql = (
             f"INSERT INTO {name(meta.db_table)} ({', '.join(name(str(f.column)) for f in fields)}) "  # noqa: S608
@@ -244,9 +291,9 @@ def insert_select_sql(
         cached = _INSERT_SELECTS[slot] = (sql, per_row)
     sql, per_row = cached
     params = [
-        f.get_db_prep_save(getattr(row, f.attname), connection)
+        db_value(f, kept, getattr(row, attname), connection)
         for row, fields in zip(rows, per_row, strict=True)
-        for f in fields
+        for f, attname, kept in fields
     ]
     return sql, params
 
@@ -271,6 +318,67 @@ _SPLIT: dict[str, list[str]] = {}
 _SPLIT_KEPT = 64
 
 
+def fetch_one_bound(connection: Any, sql: str, params: Sequence[Any]) -> tuple | None:
+    """Execute `sql` with its `%s` parameters as the connection binds them, and
+    answer its first row. Bound on the server when the connection binds there
+    (`server_side_binding`, the prepared statements' setting): the text is the
+    same on every call, so the connection may prepare it, and its placeholders
+    are numbered here once per text (psycopg would split again, on every call,
+    a text over 4 kB or with more than 50 parameters). Else bound here, by
+    `sql_bound`. PostgreSQL only; `sql` holds no other `%`."""
+    if not connection.settings_dict["OPTIONS"].get("server_side_binding"):
+        with connection.cursor() as cursor:
+            cursor.execute(sql_bound(connection, sql, params))
+            found: tuple | None = cursor.fetchone()
+            return found
+    numbering = _NUMBERED.get(sql)
+    if numbering is None:
+        parts = _split(sql)
+        text = "".join(
+            part + (f"${index}" if index < len(parts) else "") for index, part in enumerate(parts, 1)
+        )
+        numbering = (text, len(parts) - 1)
+        if len(_NUMBERED) < _SPLIT_KEPT:
+            _NUMBERED[sql] = numbering
+    numbered, placeholders = numbering
+    if placeholders != len(params):
+        raise ValueError(f"{placeholders} placeholders for {len(params)} parameters")
+    connection.ensure_connection()
+    raw = connection.connection
+    # The connection's own cursor class (Django's, and a tracer's around it when
+    # tracing is on) taking its text as numbered: no split by psycopg.
+    numbered_cursor = _numbered_cursor_class(raw.cursor_factory)
+    started = time.monotonic()
+    # Django's cursor wrapper: its execute wrappers, its errors, its broken-transaction check.
+    with connection.make_cursor(numbered_cursor(raw)) as cursor:
+        cursor.execute(numbered, params)
+        row: tuple | None = cursor.fetchone()
+    if connection.queries_logged:
+        connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
+    return row
+
+
+@cache
+def _numbered_cursor_class(factory: type) -> type:
+    from psycopg.raw_cursor import RawCursorMixin
+
+    return type(f"Numbered{factory.__name__}", (RawCursorMixin, factory), {})
+
+
+_NUMBERED: dict[str, tuple[str, int]] = {}
+
+
+def _split(sql: str) -> list[str]:
+    parts = _SPLIT.get(sql)
+    if parts is None:
+        parts = sql.split("%s")
+        if any("%" in part for part in parts):
+            raise ValueError("sql_bound takes %s placeholders only")
+        if len(_SPLIT) < _SPLIT_KEPT:
+            _SPLIT[sql] = parts
+    return parts
+
+
 def sql_bound(connection: Any, sql: str, params: Sequence[Any]) -> str:
     """`sql` with its `%s` parameters bound client-side, each value quoted by
     psycopg's own literal adapter: exactly what psycopg's client-side binding
@@ -281,13 +389,7 @@ def sql_bound(connection: Any, sql: str, params: Sequence[Any]) -> str:
     parameters."""
     from psycopg.adapt import Transformer
 
-    parts = _SPLIT.get(sql)
-    if parts is None:
-        parts = sql.split("%s")
-        if any("%" in part for part in parts):
-            raise ValueError("sql_bound takes %s placeholders only")
-        if len(_SPLIT) < _SPLIT_KEPT:
-            _SPLIT[sql] = parts
+    parts = _split(sql)
     if len(parts) != len(params) + 1:
         raise ValueError(f"{len(parts) - 1} placeholders for {len(params)} parameters")
     literal = Transformer.from_context(connection.connection).as_literal

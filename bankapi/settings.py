@@ -30,6 +30,7 @@ from bankapi.env import (
     require_deployment_settings,
 )
 from bankapi.logs import logging_settings
+from bankapi.settings_database import prepared_statements_configure
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("BANKAPI_VAR_DIR", str(BASE_DIR / "var")))
@@ -149,12 +150,14 @@ MIDDLEWARE = [
     "bankapi.middleware.BodyLimitMiddleware",
     "bankapi.middleware.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # bankapi.middleware's four run on every route but the API's (under /v1/):
+    # the back office's static files, sessions, the session's user and messages.
+    "bankapi.middleware.StaticFilesMiddleware",
+    "bankapi.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "bankapi.middleware.AuthenticationMiddleware",
+    "bankapi.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -194,6 +197,8 @@ _on_postgres = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 # reads the connection's socket instead of sending `SELECT 1` on every request
 # (bankapi/connection_health.py).
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 600 if _on_postgres else 0)
+# Prepared statements where the connection keeps them (bankapi/settings_database.py).
+DATABASE_PREPARED_STATEMENTS = prepared_statements_configure(DATABASES["default"])
 if _on_postgres:
     # A database host that does not answer (down, or its network) costs a request
     # at most this many seconds before its 503, not the system's TCP timeout.
@@ -336,6 +341,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["bankapi.permissions.TokenRequired"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["bankapi.parsers.JSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "bankapi.negotiation.JsonNegotiation",
     "EXCEPTION_HANDLER": "bankapi.handlers.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["authn.throttling.RequestBudgetThrottle"],
     "DEFAULT_SCHEMA_CLASS": "bankapi.schema.AutoSchema",

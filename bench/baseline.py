@@ -50,10 +50,21 @@ def commit_resolve(commit: str) -> str:
     return git("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}")
 
 
+def pins(lock: Path) -> dict[str, str]:
+    """{distribution: version} of a compiled requirements file."""
+    found = re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)", lock.read_text(), re.M)
+    return {name.lower().replace("_", "-"): version for name, version in found}
+
+
 def same_requirements(checkout: Path) -> bool:
+    """Whether this checkout's .venv holds every version the checkout's lock pins
+    (the same lock, or ours adds packages to it)."""
     ours = ROOT / LOCK
     theirs = checkout / LOCK
-    return ours.exists() and theirs.exists() and ours.read_bytes() == theirs.read_bytes()
+    if not (ours.exists() and theirs.exists()):
+        return False
+    mine = pins(ours)
+    return all(mine.get(name) == version for name, version in pins(theirs).items())
 
 
 def venv_provide(checkout: Path) -> str:
@@ -61,7 +72,7 @@ def venv_provide(checkout: Path) -> str:
     target = checkout / ".venv"
     if same_requirements(checkout):
         target.symlink_to(ROOT / ".venv", target_is_directory=True)
-        return "this checkout's .venv (same requirements-dev.txt)"
+        return "this checkout's .venv (same requirements-dev.txt, or one that adds to it)"
     python = shutil.which("python3.11") or shutil.which("python3") or sys.executable
     subprocess.run([python, "-m", "venv", str(target)], check=True)
     subprocess.run(
@@ -101,6 +112,9 @@ ACCESS_LINE = re.compile(r'^\S+ - - \[[^]]+\] "')
 NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
 PATTERNS = {
     "spread_per_s": rf"^spread \(.*payments/s={NUMBER}",
+    "ceiling_per_s": rf"^ceiling \(.*payments/s={NUMBER}",
+    "route_over_ceiling": rf"^route / ceiling: {NUMBER}",
+    "route_over_interleaved": rf"^route / baseline \(interleaved\): {NUMBER}",
     "hot_per_s": rf"^hot \(.*payments/s={NUMBER}",
     "half_rate_p99_ms": rf"^half rate .*p99={NUMBER}ms",
     "full_day_per_s": rf"^full day .*payments/s={NUMBER}",
@@ -115,6 +129,9 @@ PATTERNS = {
 # (label, key, better when higher?)
 ROWS = [
     ("spread payments/s", "spread_per_s", True),
+    ("bare ceiling payments/s", "ceiling_per_s", True),
+    ("route / ceiling", "route_over_ceiling", True),
+    ("route / interleaved commit", "route_over_interleaved", True),
     ("hot payments/s", "hot_per_s", True),
     ("p99 at half rate (ms)", "half_rate_p99_ms", False),
     ("statements per payment", "statements", False),

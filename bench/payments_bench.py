@@ -13,6 +13,9 @@ unique Idempotency-Key per request:
   for the latency an operator sees below saturation;
 - full day: the hot mode on an account that already has 100,000 payments today.
 
+Then the bare ceiling (bench/bare_payments.py: plain WSGI and Django's database
+layer doing the payment's read and write, nothing else) beside the route, in
+alternating slices of the spread mode, both served alike (`route / ceiling`).
 In the same run pgbench (built-in tpcb-like, same clients, same duration) measures
 PostgreSQL's own ceiling on a second database. Also measured, in this process with
 Django's test client: statements per payment (every message the driver sends to
@@ -27,6 +30,8 @@ is BENCH_DATABASE_URL, else DATABASE_URL; pgbench uses `<that database>_pgbench`
 import argparse
 import os
 import shutil
+import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -36,6 +41,7 @@ from payments_in_process import TRANSACTION_CONTROL, check_hot_account, in_proce
 from payments_load import WrkResult, run_pgbench, run_wrk
 from payments_seed import DAY_PAYMENTS_DEFAULT, seed, seed_day_of_payments
 from serving import (
+    BARE_APPLICATION,
     check_server,
     check_tools,
     django_start,
@@ -65,7 +71,8 @@ def shared_arguments(args: argparse.Namespace) -> list[str]:
 
 def current_arguments(args: argparse.Namespace) -> list[str]:
     """Options only this checkout's bench knows (the baseline serves with gunicorn)."""
-    return [f"--server={args.server}"] if args.server != "gunicorn" else []
+    found = [f"--server={args.server}"] if args.server != "gunicorn" else []
+    return [*found, f"--pairs={args.pairs}"] if args.ceiling else [*found, "--no-ceiling"]
 
 
 def baseline_main(args: argparse.Namespace) -> int:
@@ -80,6 +87,123 @@ def baseline_main(args: argparse.Namespace) -> int:
     except BaselineError as error:
         fail(str(error))
         return 2
+
+
+def tree(pid: int) -> list[int]:
+    """A server's processes: its master and the workers it forked."""
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    return [pid, *map(int, children)]
+
+
+def backends(database: str) -> list[int]:
+    """PostgreSQL's server processes of `database` (only the side being measured sends to it)."""
+    found = subprocess.run(["pgrep", "-f", f"postgres: .* {database} "], capture_output=True, text=True)
+    return [int(pid) for pid in found.stdout.split()]
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU of the processes and of their reaped children, from /proc."""
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        ticks += sum(int(value) for value in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def run_side_by_side(
+    env: dict[str, str],
+    args: argparse.Namespace,
+    route_server: subprocess.Popen,
+    route_base: str,
+    spread: list,
+    work_dir: Path,
+) -> dict[str, list[float]]:
+    """The spread mode against the route, the bare ceiling (bench/bare_payments.py)
+    and, with `--interleave`, the route of another commit, each served by the
+    same gunicorn configuration with the same workers, all up at once: in
+    `args.pairs` rounds of one slice of `args.duration` seconds each, in an
+    order turned round from one round to the next. So a change in the host's
+    load moves every side of a round together. Each side's payments/s per
+    round, and the CPU per answer of its web processes and of PostgreSQL: on a
+    host other work shares, the figures that move least with it."""
+    servers = []
+    sides = {"route": route_base}
+    try:
+        server, sides["ceiling"] = start_server(env, args.workers, "gunicorn", BARE_APPLICATION)
+        servers.append(server)
+        if args.interleave:
+            checkout = args.interleave_checkout
+            server, sides["baseline"] = start_server(env, args.workers, "gunicorn", root=checkout)
+            servers.append(server)
+        for base in list(sides.values())[1:]:
+            run_wrk(base, spread, work_dir, clients=args.clients, seconds=3)  # warm-up
+        found: dict[str, list[float]] = {
+            key: [] for name in sides for key in (name, f"{name} web", f"{name} postgres")
+        }
+        names = list(sides)
+        processes = {"route": route_server, **dict(zip(list(sides)[1:], servers, strict=True))}
+        from django.db import connection
+
+        database = connection.settings_dict["NAME"]
+        for number in range(args.pairs):
+            order = names[number % len(names) :] + names[: number % len(names)]
+            for name in order if number % 2 == 0 else order[::-1]:
+                web, postgres = cpu_seconds(tree(processes[name].pid)), cpu_seconds(backends(database))
+                result = run_wrk(sides[name], spread, work_dir, clients=args.clients, seconds=args.duration)
+                if result.non2xx:
+                    fail(f"{name} answered {result.non2xx} non-2xx (first: {result.sample[:300]})")
+                paid = result.requests
+                found[name].append(result.ok_per_second)
+                found[f"{name} web"].append(1000 * (cpu_seconds(tree(processes[name].pid)) - web) / paid)
+                found[f"{name} postgres"].append(1000 * (cpu_seconds(backends(database)) - postgres) / paid)
+            shown = [
+                f"{name} {found[name][-1]:.1f}/s (CPU per payment: web {found[name + ' web'][-1]:.2f} ms, "
+                f"PostgreSQL {found[name + ' postgres'][-1]:.2f} ms)"
+                for name in names
+            ]
+            print(f"round {number + 1}: " + ", ".join(shown))
+    finally:
+        for server in servers:
+            server.terminate()
+            server.wait()
+    return found
+
+
+def side_by_side_report(found: dict[str, list[float]]) -> None:
+    """Each side's median, and the median over the rounds of each ratio."""
+
+    def ratio(top: str, bottom: str) -> float:
+        return statistics.median(t / b for t, b in zip(found[top], found[bottom], strict=True))
+
+    def cpu(name: str) -> str:
+        web, postgres = statistics.median(found[f"{name} web"]), statistics.median(found[f"{name} postgres"])
+        return f"CPU per payment web {web:.2f} ms + PostgreSQL {postgres:.2f} ms = {web + postgres:.2f} ms"
+
+    def cpu_ratio(top: str, bottom: str) -> float:
+        # Payments per CPU second of `top` over `bottom`'s: the inverse of their CPU per payment.
+        def total(name: str) -> list[float]:
+            return [w + p for w, p in zip(found[f"{name} web"], found[f"{name} postgres"], strict=True)]
+
+        return statistics.median(b / t for t, b in zip(total(top), total(bottom), strict=True))
+
+    rounds, ceiling = len(found["route"]), statistics.median(found["ceiling"])
+    print(f"ceiling (bare WSGI, median of {rounds} rounds): payments/s={ceiling:.1f}; {cpu('ceiling')}")
+    print(f"route in the same rounds: payments/s={statistics.median(found['route']):.1f}; {cpu('route')}")
+    by_cpu = cpu_ratio("route", "ceiling")
+    print(f"route / ceiling: {ratio('route', 'ceiling'):.3f} (by CPU per payment: {by_cpu:.3f})")
+    if "baseline" in found:
+        print(
+            f"baseline route in the same rounds: payments/s={statistics.median(found['baseline']):.1f}; "
+            f"{cpu('baseline')}"
+        )
+        print(f"baseline / ceiling: {ratio('baseline', 'ceiling'):.3f}")
+        print(
+            f"route / baseline (interleaved): {ratio('route', 'baseline'):.3f} "
+            f"(by CPU per payment: {cpu_ratio('route', 'baseline'):.3f})"
+        )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -107,6 +231,24 @@ def main(argv: list[str] | None = None) -> None:
         "or granian's WSGI with as many threads per worker (gunicorn)",
     )
     parser.add_argument(
+        "--no-ceiling",
+        dest="ceiling",
+        action="store_false",
+        help="skip the bare ceiling (bench/bare_payments.py), measured against the route in pairs",
+    )
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=3,
+        help="rounds of slices (each --duration) of the route, the ceiling and --interleave's route (3)",
+    )
+    parser.add_argument(
+        "--interleave",
+        metavar="COMMIT",
+        help="also serve COMMIT's code (a temporary git worktree; its schema must be this checkout's) "
+        "and measure its route in the same rounds as this checkout's and the ceiling",
+    )
+    parser.add_argument(
         "--baseline",
         metavar="COMMIT",
         help="run the bench on COMMIT (a temporary git worktree) and then on this checkout, "
@@ -122,6 +264,18 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.baseline:
         raise SystemExit(baseline_main(args))
+    if args.interleave:
+        from baseline import baseline_checkout
+
+        with baseline_checkout(args.interleave, with_venv=False) as (checkout, _):
+            args.interleave_checkout = checkout
+            measure(args)
+        return
+    measure(args)
+
+
+def measure(args: argparse.Namespace) -> None:
+    """One run of the bench (see the module)."""
 
     if not args.in_process_only:
         check_tools()
@@ -204,6 +358,9 @@ def main(argv: list[str] | None = None) -> None:
             f"full day (1 account with {args.day_payments} payments today): {day_result.describe()} "
             f"= {day_share:.0%} of the hot run"
         )
+        if args.ceiling:
+            connection.close()
+            side_by_side_report(run_side_by_side(env, args, server, base, spread, work_dir))
     finally:
         server.terminate()
         server.wait()

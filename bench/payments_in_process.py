@@ -16,9 +16,12 @@ from serving import fail
 
 
 class StatementTrace:
-    """Counts the statements a block sends to PostgreSQL: every Query (or Parse)
-    message in libpq's protocol trace, so BEGIN, COMMIT and SAVEPOINT count too,
-    and so do statements sent on a connection opened inside the block."""
+    """Counts the statements a block sends to PostgreSQL: every Query message
+    (simple protocol) and every Bind message (extended protocol: one per
+    statement executed, whether its text was parsed just before or prepared
+    earlier on the connection) in libpq's protocol trace, so BEGIN, COMMIT and
+    SAVEPOINT count too, and so do statements sent on a connection opened
+    inside the block."""
 
     def __enter__(self):
         from django.db import connection
@@ -49,10 +52,21 @@ class StatementTrace:
     def statements(self) -> list[str]:
         self.file.seek(0)
         sent = []
+        parsed: dict[str, str] = {}
         for row in self.file.read().decode(errors="replace").splitlines():
             fields = row.split("\t")
-            if len(fields) > 4 and fields[1] == "F" and fields[3] in ("Query", "Parse"):
+            if len(fields) < 4 or fields[1] != "F":
+                continue
+            if fields[3] == "Query":
                 sent.append(fields[4].strip())
+            elif fields[3] == "Parse":
+                # ` "<name>" "<text>" <parameter types>`: remembered for the Bind that runs it.
+                name, _, text = fields[4].strip().partition(" ")
+                parsed[name] = text.strip('"')
+            elif fields[3] == "Bind":
+                # ` "<portal>" "<statement>" <values>`
+                statement = fields[4].strip().split(" ", 2)[1]
+                sent.append(parsed.get(statement, f"(prepared {statement.strip(chr(34))})"))
         return sent
 
 
@@ -123,8 +137,11 @@ def in_process_report(
         f"statements per payment: {len(statements)} ({len(statements) - control} besides "
         f"transaction control), in-process, CONN_MAX_AGE={max_age}"
     )
-    if os.environ.get("BENCH_SHOW_STATEMENTS"):
+    shown = os.environ.get("BENCH_SHOW_STATEMENTS")
+    if shown:
+        # A number above 1: that many characters of each statement, else 160.
+        width = int(shown) if shown.isdigit() and int(shown) > 1 else 160
         for sql in statements:
-            print(f"    {sql[:160]}")
+            print(f"    {sql[:width]}")
     print(f"one payment in-process, one thread: {single_ms:.1f} ms (median of {count})")
     print(f"load average now {os.getloadavg()[0]:.1f}")

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 import uuid
 from dataclasses import dataclass
@@ -68,6 +69,10 @@ def production_environment(database_url: str, work_dir: Path) -> dict[str, str]:
         "BANKAPI_VAR_DIR": str(work_dir / "var"),
         "STATIC_ROOT": str(static_root),
         "LOG_LEVEL": "WARNING",
+        # The bench reaches PostgreSQL directly, so as deploy/ configures a direct
+        # connection: prepared statements on (DATABASE_PREPARED_STATEMENTS=false in
+        # the bench's environment measures the PgBouncer 1.18 setting instead).
+        "DATABASE_PREPARED_STATEMENTS": os.environ.get("DATABASE_PREPARED_STATEMENTS", "true"),
         **UNLIMITED_BUDGETS,
     }
 
@@ -108,11 +113,18 @@ def deployed_threads() -> int:
     return int(runpy.run_path(str(ROOT / "deploy" / "gunicorn.conf.py"))["threads"])
 
 
-def server_command(server: str, port: int, workers: int) -> list[str]:
-    """The command serving `bankapi.wsgi` on the port: gunicorn with the deployed
-    configuration (threaded workers), or granian's WSGI interface with as many
-    blocking threads per worker as gunicorn's threads, so that both serve the
-    same number of requests at a time per process."""
+# The bare ceiling (bench/bare_payments.py), served like the service.
+BARE_APPLICATION = "bare_payments:application"
+
+
+def server_command(
+    server: str, port: int, workers: int, application: str = "bankapi.wsgi:application", root: Path = ROOT
+) -> list[str]:
+    """The command serving `application` (the service's `bankapi.wsgi`, or the
+    bare ceiling) of the checkout at `root` on the port: gunicorn with that
+    checkout's deployed configuration (threaded workers), or granian's WSGI
+    interface with as many blocking threads per worker as gunicorn's threads,
+    so that both serve the same number of requests at a time per process."""
     if server == "granian":
         return [
             str(ROOT / ".venv" / "bin" / "granian"),
@@ -123,12 +135,13 @@ def server_command(server: str, port: int, workers: int) -> list[str]:
             f"--blocking-threads={deployed_threads()}",
             "--no-ws",
             "--log-level=warning",
-            "bankapi.wsgi:application",
+            application,
         ]
     return [
         str(ROOT / ".venv" / "bin" / "gunicorn"),
-        "bankapi.wsgi:application",
-        f"--config={ROOT / 'deploy' / 'gunicorn.conf.py'}",
+        application,
+        f"--config={root / 'deploy' / 'gunicorn.conf.py'}",
+        f"--pythonpath={ROOT / 'bench'}",
         f"--workers={workers}",
         f"--bind=127.0.0.1:{port}",
         "--log-level=warning",
@@ -136,10 +149,20 @@ def server_command(server: str, port: int, workers: int) -> list[str]:
     ]
 
 
-def start_server(env: dict[str, str], workers: int, server: str = "gunicorn") -> tuple[subprocess.Popen, str]:
+def start_server(
+    env: dict[str, str],
+    workers: int,
+    server: str = "gunicorn",
+    application: str = "bankapi.wsgi:application",
+    root: Path = ROOT,
+) -> tuple[subprocess.Popen, str]:
+    """`server_command` started (from `root`: another checkout serves its own
+    code), once it answers."""
     for _ in range(5):
         port = free_port()
-        process = subprocess.Popen(server_command(server, port, workers), cwd=ROOT, env={**os.environ, **env})
+        process = subprocess.Popen(
+            server_command(server, port, workers, application, root), cwd=root, env={**os.environ, **env}
+        )
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and process.poll() is None:
@@ -147,6 +170,9 @@ def start_server(env: dict[str, str], workers: int, server: str = "gunicorn") ->
                 with urllib.request.urlopen(f"{base}/healthz", timeout=2) as answer:  # noqa: S310
                     if answer.status == 200:
                         return process, base
+            except urllib.error.HTTPError:
+                # The bare ceiling has no /healthz: any HTTP answer says it serves.
+                return process, base
             except OSError:
                 time.sleep(0.2)
         process.terminate()

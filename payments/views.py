@@ -1,7 +1,6 @@
 """Payment routes. Views parse and authorise; services decide."""
 
 import uuid
-from collections.abc import Callable
 
 from django.db import transaction
 from django.http import HttpResponse
@@ -15,9 +14,9 @@ from bankapi.metrics import PAYMENTS
 from bankapi.responses import ok
 from bankapi.schema import envelope, error_responses
 from bankapi.scope import parse_uuid
+from bankapi.serializers import InputSerializer
 from payments.approval_content import payment_hold
 from payments.models import Beneficiary, PaymentRequest
-from payments.plain_inputs import payment_body_plain
 from payments.selectors import (
     sandbox_payment_request,
 )
@@ -77,16 +76,10 @@ class AccountCreateView(AccountScopedView):
 
     idempotency_operation: str
 
-    def validated_body(self, serializer: type, plain: Callable[..., dict | None] | None = None) -> dict:
-        """The body validated by `serializer`; `plain` may recognise a common shape
-        in plain code first (None: not that shape, the serializer decides)."""
-        raw = self.body()
-        data = plain(raw, self.account) if plain else None
-        if data is None:
-            body = serializer(data=raw, context={"account": self.account})
-            body.is_valid(raise_exception=True)
-            data = body.validated_data
-        return data
+    def validated_body(self, serializer: type[InputSerializer]) -> dict:
+        """The body validated by `serializer` (the one definition of its rules,
+        which the OpenAPI document states), with the account in its context."""
+        return serializer.checked(self.body(), {"account": self.account})
 
     def idempotency_key(self, body: dict) -> uuid.UUID | None:
         return idempotency_key_resolve(
@@ -187,7 +180,7 @@ class PaymentCreateView(AccountCreateView):
             raise
 
     def create(self) -> HttpResponse:
-        body = self.validated_body(PaymentCreateSerializer, plain=payment_body_plain)
+        body = self.validated_body(PaymentCreateSerializer)
         key = self.idempotency_key(body)
         crypto_quote = body.get("cryptoQuote")
         read = self.preloaded_row()

@@ -30,7 +30,7 @@ from django.db.models import QuerySet
 
 from bankapi.idempotency import FirstUse, StoredResponse
 from bankapi.models import Account
-from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored, sql_bound
+from bankapi.rows import fetch_one_bound, insert_rows, insert_select_sql, rows_pre_save, rows_stored
 from events.recording import event_insert_sql, events_written
 from payments.decision import ACCOUNT, Accepted, DailyCount, DecidedLeg, Plan, Snapshot, usage_day
 from payments.events import (
@@ -255,9 +255,11 @@ def work_write_at_once(
     answer = f"{debit}.{name('balance')}, {debit}.{name('last_booked_at')}, {event_id}"
     sql = f"WITH {steps_sql} SELECT {answer} FROM (SELECT 1) {name('one')} LEFT JOIN {debit} ON TRUE"  # noqa: S608
     params = [param for _, (_, step_params) in parts for param in step_params]
-    with claim.writing(connection) if claim else nullcontext(), connection.cursor() as cursor:
-        cursor.execute(sql_bound(connection, sql, params))
-        balance, booked_at, event_id = cursor.fetchone()
+    with claim.writing(connection) if claim else nullcontext():
+        row = fetch_one_bound(connection, sql, params)
+    # The statement's last SELECT answers one row whatever the debit did.
+    assert row is not None
+    balance, booked_at, event_id = row
     if balance is None:
         return None
     steps.stored(balance, booked_at, connection)

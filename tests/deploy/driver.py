@@ -4,6 +4,7 @@ deployment itself (its environment, its database through PgBouncer):
     python -m tests.deploy.driver setup          -> JSON: token, ids
     python -m tests.deploy.driver batch ID...    -> JSON: the submitted batch's id
     python -m tests.deploy.driver state JSON     -> JSON: what was paid
+    python -m tests.deploy.driver prepared JSON  -> JSON: statements prepared by payments
 
 Only the service's own code: no test tool is imported here.
 """
@@ -145,6 +146,43 @@ def state(ids: dict) -> dict:
     return answer
 
 
+def prepared(ids: dict) -> dict:
+    """Six payments through the payment route, in this process, on this
+    deployment's settings; then the statements PostgreSQL keeps prepared on
+    the connections they used (this process's pool lends them in turn, each a
+    few times). Through PgBouncer in transaction pooling, none may be."""
+    from django.conf import settings
+    from django.db import connection
+    from django.test import Client
+
+    client = Client(
+        HTTP_AUTHORIZATION=f"Bearer {ids['token']}",
+        HTTP_HOST="api.example.com",
+        HTTP_X_FORWARDED_PROTO="https",
+    )
+    path = f"/v1/customers/{ids['customerId']}/accounts/{ids['accountId']}/payments"
+    statuses = [
+        client.post(
+            path,
+            {"amount": "0.01", "reference": "Prepared", "payee": PAYEE},
+            content_type="application/json",
+            HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()),
+        ).status_code
+        for _ in range(6)
+    ]
+    statements: set[str] = set()
+    for _ in range(4):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT statement FROM pg_prepared_statements")
+            statements |= {row[0] for row in cursor.fetchall()}
+        connection.close()
+    return {
+        "setting": settings.DATABASE_PREPARED_STATEMENTS,
+        "statuses": statuses,
+        "prepared": sorted(statements),
+    }
+
+
 if __name__ == "__main__":
     command, *arguments = sys.argv[1:]
     if command == "setup":
@@ -153,6 +191,8 @@ if __name__ == "__main__":
         result = batch(int(arguments[0]))
     elif command == "state":
         result = state(json.loads(arguments[0]))
+    elif command == "prepared":
+        result = prepared(json.loads(arguments[0]))
     else:
         sys.exit(f"unknown command {command!r}")
     print(json.dumps(result))

@@ -4,16 +4,22 @@ From the files an operator installs (deploy/pgbouncer.ini, deploy/bankapi.env.ex
 deploy/Procfile, deploy/gunicorn.conf.py) and docs/production.md's "Production deployment"
 commands, changed only in ports, paths and the database's name: PgBouncer
 (Debian's) in transaction pooling in front of PostgreSQL (database `<the test database>_deploytest`),
-Redis db 11, two gunicorn web nodes, two Celery workers, a webhooks worker and one
+Redis db 11 (or DEPLOY_TEST_REDIS_DB), two gunicorn web nodes, two Celery workers, a webhooks worker and one
 beat, all with production settings (BANKAPI_ENV=production, DEBUG off, secrets
-generated here).
+generated here). Then the same processes straight to PostgreSQL, with what the
+template says changes for that topology: prepared statements on.
 
-It shows, through that topology:
+It shows, through each topology:
 - one Idempotency-Key sent 25 times to each web node at once pays once;
+- prepared statements where the connection keeps them: the payment's statements
+  prepared on direct connections, none through PgBouncer 1.18;
 - a 1,000-item batch worked by both workers, one SIGKILLed midway, pays each item
   once (the survivor and the restarted worker finish it);
 - one schedule day run by both workers at once pays each schedule once;
 - `manage.py check_ledger` holds after all of it.
+The batch and schedule stories run through PgBouncer only: what they prove (a
+worker's death, a day run twice) does not depend on how connections reach
+PostgreSQL.
 """
 
 import configparser
@@ -52,7 +58,7 @@ DEPLOY = ROOT / "deploy"
 # The deployment's database, beside the test run's own on the same server (a test
 # database: tests/deploy/conftest.py refuses any other): `<its name>_deploytest`.
 DATABASE_SUFFIX = "_deploytest"
-REDIS_DB = 11
+REDIS_DB = int(os.environ.get("DEPLOY_TEST_REDIS_DB", "11"))
 PGBOUNCER = shutil.which("pgbouncer") or shutil.which("pgbouncer", path="/usr/sbin")
 VENV_BIN = str(Path(sys.executable).parent)
 # What the TLS-terminating proxy sends on: the client's Host (the public name of
@@ -88,9 +94,15 @@ def env_template() -> dict[str, str]:
     return dict(line.split("=", 1) for line in lines if line.strip() and not line.startswith("#"))
 
 
+# The two topologies the deployment files name: through PgBouncer 1.18 in
+# transaction pooling (the template's), or straight to PostgreSQL.
+PGBOUNCER_TOPOLOGY, DIRECT_TOPOLOGY = "pgbouncer", "direct"
+
+
 class Deployment:
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, topology: str = PGBOUNCER_TOPOLOGY):
         self.folder = folder
+        self.topology = topology
         self.processes: list = []
         db = settings.DATABASES["default"]
         self.pg_host, self.pg_port = db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)
@@ -159,6 +171,9 @@ class Deployment:
                 time.sleep(0.2)
 
     def database_url(self) -> str:
+        if self.topology == DIRECT_TOPOLOGY:
+            password = f":{self.pg_password}" if self.pg_password else ""
+            return f"postgres://{self.pg_user}{password}@{self.pg_host}:{self.pg_port}/{self.database}"
         return f"postgres://{self.pg_user}:{self.database_password}@127.0.0.1:{self.bouncer_port}/{self.database}"
 
     # -- The environment file, filled in --------------------------------------------
@@ -186,6 +201,11 @@ class Deployment:
             "CELERY_CONCURRENCY": "1",
         }
         assert filled.keys() <= values.keys(), "the template must name every setting a deployment fills in"
+        # The template's topology is PgBouncer 1.18's: no prepared statements. Straight
+        # to PostgreSQL, the template's comment says to turn them on.
+        assert values["DATABASE_PREPARED_STATEMENTS"] == "false"
+        if self.topology == DIRECT_TOPOLOGY:
+            filled["DATABASE_PREPARED_STATEMENTS"] = "true"
         assert values["BANKAPI_ENV"] == "production"
         assert values["ALLOWED_HOSTS"] == PUBLIC_HOST  # the template's, as an operator leaves it
         values.update(filled)
@@ -277,16 +297,17 @@ def wait_for(predicate, timeout: float, what: str, step: float = 0.25) -> None:
         time.sleep(step)
 
 
-@pytest.fixture(scope="module")
-def deployment():
+@pytest.fixture(scope="module", params=[PGBOUNCER_TOPOLOGY, DIRECT_TOPOLOGY])
+def deployment(request):
     refuse_unless_test_servers()
     folder = Path(tempfile.mkdtemp(prefix="bankapi-deploy-"))
     os.chmod(folder, 0o750)
-    deployment = Deployment(folder)
+    deployment = Deployment(folder, request.param)
     started = time.monotonic()
     try:
         deployment.fresh_database_and_redis()
-        deployment.start_pgbouncer()
+        if deployment.topology == PGBOUNCER_TOPOLOGY:
+            deployment.start_pgbouncer()
         env_file = deployment.environment_file()
         # The README's commands, as written, with this environment file.
         script = readme_deployment_script().replace("/etc/bankapi/bankapi.env", str(env_file))
@@ -298,7 +319,9 @@ def deployment():
         assert (folder / "static" / "admin").is_dir(), "collectstatic wrote nothing where STATIC_ROOT says"
         deployment.start_processes()
         deployment.ids = deployment.driver("setup")
-        report_figures("Deployment test", f"topology up in {time.monotonic() - started:.1f} s")
+        report_figures(
+            f"Deployment test ({deployment.topology})", f"topology up in {time.monotonic() - started:.1f} s"
+        )
         yield deployment
     finally:
         deployment.stop()
@@ -373,12 +396,36 @@ def test_one_idempotency_key_sent_to_both_nodes_pays_once(deployment):
     assert state["paymentRequests"] == 1
     assert Decimal(state["balance"]) == Decimal("1000000.00") - Decimal("12.34")
     report_figures(
-        "Deployment: one key, 25 times to each node at once",
+        f"Deployment ({deployment.topology}): one key, 25 times to each node at once",
         f"answers: {dict(Counter(status for status, _, _ in answers))}; payments made: 1",
     )
 
 
+def through_pgbouncer_only(deployment) -> None:
+    if deployment.topology != PGBOUNCER_TOPOLOGY:
+        pytest.skip("the workers' recovery does not depend on the topology: shown through PgBouncer")
+
+
+def test_prepared_statements_where_the_connection_keeps_them(deployment):
+    found = deployment.driver("prepared", json.dumps(deployment.ids))
+
+    assert found["statuses"] == [200] * 6
+    if deployment.topology == DIRECT_TOPOLOGY:
+        assert found["setting"] is True
+        # The payment's write (one statement) and the caller's read, prepared.
+        assert any(statement.startswith('WITH "debit" AS') for statement in found["prepared"]), found
+        assert any('FROM "authn_user"' in statement for statement in found["prepared"]), found
+    else:
+        assert found["setting"] is False
+        assert found["prepared"] == []
+    report_figures(
+        f"Deployment ({deployment.topology}): prepared statements",
+        f"DATABASE_PREPARED_STATEMENTS={found['setting']}; {len(found['prepared'])} statement(s) prepared",
+    )
+
+
 def test_a_batch_survives_a_worker_killed_midway(deployment):
+    through_pgbouncer_only(deployment)
     ids = deployment.ids
     batch_id = deployment.driver("batch", "1000")["batchId"]
     # The submit queued one run; a second one (what the stalled-batch sweep sends)
@@ -418,6 +465,7 @@ def test_a_batch_survives_a_worker_killed_midway(deployment):
 def test_a_batch_whose_worker_was_killed_is_taken_up_by_the_other_within_90_seconds(deployment):
     """No sweep sent by hand: beat's own (every minute) finds the batch silent
     and the surviving worker finishes it, within 90 s of the kill."""
+    through_pgbouncer_only(deployment)
     runs = "batches.tasks.process_batch"
     received = {
         worker: deployment.log(f"worker{n}").count(runs) for n, worker in enumerate(deployment.workers, 1)
@@ -460,6 +508,7 @@ def test_a_batch_whose_worker_was_killed_is_taken_up_by_the_other_within_90_seco
 
 
 def test_a_schedule_day_sent_to_both_workers_pays_each_schedule_once(deployment):
+    through_pgbouncer_only(deployment)
     ids = deployment.ids
     # Beat sends the same task every 20 s as well: only the test's two are counted.
     sent = [deployment.send_task("payments.tasks.run_scheduled_payments", ids["today"]) for _ in range(2)]

@@ -300,3 +300,66 @@ def test_the_payments_bench_runs_its_in_process_steps(scratch_database):
     )
 
     assert "statements per payment:" in out and "one payment in-process, one thread:" in out, out
+
+
+BARE_CEILING_PAYS = """
+import io, json, sys, tempfile, uuid
+from decimal import Decimal
+from pathlib import Path
+sys.path.insert(0, "bench")
+from serving import django_start, production_environment
+django_start(production_environment(sys.argv[1], Path(tempfile.mkdtemp())))
+from payments_seed import FUNDING, seed
+(target,), _ = seed(1)
+import bare_payments
+from bankapi.models import Account, IdempotencyRecord
+from events.models import Event
+from payments.ledger import ledger_check
+from payments.models import PaymentRequest
+statuses = []
+for _ in range(2):
+    sent = {"amount": "1.25", "reference": "Bench", "beneficiaryId": target.beneficiary_id}
+    body = json.dumps(sent).encode()
+    environ = {
+        "REQUEST_METHOD": "POST", "PATH_INFO": target.path, "CONTENT_LENGTH": str(len(body)),
+        "wsgi.input": io.BytesIO(body), "HTTP_AUTHORIZATION": f"Bearer {target.token}",
+        "HTTP_IDEMPOTENCY_KEY": str(uuid.uuid4()),
+    }
+    bare_payments.application(environ, lambda status, headers: statuses.append(status))
+account = Account.objects.get(id=target.account_id)
+print(json.dumps({
+    "statuses": statuses,
+    "debited": str(FUNDING - account.balance),
+    "requests": PaymentRequest.objects.filter(account=account, status="PENDING").count(),
+    "events": Event.objects.count(),
+    "keys": IdempotencyRecord.objects.filter(state="COMPLETED").count(),
+    "ledger": ledger_check().ok,
+}))
+"""
+
+
+@requires_postgres
+def test_the_bare_ceiling_pays_what_the_route_pays(scratch_database):
+    """bench/bare_payments.py, measured beside the route by bench/payments, writes
+    a payment's rows: the debit, the PENDING request, its event and the key's
+    record, with the ledger whole."""
+    import json
+
+    done = subprocess.run(
+        [sys.executable, "-c", BARE_CEILING_PAYS, scratch_database],
+        cwd=ROOT,
+        env=without_databases(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "statuses": ["200 OK", "200 OK"],
+        "debited": "2.50",
+        "requests": 2,
+        "events": 2,
+        "keys": 2,
+        "ledger": True,
+    }

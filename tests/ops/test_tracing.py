@@ -29,11 +29,22 @@ def spans():
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracing_start(provider)
     # In a process, instrumentation precedes the first connection; here the
-    # test's connection is older: the next one opens through psycopg's wrapper.
-    connection.close()
+    # test's connection is older: the next one opens through psycopg's wrapper
+    # (with prepared statements on, from a pool made anew: the old one's
+    # connections were opened before).
+    fresh_connections()
     yield exporter
     tracing_stop()
+    fresh_connections()
+
+
+def fresh_connections() -> None:
     connection.close()
+    if getattr(connection, "pool", None) is not None:
+        connection.close_pool()
+        # Its first connections opened now, by its own threads (their spans are
+        # no request's), not while the test's request runs.
+        connection.pool.open(wait=True)
 
 
 @pytest.fixture
@@ -84,6 +95,9 @@ def test_a_payment_request_its_tasks_and_its_webhook_post_are_one_trace(
     if ON_POSTGRES:
         statements = [span for span in finished if span.attributes.get("db.system") == "postgresql"]
         assert statements, "no SQL spans"
+        # The payment's one statement among them, however the connection binds it.
+        texts = [str(span.attributes.get("db.statement", "")) for span in statements]
+        assert any(text.startswith('WITH "debit"') for text in texts), texts
 
 
 def _middleware_after_startup(**env: str) -> str:

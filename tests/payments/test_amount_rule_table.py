@@ -1,6 +1,6 @@
 """One amount rule, fed the same table on every path that reads an amount: the
 payment route's field (and the OpenAPI pattern it publishes), the payment
-route's plain parser, an FX quote's query, and a batch item's amount. Each path
+route's body as the route checks it, an FX quote's query, and a batch item's amount. Each path
 takes exactly the amounts the table says, as the same Decimal."""
 
 import re
@@ -13,7 +13,7 @@ from bankapi.models import MONEY, Account
 from batches.rules import parse_amount
 from payments.fields import AmountField
 from payments.formats import CENT, MAX_AMOUNT, POSITIVE_AMOUNT_PATTERN
-from payments.plain_inputs import payment_body_plain
+from payments.serializers import PaymentCreateSerializer
 from payments.views_fx import FxQuoteQuerySerializer
 
 BENEFICIARY = "0b97c690-4a11-47fc-90ac-a71044d089b6"
@@ -62,10 +62,14 @@ def field_amount(text: str) -> Decimal | None:
         return None
 
 
-def plain_amount(text: str) -> Decimal | None:
+def route_amount(text: str) -> Decimal | None:
+    # As the payment route checks its body: the serializer, kept for the thread.
     account = Account(currency="GBP", reference_min=1, reference_max=140)
-    body = payment_body_plain({"amount": text, "reference": "Invoice", "beneficiaryId": BENEFICIARY}, account)
-    return None if body is None else body["amount"]
+    body = {"amount": text, "reference": "Invoice", "beneficiaryId": BENEFICIARY}
+    try:
+        return PaymentCreateSerializer.checked(body, {"account": account})["amount"]
+    except ValidationError:
+        return None
 
 
 def pattern_amount(text: str) -> Decimal | None:
@@ -86,7 +90,7 @@ def batch_amount(text: str) -> Decimal | None:
     return None if amount is None else amount.quantize(CENT)
 
 
-@pytest.mark.parametrize("path", [field_amount, plain_amount, pattern_amount, fx_amount, batch_amount])
+@pytest.mark.parametrize("path", [field_amount, route_amount, pattern_amount, fx_amount, batch_amount])
 def test_every_path_takes_the_amounts_of_the_one_table(path):
     taken = {text: path(text) for text in TABLE}
 
