@@ -413,3 +413,19 @@ def test_the_list_filters_by_status_and_pages(api, ada):
         api.get(ada.card_url("/authorizations?status=HELD"), **ada.auth), 400, "VALIDATION_ERROR"
     )
     assert body["errors"][0]["field"] == "status"
+
+
+def test_authorizations_of_one_moment_list_in_write_order(api, ada, monkeypatch):
+    # A test clock's customers make many objects at one time: the ids order them.
+    moment = timezone.now()
+    for module in ("cards.authorizations", "cards.serializers_authorizations"):
+        monkeypatch.setattr(f"{module}.customer_now", lambda customer_id: moment)
+    made = [
+        authorize(api, ada.auth, ada.card_id, amount=f"{n}.00").json()["data"]["authorizationId"]
+        for n in range(1, 6)
+    ]
+    listed = api.get(ada.card_url("/authorizations?limit=2"), **ada.auth).json()["data"]
+    rest = api.get(ada.card_url(f"/authorizations?limit=10&nextToken={listed['nextToken']}"), **ada.auth)
+    ids = [a["authorizationId"] for a in listed["authorizations"] + rest.json()["data"]["authorizations"]]
+    assert ids == list(reversed(made))
+    assert {uuid.UUID(i).version for i in ids} == {7}
