@@ -231,7 +231,9 @@ def test_an_authorization_expires_after_seven_days(api, ada, monkeypatch):
         == []
     )
     assert_error(act(api, ada.auth, authorization_id, "clear"), 409, "INVALID_STATE")
-    # the sweep marks it, releases the hold and gives back its day's used
+    # a clock's sweep leaves customers who are not that clock's
+    assert authorizations_expire(timezone.now() + timedelta(days=7, seconds=1), uuid.uuid4()) == 0
+    # the real sweep marks it, releases the hold and gives back its day's used
     assert authorizations_expire(timezone.now() + timedelta(days=7, seconds=1), None) == 1
     assert authorizations_expire(timezone.now() + timedelta(days=7, seconds=1), None) == 0
     row = CardAuthorization.objects.get(id=authorization_id)
