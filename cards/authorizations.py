@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from bankapi.clock import customer_now
 from bankapi.errors import ApiError, ErrorCode, validation_error
+from bankapi.ids import write_ordered_uuid
 from cards.models import Card, CardAuthorization
 from cards.serializers_authorizations import CardAuthorizationSerializer
 from events.models import Event, EventType
@@ -67,7 +68,7 @@ def card_authorize(*, card: Card, order: AuthorizationOrder) -> CardAuthorizatio
         # The card's row lock: a freeze racing the request is before or after it, never during.
         locked_card = Card.objects.select_for_update().get(id=card.id)
         authorization = CardAuthorization(
-            id=uuid.uuid4(),
+            id=write_ordered_uuid(),
             program_id=card.program_id,
             sandbox=card.sandbox,
             card=locked_card,

@@ -12,6 +12,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from bankapi.crypto import EncryptedTextField
+from bankapi.ids import write_ordered_uuid
 from bankapi.models import MONEY, Account, Customer, TenantOwned
 
 
@@ -88,7 +89,8 @@ class CardAuthorization(TenantOwned):
         REVERSED = "REVERSED"
         EXPIRED = "EXPIRED"
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Rises in write order: the list's order among rows of one time (a clock's).
+    id = models.UUIDField(primary_key=True, default=write_ordered_uuid, editable=False)
     card = models.ForeignKey(Card, on_delete=models.PROTECT, related_name="authorizations")
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="card_authorizations")
     customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="card_authorizations")

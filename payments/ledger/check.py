@@ -14,7 +14,7 @@ from bankapi.models import ZERO, Account
 from bankapi.transactions import one_snapshot
 from payments.formats import CENT
 from payments.ledger.statement_lines import statement_line_facts
-from payments.models import Hold, LedgerPosting
+from payments.models import Hold, LedgerPosting, LedgerTransaction
 from payments.selectors.ledger import statement_days_check
 from payments.statement_formats import LAYOUTS
 
@@ -53,9 +53,10 @@ STATEMENT_LINES_SHOWN = 20
 
 def statement_lines_check() -> list[int]:
     """Customer postings whose stored statement line (kind, request id,
-    reference, description) differs from the one their movement gives: its
-    kind and memo, and the payment request whose acceptance, reversal or
-    return it is. Streamed, a chunk at a time."""
+    reference, description, and the party outside the bank it names) differs
+    from the one their movement gives: its kind and memo, the payment request
+    whose acceptance, reversal or return it is, and the incoming payment it
+    books. Streamed, a chunk at a time."""
     postings = (
         LedgerPosting.objects.filter(account__isnull=False)
         .order_by("id")
@@ -73,23 +74,41 @@ def statement_lines_check() -> list[int]:
             "transaction__reversed_request__reference",
             "transaction__returned_request__id",
             "transaction__returned_request__reference",
+            "end_to_end_id",
+            "counterparty_name",
+            "counterparty_iban",
+            "transaction__incoming_payment__end_to_end_id",
+            "transaction__incoming_payment__debtor_name",
+            "transaction__incoming_payment__debtor_iban",
         )
     )
     misstated = []
     for row in postings.iterator(chunk_size=5000):
         posting_id, *stored = row[:5]
         kind, memo, accepted_id, accepted_reference, reversed_id, reversed_reference = row[5:11]
-        returned_id, returned_reference = row[11:]
+        returned_id, returned_reference = row[11:13]
+        party, incoming = row[13:16], row[16:]
         request_id = accepted_id or reversed_id or returned_id
         reference = (
             accepted_reference if accepted_id else reversed_reference if reversed_id else returned_reference
         )
         expected = statement_line_facts(kind, memo, request_id, reference)
-        if tuple(stored) != expected:
+        if tuple(stored) != expected or tuple(party) != _party(kind, memo, incoming):
             misstated.append(posting_id)
             if len(misstated) == STATEMENT_LINES_SHOWN:
                 break
     return misstated
+
+
+def _party(kind: str, memo: str, incoming: tuple) -> tuple[str, str, str]:
+    """(end-to-end id, name, IBAN) of the party outside the bank a posting of
+    this movement names: an incoming payment's debtor, a card clearing's
+    merchant (its memo); no other movement names one."""
+    if incoming[1] is not None:
+        return incoming[0], incoming[1], incoming[2]
+    if kind == LedgerTransaction.Kind.CARD:
+        return "", memo, ""
+    return "", "", ""
 
 
 def running_balances_check() -> dict[str, int]:

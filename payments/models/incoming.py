@@ -1,10 +1,9 @@
 """Money arriving from other banks: a credit transfer to a customer's account."""
 
-import uuid
-
 from django.db import models
 from django.db.models import Q
 
+from bankapi.ids import write_ordered_uuid
 from bankapi.models import MONEY, Account, Customer, TenantOwned
 from payments.models.ledger import LedgerTransaction
 
@@ -21,7 +20,8 @@ class IncomingPayment(TenantOwned):
     # The end-to-end id of a credit that came with none, shown as such everywhere.
     NOT_PROVIDED = "NOTPROVIDED"
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Rises in write order: the list's order among rows of one time (a clock's).
+    id = models.UUIDField(primary_key=True, default=write_ordered_uuid, editable=False)
     customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="incoming_payments")
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="incoming_payments")
     amount = models.DecimalField(**MONEY)

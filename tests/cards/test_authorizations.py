@@ -231,7 +231,9 @@ def test_an_authorization_expires_after_seven_days(api, ada, monkeypatch):
         == []
     )
     assert_error(act(api, ada.auth, authorization_id, "clear"), 409, "INVALID_STATE")
-    # the sweep marks it, releases the hold and gives back its day's used
+    # a clock's sweep leaves customers who are not that clock's
+    assert authorizations_expire(timezone.now() + timedelta(days=7, seconds=1), uuid.uuid4()) == 0
+    # the real sweep marks it, releases the hold and gives back its day's used
     assert authorizations_expire(timezone.now() + timedelta(days=7, seconds=1), None) == 1
     assert authorizations_expire(timezone.now() + timedelta(days=7, seconds=1), None) == 0
     row = CardAuthorization.objects.get(id=authorization_id)
@@ -413,3 +415,19 @@ def test_the_list_filters_by_status_and_pages(api, ada):
         api.get(ada.card_url("/authorizations?status=HELD"), **ada.auth), 400, "VALIDATION_ERROR"
     )
     assert body["errors"][0]["field"] == "status"
+
+
+def test_authorizations_of_one_moment_list_in_write_order(api, ada, monkeypatch):
+    # A test clock's customers make many objects at one time: the ids order them.
+    moment = timezone.now()
+    for module in ("cards.authorizations", "cards.serializers_authorizations"):
+        monkeypatch.setattr(f"{module}.customer_now", lambda customer_id: moment)
+    made = [
+        authorize(api, ada.auth, ada.card_id, amount=f"{n}.00").json()["data"]["authorizationId"]
+        for n in range(1, 6)
+    ]
+    listed = api.get(ada.card_url("/authorizations?limit=2"), **ada.auth).json()["data"]
+    rest = api.get(ada.card_url(f"/authorizations?limit=10&nextToken={listed['nextToken']}"), **ada.auth)
+    ids = [a["authorizationId"] for a in listed["authorizations"] + rest.json()["data"]["authorizations"]]
+    assert ids == list(reversed(made))
+    assert {uuid.UUID(i).version for i in ids} == {7}

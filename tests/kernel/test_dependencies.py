@@ -57,7 +57,7 @@ ALLOWED = {
     ("tests", "bench"): "the tests build pain.001 files with the generator the benchmarks use",
     **{
         ("bench", package): "a benchmark seeds and drives the apps it measures"
-        for package in ("authn", "payments", "batches", "events", "sandbox")
+        for package in ("authn", "payments", "batches", "cards", "events", "sandbox")
     },
 }
 

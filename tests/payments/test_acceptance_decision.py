@@ -322,3 +322,65 @@ def test_an_account_pays_only_in_its_own_currency_unless_a_quote_converts():
     assert refused == Refused(ErrorCode.VALIDATION_ERROR, mismatch)
     assert over_limit == Refused(ErrorCode.VALIDATION_ERROR, mismatch)
     assert isinstance(decide(RULES, FRESH, converted, now=NOW), Accepted)
+
+
+# The card network's authorizations: (case, account, amount, currency, card
+# active, expected): ("approved", held after, day's count after) or the decline reason.
+CARD_ROWS = [
+    ("the remaining day's limit", ACCOUNT_ROW, "500.00", "GBP", True, ("approved", "500.00", "5000.00")),
+    ("a cent over the day's limit", ACCOUNT_ROW, "500.01", "GBP", True, "LIMIT_EXCEEDED"),
+    ("the per-payment limit", FRESH, "1000.00", "GBP", True, ("approved", "1000.00", "1000.00")),
+    ("a cent over the per-payment limit", FRESH, "1000.01", "GBP", True, "LIMIT_EXCEEDED"),
+    # No fee: the whole available balance may be held.
+    (
+        "all that is available",
+        replace(FRESH, balance=Decimal("300.00"), held=Decimal("100.00")),
+        "200.00",
+        "GBP",
+        True,
+        ("approved", "300.00", "200.00"),
+    ),
+    (
+        "a cent more than available",
+        replace(FRESH, balance=Decimal("300.00"), held=Decimal("100.00")),
+        "200.01",
+        "GBP",
+        True,
+        "INSUFFICIENT_FUNDS",
+    ),
+    ("another currency", FRESH, "1.00", "EUR", True, "CURRENCY_NOT_SUPPORTED"),
+    ("a card not active, whatever else", ACCOUNT_ROW, "99999.00", "EUR", False, "CARD_INACTIVE"),
+    ("another currency before the limit", ACCOUNT_ROW, "99999.00", "EUR", True, "CURRENCY_NOT_SUPPORTED"),
+    (
+        "the limit before the funds",
+        replace(ACCOUNT_ROW, balance=Decimal("1.00")),
+        "600.00",
+        "GBP",
+        True,
+        "LIMIT_EXCEEDED",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "account", "amount", "currency", "active", "expected"),
+    CARD_ROWS,
+    ids=[row[0] for row in CARD_ROWS],
+)
+def test_the_card_authorization_decision(case, account, amount, currency, active, expected):
+    from payments.decision import Authorized, CardSpend, Declined, authorization_decide
+
+    decided = authorization_decide(
+        RULES, account, CardSpend(amount=Decimal(amount), currency=currency, card_active=active), now=NOW
+    )
+    if isinstance(expected, str):
+        assert isinstance(decided, Declined) and decided.reason == expected, case
+        return
+    assert isinstance(decided, Authorized), (case, decided)
+    _, held, count = expected
+    assert decided.after.balance == account.balance
+    assert (decided.after.held, decided.after.outbound_total, decided.day) == (
+        Decimal(held),
+        Decimal(count),
+        TODAY,
+    )

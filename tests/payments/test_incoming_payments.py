@@ -247,3 +247,19 @@ def test_customer_of_another_program_cannot_see_them(api, management, program, i
     outsider = customer_user(ProgramFactory())
     post(api, management, program, body())
     assert api.get(account_url(iban_account, "incoming-payments"), **outsider.access).status_code == 404
+
+
+def test_check_ledger_holds_the_posting_to_the_debtor_it_names(api, management, program, iban_account):
+    from payments.models import LedgerPosting
+
+    post(api, management, program, body(debtorIban=DEBTOR_IBAN))
+    posting = LedgerPosting.objects.get(account_id=iban_account.id, kind="INCOMING")
+    assert (posting.counterparty_name, posting.counterparty_iban, posting.end_to_end_id) == (
+        "Acme Ltd",
+        DEBTOR_IBAN,
+        "NOTPROVIDED",
+    )
+    LedgerPosting.objects.filter(id=posting.id).update(counterparty_name="Someone Else")
+    assert ledger_check().misstated_lines == [posting.id]
+    LedgerPosting.objects.filter(id=posting.id).update(counterparty_name="Acme Ltd")
+    assert ledger_check().ok

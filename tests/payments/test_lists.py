@@ -31,6 +31,8 @@ TRANSACTION_KEYS = {
     "reference",
     "bookedAt",
     "returnOf",
+    "incomingPaymentId",
+    "cardAuthorizationId",
 }
 
 
@@ -107,6 +109,7 @@ def test_the_opening_balance_is_a_credit_on_the_transactions_list(api, customer_
         "GBP",
     )
     assert transactions[0]["requestId"] is None
+    assert transactions[0]["incomingPaymentId"] is None and transactions[0]["cardAuthorizationId"] is None
 
 
 def test_transactions_are_listed_newest_first_across_pages(api, customer_auth, customer):
