@@ -35,6 +35,7 @@ ALLOWED: dict[tuple[str, str], tuple[str, str]] = {
     ("bankapi/test_clocks.py", "clock_advancing"): (OPERATIONS, "an advance's heartbeat"),
     ("sandbox/clocks.py", "_claim"): (OPERATIONS, "an advance's claim and heartbeat"),
     ("sandbox/clocks.py", "_moment_done"): (OPERATIONS, "an advance's heartbeat"),
+    ("sandbox/clocks.py", "clock_advance"): (OPERATIONS, "how often a running advance beats"),
     ("sandbox/clocks.py", "clock_create"): (OPERATIONS, "a clock is set within 366 days of the real now"),
     ("sandbox/customers.py", "_budget_check"): (SECURITY, "the per-program budget of customers on demand"),
     ("sandbox/customers.py", "sandbox_customer_make"): (SECURITY, "when the budget counts the customer"),
