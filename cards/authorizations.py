@@ -234,6 +234,25 @@ def authorizations_expire(now: datetime, clock_id: uuid.UUID | None) -> int:
             expired += len(chunk)
 
 
+def authorizations_expiring(clock_id: uuid.UUID, after: datetime, until: datetime) -> list[datetime]:
+    """When the PENDING authorizations of a clock's customers expire in `(after, until]`."""
+    return list(
+        CardAuthorization.objects.filter(
+            customer__test_clock_id=clock_id,
+            status=CardAuthorization.Status.PENDING,
+            expires_at__gt=after,
+            expires_at__lte=until,
+        )
+        .values_list("expires_at", flat=True)
+        .distinct()
+    )
+
+
+# An advance of a test clock runs the sweep at each of these moments: each
+# authorization expires at its own time.
+authorizations_expire.due_times = authorizations_expiring  # type: ignore[attr-defined]
+
+
 def _expire(chunk: list[CardAuthorization], now: datetime) -> None:
     card_holds_settle([_given_back(authorization, Decimal("0.00")) for authorization in chunk], now=now)
     CardAuthorization.objects.filter(id__in=[a.id for a in chunk]).update(
