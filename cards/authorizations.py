@@ -236,7 +236,7 @@ def authorizations_expire(now: datetime, clock_id: uuid.UUID | None) -> int:
 
 def authorizations_expiring(clock_id: uuid.UUID, after: datetime, until: datetime) -> list[datetime]:
     """When the PENDING authorizations of a clock's customers expire in `(after, until]`."""
-    return list(
+    expiries = (
         CardAuthorization.objects.filter(
             customer__test_clock_id=clock_id,
             status=CardAuthorization.Status.PENDING,
@@ -246,6 +246,7 @@ def authorizations_expiring(clock_id: uuid.UUID, after: datetime, until: datetim
         .values_list("expires_at", flat=True)
         .distinct()
     )
+    return [expiry for expiry in expiries if expiry is not None]
 
 
 # An advance of a test clock runs the sweep at each of these moments: each
