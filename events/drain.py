@@ -15,17 +15,22 @@ mid-set leaves its deliveries pending and the endpoint held until the lease runs
 out; the next drain sends them again, under the same `webhook-id`.
 """
 
+import contextvars
 import json
 import logging
 import random
+import threading
 import time
 import uuid
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q, Value
+from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -39,7 +44,13 @@ from events.recording import event_payload
 
 ATTEMPT_TIMEOUT_SECONDS = 10.0
 # Deliveries taken per set: their outcomes are written together.
-DRAIN_SET_SIZE = 100
+DRAIN_SET_SIZE = 200
+# Sends in flight at once within one endpoint's drain, each lane over a kept
+# connection of its own: different resources' deliveries go side by side, one
+# resource's always one after another.
+DRAIN_LANES = 4
+# How often the drain's thread looks at its lease while its lanes send.
+LEASE_CHECK_SECONDS = 1.0
 # A drain with more to send after this long hands the endpoint to a fresh task, so
 # a busy endpoint does not keep a worker slot from the others.
 DRAIN_SECONDS = 30.0
@@ -102,39 +113,83 @@ class Lease:
 
 
 def due_deliveries(endpoint_id: uuid.UUID | str, now: datetime, held: set[str], limit: int) -> list[Delivery]:
-    """The endpoint's deliveries that may go now, in event order: due, not behind
-    an earlier one of their resource still waiting (for its retry, or for its
-    event's fan-out), and not of a resource in `held` (failed in this drain)."""
-    earlier = Q(event_id__lt=OuterRef("event_id")) | Q(event_id=OuterRef("event_id"), id__lt=OuterRef("id"))
-    waiting_earlier = Delivery.objects.filter(
-        earlier,
-        endpoint_id=OuterRef("endpoint_id"),
-        resource_key=OuterRef("resource_key"),
-        state=Delivery.State.PENDING,
-        next_attempt_at__gt=now,
-    )
-    unsent_earlier = Event.objects.filter(
-        program_id=OuterRef("event__program_id"),
-        resource_type=OuterRef("event__resource_type"),
-        resource_id=OuterRef("event__resource_id"),
-        id__lt=OuterRef("event_id"),
-        fanned_out=False,
-    )
-    due = (
-        Delivery.objects.filter(
+    """The endpoint's deliveries that may go now, at most `limit`, in event order:
+    due, not behind an earlier one of their resource still waiting (for its
+    retry, or for its event's fan-out), and not of a resource in `held` (failed
+    in this drain).
+
+    Read as plain index scans, whatever the history: a page of due deliveries in
+    event order, their events by key, then what could hold them back (their
+    resources' deliveries waiting for a retry, and their resources' events not
+    fanned out yet) for just those resources. A page whose every delivery is held
+    back is followed by the next one."""
+    due: list[Delivery] = []
+    held = set(held)
+    after: tuple[int, int] | None = None
+    while not due:
+        page = Delivery.objects.filter(
             endpoint_id=uuid.UUID(str(endpoint_id)),
             endpoint__enabled=True,
             state=Delivery.State.PENDING,
             next_attempt_at__lte=now,
         )
-        .exclude(Exists(waiting_earlier))
-        .exclude(Exists(unsent_earlier))
-        .select_related("event")
-        .order_by("event_id", "id")
-    )
-    if held:
-        due = due.exclude(resource_key__in=held)
-    return list(due[:limit])
+        if held:
+            page = page.exclude(resource_key__in=held)
+        if after is not None:
+            page = page.filter(Q(event_id__gt=after[0]) | Q(event_id=after[0], id__gt=after[1]))
+        candidates = list(page.order_by("event_id", "id")[:limit])
+        if not candidates:
+            break
+        after = (candidates[-1].event_id, candidates[-1].id)
+        due = _not_held_back(endpoint_id, candidates, now, held)
+        if len(candidates) < limit:
+            break
+    return due
+
+
+def _not_held_back(
+    endpoint_id: uuid.UUID | str, candidates: list[Delivery], now: datetime, held: set[str]
+) -> list[Delivery]:
+    """The candidates (due, in event order) that nothing earlier of their resource
+    holds back, each with its event; the resources of the others join `held`."""
+    events = Event.objects.in_bulk({delivery.event_id for delivery in candidates})
+    keys = {delivery.resource_key for delivery in candidates}
+    # The earliest delivery of each resource waiting for its retry...
+    first_waiting: dict[str, tuple[int, int]] = {}
+    for key, event_id, delivery_id in Delivery.objects.filter(
+        endpoint_id=uuid.UUID(str(endpoint_id)),
+        resource_key__in=keys,
+        state=Delivery.State.PENDING,
+        next_attempt_at__gt=now,
+    ).values_list("resource_key", "event_id", "id"):
+        first_waiting[key] = min(first_waiting.get(key, (event_id, delivery_id)), (event_id, delivery_id))
+    # ...and the earliest event of each resource not fanned out yet (a few rows:
+    # the relay fans events out oldest first; a partial index holds them).
+    resources = {(event.program_id, event.resource_type, event.resource_id) for event in events.values()}
+    first_unsent: dict[tuple, int] = {}
+    for program_id, resource_type, resource_id, event_id in Event.objects.filter(
+        fanned_out=False,
+        id__lt=max(events),
+        program_id__in={resource[0] for resource in resources},
+        resource_type__in={resource[1] for resource in resources},
+        resource_id__in={resource[2] for resource in resources},
+    ).values_list("program_id", "resource_type", "resource_id", "id"):
+        resource = (program_id, resource_type, resource_id)
+        first_unsent[resource] = min(first_unsent.get(resource, event_id), event_id)
+    due = []
+    for delivery in candidates:
+        event = delivery.event = events[delivery.event_id]
+        waiting = first_waiting.get(delivery.resource_key)
+        unsent = first_unsent.get((event.program_id, event.resource_type, event.resource_id))
+        if (
+            delivery.resource_key in held
+            or (waiting is not None and waiting < (delivery.event_id, delivery.id))
+            or (unsent is not None and unsent < delivery.event_id)
+        ):
+            held.add(delivery.resource_key)  # and every later one of it
+            continue
+        due.append(delivery)
+    return due
 
 
 def _live_secrets(endpoint: WebhookEndpoint, now: datetime) -> list[str]:
@@ -326,25 +381,23 @@ def endpoint_drain(endpoint_id: uuid.UUID | str, *, seconds: float = DRAIN_SECON
     held: set[str] = set()  # resources that failed in this drain: not tried again by it
     deadline = time.monotonic() + seconds
     lease = Lease(endpoint_id)
-    connections = outbound.Connections()
+    lanes = Lanes(DRAIN_LANES)
     try:
         while lease.take():
             drained = True
             try:
-                sent, more = _drain_sets(lease, connections, held, deadline)
+                sent, more = _drain_sets(lease, lanes, held, deadline)
                 delivered += sent
             finally:
                 lease.give_back()
             if more or not due_deliveries(endpoint_id, timezone.now(), held, 1):
                 break
     finally:
-        connections.close()
+        lanes.close()
     return DrainResult(delivered, drained, more)
 
 
-def _drain_sets(
-    lease: Lease, connections: outbound.Connections, held: set[str], deadline: float
-) -> tuple[int, bool]:
+def _drain_sets(lease: Lease, lanes: "Lanes", held: set[str], deadline: float) -> tuple[int, bool]:
     """Sets of due deliveries while the lease holds; answers how many were
     delivered, and whether the deadline stopped it with more due."""
     delivered = 0
@@ -355,29 +408,98 @@ def _drain_sets(
         due = due_deliveries(endpoint.id, timezone.now(), held, DRAIN_SET_SIZE)
         if not due:
             return delivered, False
-        sent: list[tuple[Delivery, AttemptOutcome]] = []
-        try:
-            for delivery in due:
-                if delivery.resource_key in held:
-                    continue  # an earlier event of its resource just failed
-                if not lease.keep():
-                    break  # too slow to renew: another drain may have the endpoint now
-                with log_context_of_request(delivery.event.request_id):
-                    outcome = _attempt(endpoint, delivery, connections)
-                sent.append((delivery, outcome))
-                if not outcome.delivered:
-                    held.add(delivery.resource_key)
-        finally:
-            # What was sent is recorded even when a send raised.
-            if sent:
-                _record(endpoint, sent)
-                for delivery, outcome in sent:
-                    _log(endpoint, delivery, outcome)
+        sent, error = lanes.send(endpoint, [d for d in due if d.resource_key not in held], lease)
+        # What was sent is recorded even when a send raised.
+        if sent:
+            _record(endpoint, sent)
+            for delivery, outcome in sent:
+                _log(endpoint, delivery, outcome)
+        if error is not None:
+            raise error
+        held.update(delivery.resource_key for delivery, outcome in sent if not outcome.delivered)
         delivered += sum(outcome.delivered for _, outcome in sent)
         if lease.until is None or not endpoint.enabled:
             return delivered, False
         if time.monotonic() >= deadline:
             return delivered, True
+
+
+class Lanes:
+    """A drain's senders: up to `count` at once, each over connections of its own
+    kept for the whole drain (so a busy endpoint sees at most `count` connections).
+
+    A set is split by resource: one resource's deliveries go one after another on
+    one lane, in event order, and a failed attempt leaves the rest of them unsent
+    (held back, as the order rule says); different resources go side by side, each
+    lane taking the next resource when it is done with one. Lanes only send: the
+    drain's own thread reads the sets, keeps the lease (a lane starts no send once
+    it is lost) and records the outcomes."""
+
+    def __init__(self, count: int) -> None:
+        self.connections = [outbound.Connections() for _ in range(max(1, count))]
+        self.pool = ThreadPoolExecutor(len(self.connections), "webhook-lane") if count > 1 else None
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+        for connections in self.connections:
+            connections.close()
+
+    def send(
+        self, endpoint: WebhookEndpoint, due: list[Delivery], lease: Lease
+    ) -> tuple[list[tuple[Delivery, AttemptOutcome]], BaseException | None]:
+        """Send the set; answers what was sent with its outcome, and the error that
+        stopped a send, if one did (what was sent before it is answered too)."""
+        resources: dict[str, list[Delivery]] = {}
+        for delivery in due:
+            resources.setdefault(delivery.resource_key, []).append(delivery)
+        waiting = deque(resources.values())  # in the order of each resource's first event
+        sent: list[tuple[Delivery, AttemptOutcome]] = []
+        stop = threading.Event()  # the lease lost, or a send raised: no lane starts another
+
+        def lane(connections: outbound.Connections, may_send: Callable[[], bool]) -> None:
+            while True:
+                try:
+                    deliveries = waiting.popleft()
+                except IndexError:
+                    return
+                for delivery in deliveries:
+                    if not may_send():
+                        return
+                    with log_context_of_request(delivery.event.request_id):
+                        outcome = _attempt(endpoint, delivery, connections)
+                    sent.append((delivery, outcome))
+                    if not outcome.delivered:
+                        break  # the rest of its resource waits for this one's retry
+
+        if self.pool is None or len(resources) < 2:
+            # One lane: this thread, renewing the lease before each send.
+            try:
+                lane(self.connections[0], lease.keep)
+            except Exception as error:  # noqa: BLE001 - answered to the caller, raised after recording
+                return sent, error
+            return sent, None
+
+        def parallel_lane(connections: outbound.Connections) -> None:
+            try:
+                lane(connections, lambda: not stop.is_set())
+            except BaseException:
+                stop.set()
+                raise
+
+        futures = [
+            # Each lane runs in a copy of this thread's context: its log lines
+            # and spans belong to this drain.
+            self.pool.submit(contextvars.copy_context().run, parallel_lane, connections)
+            for connections in self.connections[: len(resources)]
+        ]
+        pending = set(futures)
+        while pending:
+            if not lease.keep():
+                stop.set()  # too slow to renew: another drain may have the endpoint now
+            _, pending = wait(pending, timeout=LEASE_CHECK_SECONDS)
+        errors = [future.exception() for future in futures if future.exception() is not None]
+        return sent, errors[0] if errors else None
 
 
 def retry_schedule(endpoint_id: uuid.UUID | str) -> tuple[datetime | None, str | None]:
