@@ -18,13 +18,11 @@ out; the next drain sends them again, under the same `webhook-id`.
 import contextvars
 import json
 import logging
+import queue
 import random
 import threading
 import time
 import uuid
-from collections import deque
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -49,7 +47,7 @@ DRAIN_SET_SIZE = 200
 # connection of its own: different resources' deliveries go side by side, one
 # resource's always one after another.
 DRAIN_LANES = 4
-# How often the drain's thread looks at its lease while its lanes send.
+# How often, at least, the drain's thread looks at its lease while its lanes send.
 LEASE_CHECK_SECONDS = 1.0
 # A drain with more to send after this long hands the endpoint to a fresh task, so
 # a busy endpoint does not keep a worker slot from the others.
@@ -370,8 +368,8 @@ class DrainResult:
 
 
 def endpoint_drain(endpoint_id: uuid.UUID | str, *, seconds: float = DRAIN_SECONDS) -> DrainResult:
-    """Send the endpoint's due deliveries, set by set, until none is due (or
-    `seconds` have passed), unless another drain holds the endpoint.
+    """Send the endpoint's due deliveries until none is due (or `seconds` have
+    passed), unless another drain holds the endpoint.
 
     The endpoint is given back, then looked at once more: deliveries committed
     while this drain was finishing found it held and started no drain of their
@@ -386,7 +384,7 @@ def endpoint_drain(endpoint_id: uuid.UUID | str, *, seconds: float = DRAIN_SECON
         while lease.take():
             drained = True
             try:
-                sent, more = _drain_sets(lease, lanes, held, deadline)
+                sent, more = _drain(lease, lanes, held, deadline)
                 delivered += sent
             finally:
                 lease.give_back()
@@ -397,109 +395,160 @@ def endpoint_drain(endpoint_id: uuid.UUID | str, *, seconds: float = DRAIN_SECON
     return DrainResult(delivered, drained, more)
 
 
-def _drain_sets(lease: Lease, lanes: "Lanes", held: set[str], deadline: float) -> tuple[int, bool]:
-    """Sets of due deliveries while the lease holds; answers how many were
-    delivered, and whether the deadline stopped it with more due."""
-    delivered = 0
+def _drain(lease: Lease, lanes: "Lanes", held: set[str], deadline: float) -> tuple[int, bool]:
+    """While the lease holds: read due deliveries in sets and hand them to the
+    lanes, and record their outcomes as they come back, both in batches, so the
+    lanes never wait for the database. A resource is "in flight" from its
+    handing over until its outcomes are recorded: no read takes a later delivery
+    of it before then (a failure would have held that one back). Answers how many
+    were delivered, and whether the deadline stopped it with more to do."""
+    delivered, more = 0, False
+    in_flight: set[str] = set()
+    finished: list[tuple[Delivery, AttemptOutcome]] = []
+    finished_resources: list[str] = []
+    error: BaseException | None = None
+    endpoint: WebhookEndpoint | None = None
+    reading, read_more = True, True
+    lanes.resume()
     while True:
-        endpoint = WebhookEndpoint.objects.filter(id=lease.endpoint_id, enabled=True).first()
-        if endpoint is None:
-            return delivered, False
-        due = due_deliveries(endpoint.id, timezone.now(), held, DRAIN_SET_SIZE)
-        if not due:
-            return delivered, False
-        sent, error = lanes.send(endpoint, [d for d in due if d.resource_key not in held], lease)
-        # What was sent is recorded even when a send raised.
-        if sent:
-            _record(endpoint, sent)
-            for delivery, outcome in sent:
-                _log(endpoint, delivery, outcome)
-        if error is not None:
-            raise error
-        held.update(delivery.resource_key for delivery, outcome in sent if not outcome.delivered)
-        delivered += sum(outcome.delivered for _, outcome in sent)
-        if lease.until is None or not endpoint.enabled:
-            return delivered, False
-        if time.monotonic() >= deadline:
-            return delivered, True
+        if reading and read_more and lanes.waiting() < max(1, DRAIN_SET_SIZE // 2):
+            endpoint = WebhookEndpoint.objects.filter(id=lease.endpoint_id, enabled=True).first()
+            if endpoint is None:
+                reading = False
+            else:
+                due = due_deliveries(endpoint.id, timezone.now(), held | in_flight, DRAIN_SET_SIZE)
+                in_flight.update(lanes.hand(endpoint, due))
+                read_more = bool(due)
+        if not in_flight:
+            if reading and read_more:
+                continue
+            break
+        for resource, sent, failure in lanes.outcomes(LEASE_CHECK_SECONDS):
+            finished.extend(sent)
+            finished_resources.append(resource)
+            error = error or failure
+        if finished_resources and (
+            len(finished) >= DRAIN_SET_SIZE // 2 or not lanes.waiting() or not reading or error is not None
+        ):
+            if finished and endpoint is not None:  # (one was read: something was handed over)
+                _record(endpoint, finished)
+                for delivery, outcome in finished:
+                    _log(endpoint, delivery, outcome)
+            held.update(delivery.resource_key for delivery, outcome in finished if not outcome.delivered)
+            delivered += sum(outcome.delivered for _, outcome in finished)
+            in_flight.difference_update(finished_resources)
+            finished, finished_resources, read_more = [], [], True
+            reading = reading and endpoint is not None and endpoint.enabled
+        if error is not None or (reading and not lease.keep()):
+            # A send raised, or the lease is lost (too slow to renew: another drain
+            # may have the endpoint now): what is in flight finishes, nothing more starts.
+            lanes.stop()
+            reading = False
+        if reading and time.monotonic() >= deadline:
+            reading, more = False, True
+    if error is not None:
+        raise error
+    return delivered, more
+
+
+# A resource the lanes are done with: its key, what was sent of it, and the error
+# that stopped its sending, if one did.
+LaneOutcome = tuple[str, list[tuple[Delivery, AttemptOutcome]], BaseException | None]
 
 
 class Lanes:
-    """A drain's senders: up to `count` at once, each over connections of its own
-    kept for the whole drain (so a busy endpoint sees at most `count` connections).
+    """A drain's senders: `count` threads, each over connections of its own kept
+    for the whole drain (so a busy endpoint sees at most `count` connections).
 
-    A set is split by resource: one resource's deliveries go one after another on
-    one lane, in event order, and a failed attempt leaves the rest of them unsent
-    (held back, as the order rule says); different resources go side by side, each
-    lane taking the next resource when it is done with one. Lanes only send: the
-    drain's own thread reads the sets, keeps the lease (a lane starts no send once
-    it is lost) and records the outcomes."""
+    What the drain hands over is split by resource: one resource's deliveries go
+    one after another on one lane, in event order, and a failed attempt leaves the
+    rest of them unsent (held back, as the order rule says); different resources
+    go side by side, each lane taking the next resource when done with one. Lanes
+    only send: the drain's own thread reads, keeps the lease and records."""
 
     def __init__(self, count: int) -> None:
-        self.connections = [outbound.Connections() for _ in range(max(1, count))]
-        self.pool = ThreadPoolExecutor(len(self.connections), "webhook-lane") if count > 1 else None
+        self.count = max(1, count)
+        self.work: queue.SimpleQueue[tuple[WebhookEndpoint, list[Delivery]] | None] = queue.SimpleQueue()
+        self.done: queue.SimpleQueue[LaneOutcome] = queue.SimpleQueue()
+        self.stopped = threading.Event()
+        self.threads: list[threading.Thread] = []
 
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True)
-        for connections in self.connections:
-            connections.close()
-
-    def send(
-        self, endpoint: WebhookEndpoint, due: list[Delivery], lease: Lease
-    ) -> tuple[list[tuple[Delivery, AttemptOutcome]], BaseException | None]:
-        """Send the set; answers what was sent with its outcome, and the error that
-        stopped a send, if one did (what was sent before it is answered too)."""
+    def hand(self, endpoint: WebhookEndpoint, due: list[Delivery]) -> set[str]:
+        """Queue the deliveries, a resource at a time in the order of its first
+        event; answers their resources."""
         resources: dict[str, list[Delivery]] = {}
         for delivery in due:
             resources.setdefault(delivery.resource_key, []).append(delivery)
-        waiting = deque(resources.values())  # in the order of each resource's first event
-        sent: list[tuple[Delivery, AttemptOutcome]] = []
-        stop = threading.Event()  # the lease lost, or a send raised: no lane starts another
+        if resources and not self.threads:
+            for number in range(self.count):
+                # Each lane runs in a copy of this thread's context: its log lines
+                # and spans belong to this drain.
+                thread = threading.Thread(
+                    target=contextvars.copy_context().run,
+                    args=(self._lane, outbound.Connections()),
+                    name=f"webhook-lane-{number}",
+                    daemon=True,
+                )
+                thread.start()
+                self.threads.append(thread)
+        for deliveries in resources.values():
+            self.work.put((endpoint, deliveries))
+        return set(resources)
 
-        def lane(connections: outbound.Connections, may_send: Callable[[], bool]) -> None:
-            while True:
+    def waiting(self) -> int:
+        """Resources handed over that no lane has taken yet (about)."""
+        return self.work.qsize()
+
+    def outcomes(self, timeout: float) -> list[LaneOutcome]:
+        """Resources the lanes are done with, with what was sent of each and the
+        error that stopped it; waits up to `timeout` for the first."""
+        try:
+            done = [self.done.get(timeout=timeout)]
+        except queue.Empty:
+            return []
+        while True:
+            try:
+                done.append(self.done.get_nowait())
+            except queue.Empty:
+                return done
+
+    def stop(self) -> None:
+        """No lane starts another send; each resource still queued comes back unsent."""
+        self.stopped.set()
+
+    def resume(self) -> None:
+        """Sending may start again (only with nothing handed over)."""
+        self.stopped.clear()
+
+    def close(self) -> None:
+        self.stopped.set()
+        for _ in self.threads:
+            self.work.put(None)
+        for thread in self.threads:
+            thread.join()
+        self.threads = []
+
+    def _lane(self, connections: outbound.Connections) -> None:
+        try:
+            while (item := self.work.get()) is not None:
+                endpoint, deliveries = item
+                sent: list[tuple[Delivery, AttemptOutcome]] = []
+                error: BaseException | None = None
                 try:
-                    deliveries = waiting.popleft()
-                except IndexError:
-                    return
-                for delivery in deliveries:
-                    if not may_send():
-                        return
-                    with log_context_of_request(delivery.event.request_id):
-                        outcome = _attempt(endpoint, delivery, connections)
-                    sent.append((delivery, outcome))
-                    if not outcome.delivered:
-                        break  # the rest of its resource waits for this one's retry
-
-        if self.pool is None or len(resources) < 2:
-            # One lane: this thread, renewing the lease before each send.
-            try:
-                lane(self.connections[0], lease.keep)
-            except Exception as error:  # noqa: BLE001 - answered to the caller, raised after recording
-                return sent, error
-            return sent, None
-
-        def parallel_lane(connections: outbound.Connections) -> None:
-            try:
-                lane(connections, lambda: not stop.is_set())
-            except BaseException:
-                stop.set()
-                raise
-
-        futures = [
-            # Each lane runs in a copy of this thread's context: its log lines
-            # and spans belong to this drain.
-            self.pool.submit(contextvars.copy_context().run, parallel_lane, connections)
-            for connections in self.connections[: len(resources)]
-        ]
-        pending = set(futures)
-        while pending:
-            if not lease.keep():
-                stop.set()  # too slow to renew: another drain may have the endpoint now
-            _, pending = wait(pending, timeout=LEASE_CHECK_SECONDS)
-        errors = [future.exception() for future in futures if future.exception() is not None]
-        return sent, errors[0] if errors else None
+                    for delivery in deliveries:
+                        if self.stopped.is_set():
+                            break
+                        with log_context_of_request(delivery.event.request_id):
+                            outcome = _attempt(endpoint, delivery, connections)
+                        sent.append((delivery, outcome))
+                        if not outcome.delivered:
+                            break  # the rest of its resource waits for this one's retry
+                except BaseException as raised:  # noqa: BLE001 - handed to the drain, raised there
+                    error = raised
+                    self.stopped.set()
+                self.done.put((deliveries[0].resource_key, sent, error))
+        finally:
+            connections.close()
 
 
 def retry_schedule(endpoint_id: uuid.UUID | str) -> tuple[datetime | None, str | None]:
