@@ -2,17 +2,24 @@
 
 A drain holds the endpoint (`WebhookEndpoint.drain_leased_until`, a conditional
 UPDATE, renewed while it works), then takes the endpoint's due deliveries in sets,
-in event order, and sends them over connections it keeps open for the whole drain.
-The order rule, per resource: an undelivered earlier event holds back later events
-of the same resource to that endpoint (a later one never overtakes), while other
-resources go on. So a set leaves out a delivery with an earlier one of its
-resource waiting for a retry, or an earlier event of its resource not fanned out
-yet; and within the drain a failed attempt holds back the rest of its resource.
+in event order, and hands them to its lanes: a few threads (`DRAIN_LANES`), each
+sending over connections it keeps open for the whole drain, so one busy endpoint
+gets several posts at once and at most that many connections. The order rule, per
+resource: an undelivered earlier event holds back later events of the same
+resource to that endpoint (a later one never overtakes), while other resources go
+on. So a set leaves out a delivery with an earlier one of its resource waiting for
+a retry, or an earlier event of its resource not fanned out yet; one resource's
+deliveries go on one lane, one after another, and a failed attempt holds back the
+rest of its resource for the rest of the drain. Different resources go side by side.
 
-Each set's outcomes are written in a handful of statements (the attempts, the
-delivered, the failed, the endpoint's health). At least once: a drain killed
-mid-set leaves its deliveries pending and the endpoint held until the lease runs
-out; the next drain sends them again, under the same `webhook-id`.
+The drain's own thread does all the database work while the lanes send: it reads
+the next set before they run short, and records finished outcomes in batches, a
+handful of statements each (the attempts, the delivered, the failed, the
+endpoint's health). A resource is in flight from its handing over until its
+outcomes are recorded, and no read takes a later delivery of it meanwhile. At
+least once: a drain killed mid-way leaves what it had not recorded pending and the
+endpoint held until the lease runs out; the next drain sends them again, under
+the same `webhook-id`.
 """
 
 import contextvars
@@ -329,7 +336,6 @@ def endpoint_health_update(endpoint: WebhookEndpoint, outcomes: list[AttemptOutc
 
 def _log(endpoint: WebhookEndpoint, delivery: Delivery, outcome: AttemptOutcome) -> None:
     """One line per attempt, under the id of the request that wrote its event."""
-    WEBHOOK_DELIVERIES.labels(outcome="delivered" if outcome.delivered else "failed").inc()
     with log_context_of_request(delivery.event.request_id):
         if outcome.delivered:
             logger.info(
@@ -434,8 +440,12 @@ def _drain(lease: Lease, lanes: "Lanes", held: set[str], deadline: float) -> tup
                 _record(endpoint, finished)
                 for delivery, outcome in finished:
                     _log(endpoint, delivery, outcome)
+            succeeded = sum(outcome.delivered for _, outcome in finished)
+            for label, count in (("delivered", succeeded), ("failed", len(finished) - succeeded)):
+                if count:
+                    WEBHOOK_DELIVERIES.labels(outcome=label).inc(count)
             held.update(delivery.resource_key for delivery, outcome in finished if not outcome.delivered)
-            delivered += sum(outcome.delivered for _, outcome in finished)
+            delivered += succeeded
             in_flight.difference_update(finished_resources)
             finished, finished_resources, read_more = [], [], True
             reading = reading and endpoint is not None and endpoint.enabled
