@@ -449,7 +449,9 @@ def _drain(lease: Lease, lanes: "Lanes", held: set[str], deadline: float) -> tup
             in_flight.difference_update(finished_resources)
             finished, finished_resources, read_more = [], [], True
             reading = reading and endpoint is not None and endpoint.enabled
-        if error is not None or (reading and not lease.keep()):
+        # Renewed while anything is in flight, also past the deadline: the lanes
+        # finish what they were handed before the drain ends.
+        if error is not None or (in_flight and not lease.keep()):
             # A send raised, or the lease is lost (too slow to renew: another drain
             # may have the endpoint now): what is in flight finishes, nothing more starts.
             lanes.stop()

@@ -330,3 +330,34 @@ def test_a_set_whose_first_deliveries_are_held_back_reads_on_to_what_may_go(
     assert drain.endpoint_drain(endpoint.id).delivered == 2
     assert [post.type for post in receiver.of(str(unsent.id))] == [ACCEPTED, SETTLED]
     assert not receiver.of(str(retrying.id))
+
+
+def test_past_its_deadline_a_drain_keeps_its_lease_until_the_lanes_are_done(
+    account, slow_receiver, monkeypatch, settings
+):
+    # A lease renewed once less than an attempt's time (and a margin) is left: after a second here.
+    settings.WEBHOOK_DELIVERY_LEASE_SECONDS = drain.ATTEMPT_TIMEOUT_SECONDS + 6
+    receiver = slow_receiver(delay=0.5)
+    endpoint = subscribe(account, receiver.url, types=[ACCEPTED])
+    for _ in range(8):
+        pay(account, "1.00")
+    relay_once()
+    monkeypatch.setattr(drain, "DRAIN_LANES", 1)  # eight posts one after another: a few seconds
+    renewals = []
+    keep = drain.Lease.keep
+
+    def watched_keep(lease: drain.Lease) -> bool:
+        before = lease.until
+        kept = keep(lease)
+        if kept and lease.until != before:
+            renewals.append(lease.until)
+        return kept
+
+    monkeypatch.setattr(drain.Lease, "keep", watched_keep)
+
+    result = drain.endpoint_drain(endpoint.id, seconds=0)  # the deadline has passed at once
+
+    # What the lanes were handed went out, under a lease renewed meanwhile.
+    assert (result.delivered, result.more) == (8, True)
+    assert len(receiver.posts) == 8 and renewals
+    assert WebhookEndpoint.objects.get(id=endpoint.id).drain_leased_until is None
