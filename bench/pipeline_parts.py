@@ -342,30 +342,34 @@ class CpuShares:
         self.processes = processes
         self.database = database
 
-    def _groups(self) -> dict[str, float]:
+    def _processes(self) -> dict[int, tuple[str, float]]:
+        """Each process of interest: its name here and its CPU seconds so far."""
         groups = {
             process.pid: name for name, process in self.processes.running.items() if process.poll() is None
         }
-        totals: dict[str, float] = {}
+        found = {}
         for pid, (group, command, seconds) in _process_cpu().items():
             if pid == os.getpid():
-                name = "bench"
+                found[pid] = ("bench", seconds)
             elif group in groups:
-                name = groups[group]
+                found[pid] = (groups[group], seconds)
             elif command.startswith("postgres:") and f" {self.database} " in command:
-                name = "postgres"
-            else:
-                continue
-            totals[name] = totals.get(name, 0.0) + seconds
-        return totals
+                found[pid] = ("postgres", seconds)
+        return found
 
     def start(self) -> None:
-        self.began, self.before, self.busy = time.monotonic(), self._groups(), _host_busy()
+        self.began, self.before, self.busy = time.monotonic(), self._processes(), _host_busy()
 
     def stop(self) -> str:
+        """The shares, in cores. A process that ended meanwhile is left out (its
+        time counts as the rest of the host's); one that started counts whole."""
         seconds = max(time.monotonic() - self.began, 1e-6)
-        after, busy = self._groups(), _host_busy() - self.busy
-        shares = {name: (after[name] - self.before.get(name, 0.0)) / seconds for name in after}
+        busy = _host_busy() - self.busy
+        shares: dict[str, float] = {}
+        for pid, (name, now) in self._processes().items():
+            before = self.before.get(pid)
+            spent = now - before[1] if before is not None and before[0] == name else now
+            shares[name] = shares.get(name, 0.0) + spent / seconds
         mine = sum(shares.values())
         ordered = sorted(shares.items(), key=lambda item: -item[1])
         parts = ", ".join(f"{name} {share:.2f}" for name, share in ordered)
