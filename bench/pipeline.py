@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from payments_load import run_pgbench, run_wrk  # noqa: E402
 from payments_seed import seed  # noqa: E402
 from pipeline_parts import (
+    CpuShares,
     MetricsSampler,
     Processes,
     Receiver,
@@ -86,6 +87,8 @@ def sustained(args, base, spread, work_dir, rate, latency_ms, receiver, program_
     for fraction in args.fractions:
         sampler = MetricsSampler(base, token, args.sample_seconds)
         sampler.start()
+        cpu = CpuShares(processes, connection.settings_dict["NAME"])
+        cpu.start()
         started = time.time()
         intake = paced_intake(
             base,
@@ -97,6 +100,7 @@ def sustained(args, base, spread, work_dir, rate, latency_ms, receiver, program_
             latency_ms=latency_ms,
         )
         ended = time.time()
+        cpu_text = cpu.stop()
 
         complete = wait_for(lambda: all_done(receiver, program_id), args.drain_seconds, processes)
         samples = sampler.stop()
@@ -123,6 +127,7 @@ def sustained(args, base, spread, work_dir, rate, latency_ms, receiver, program_
             + (f"; {samples.failures} scrapes failed: {samples.last_failure}" if samples.failures else "")
             + (f"; first non-2xx: {intake.sample[:200]}" if intake.non2xx else "")
         )
+        print(f"f={fraction:g}: during the intake, {cpu_text}")
         results.append((fraction, intake.per_second, met))
         if not complete:
             # The next fraction would start on this one's backlog: its figures

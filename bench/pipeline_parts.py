@@ -297,3 +297,84 @@ class QueryCounter:
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else math.inf
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _process_cpu() -> dict[int, tuple[int, str, float]]:
+    """Every process's (process group, command line, CPU seconds so far; for this
+    process, its reaped children's too: the wrk runs). Linux's /proc; empty elsewhere."""
+    found = {}
+    for entry in Path("/proc").iterdir() if Path("/proc/stat").exists() else []:
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        pid = int(entry.name)
+        ticks = int(fields[11]) + int(fields[12])
+        if pid == os.getpid():
+            ticks += int(fields[13]) + int(fields[14])
+        found[pid] = (int(fields[2]), command, ticks / _TICKS)
+    return found
+
+
+def _host_busy() -> float:
+    """CPU seconds the whole host has spent busy (every core), from /proc/stat."""
+    try:
+        values = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except OSError:
+        return 0.0
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    return (sum(values[:8]) - idle) / _TICKS
+
+
+class CpuShares:
+    """Where the host's CPU went between `start` and `stop`: per process the bench
+    started (by its process group: gunicorn, each worker, beat), the PostgreSQL
+    backends of the bench database, this process (the receiver, the sampler, wrk's
+    driver and the wrk runs), and the rest of the host (other work on it)."""
+
+    def __init__(self, processes: Processes, database: str) -> None:
+        self.processes = processes
+        self.database = database
+
+    def _processes(self) -> dict[int, tuple[str, float]]:
+        """Each process of interest: its name here and its CPU seconds so far."""
+        groups = {
+            process.pid: name for name, process in self.processes.running.items() if process.poll() is None
+        }
+        found = {}
+        for pid, (group, command, seconds) in _process_cpu().items():
+            if pid == os.getpid():
+                found[pid] = ("bench", seconds)
+            elif group in groups:
+                found[pid] = (groups[group], seconds)
+            elif command.startswith("postgres:") and f" {self.database} " in command:
+                found[pid] = ("postgres", seconds)
+        return found
+
+    def start(self) -> None:
+        self.began, self.before, self.busy = time.monotonic(), self._processes(), _host_busy()
+
+    def stop(self) -> str:
+        """The shares, in cores. A process that ended meanwhile is left out (its
+        time counts as the rest of the host's); one that started counts whole."""
+        seconds = max(time.monotonic() - self.began, 1e-6)
+        busy = _host_busy() - self.busy
+        shares: dict[str, float] = {}
+        for pid, (name, now) in self._processes().items():
+            before = self.before.get(pid)
+            spent = now - before[1] if before is not None and before[0] == name else now
+            shares[name] = shares.get(name, 0.0) + spent / seconds
+        mine = sum(shares.values())
+        ordered = sorted(shares.items(), key=lambda item: -item[1])
+        parts = ", ".join(f"{name} {share:.2f}" for name, share in ordered)
+        rest = max(busy / seconds - mine, 0.0)
+        return (
+            f"CPU (cores, of {os.cpu_count()}): {parts}; rest of the host {rest:.2f}; "
+            f"host busy {busy / seconds:.2f}"
+        )

@@ -2,22 +2,32 @@
 
 A drain holds the endpoint (`WebhookEndpoint.drain_leased_until`, a conditional
 UPDATE, renewed while it works), then takes the endpoint's due deliveries in sets,
-in event order, and sends them over connections it keeps open for the whole drain.
-The order rule, per resource: an undelivered earlier event holds back later events
-of the same resource to that endpoint (a later one never overtakes), while other
-resources go on. So a set leaves out a delivery with an earlier one of its
-resource waiting for a retry, or an earlier event of its resource not fanned out
-yet; and within the drain a failed attempt holds back the rest of its resource.
+in event order, and hands them to its lanes: a few threads (`DRAIN_LANES`), each
+sending over connections it keeps open for the whole drain, so one busy endpoint
+gets several posts at once and at most that many connections. The order rule, per
+resource: an undelivered earlier event holds back later events of the same
+resource to that endpoint (a later one never overtakes), while other resources go
+on. So a set leaves out a delivery with an earlier one of its resource waiting for
+a retry, or an earlier event of its resource not fanned out yet; one resource's
+deliveries go on one lane, one after another, and a failed attempt holds back the
+rest of its resource for the rest of the drain. Different resources go side by side.
 
-Each set's outcomes are written in a handful of statements (the attempts, the
-delivered, the failed, the endpoint's health). At least once: a drain killed
-mid-set leaves its deliveries pending and the endpoint held until the lease runs
-out; the next drain sends them again, under the same `webhook-id`.
+The drain's own thread does all the database work while the lanes send: it reads
+the next set before they run short, and records finished outcomes in batches, a
+handful of statements each (the attempts, the delivered, the failed, the
+endpoint's health). A resource is in flight from its handing over until its
+outcomes are recorded, and no read takes a later delivery of it meanwhile. At
+least once: a drain killed mid-way leaves what it had not recorded pending and the
+endpoint held until the lease runs out; the next drain sends them again, under
+the same `webhook-id`.
 """
 
+import contextvars
 import json
 import logging
+import queue
 import random
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -25,7 +35,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q, Value
+from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -39,7 +49,13 @@ from events.recording import event_payload
 
 ATTEMPT_TIMEOUT_SECONDS = 10.0
 # Deliveries taken per set: their outcomes are written together.
-DRAIN_SET_SIZE = 100
+DRAIN_SET_SIZE = 200
+# Sends in flight at once within one endpoint's drain, each lane over a kept
+# connection of its own: different resources' deliveries go side by side, one
+# resource's always one after another.
+DRAIN_LANES = 4
+# How often, at least, the drain's thread looks at its lease while its lanes send.
+LEASE_CHECK_SECONDS = 1.0
 # A drain with more to send after this long hands the endpoint to a fresh task, so
 # a busy endpoint does not keep a worker slot from the others.
 DRAIN_SECONDS = 30.0
@@ -102,39 +118,83 @@ class Lease:
 
 
 def due_deliveries(endpoint_id: uuid.UUID | str, now: datetime, held: set[str], limit: int) -> list[Delivery]:
-    """The endpoint's deliveries that may go now, in event order: due, not behind
-    an earlier one of their resource still waiting (for its retry, or for its
-    event's fan-out), and not of a resource in `held` (failed in this drain)."""
-    earlier = Q(event_id__lt=OuterRef("event_id")) | Q(event_id=OuterRef("event_id"), id__lt=OuterRef("id"))
-    waiting_earlier = Delivery.objects.filter(
-        earlier,
-        endpoint_id=OuterRef("endpoint_id"),
-        resource_key=OuterRef("resource_key"),
-        state=Delivery.State.PENDING,
-        next_attempt_at__gt=now,
-    )
-    unsent_earlier = Event.objects.filter(
-        program_id=OuterRef("event__program_id"),
-        resource_type=OuterRef("event__resource_type"),
-        resource_id=OuterRef("event__resource_id"),
-        id__lt=OuterRef("event_id"),
-        fanned_out=False,
-    )
-    due = (
-        Delivery.objects.filter(
+    """The endpoint's deliveries that may go now, at most `limit`, in event order:
+    due, not behind an earlier one of their resource still waiting (for its
+    retry, or for its event's fan-out), and not of a resource in `held` (failed
+    in this drain).
+
+    Read as plain index scans, whatever the history: a page of due deliveries in
+    event order, their events by key, then what could hold them back (their
+    resources' deliveries waiting for a retry, and their resources' events not
+    fanned out yet) for just those resources. A page whose every delivery is held
+    back is followed by the next one."""
+    due: list[Delivery] = []
+    held = set(held)
+    after: tuple[int, int] | None = None
+    while not due:
+        page = Delivery.objects.filter(
             endpoint_id=uuid.UUID(str(endpoint_id)),
             endpoint__enabled=True,
             state=Delivery.State.PENDING,
             next_attempt_at__lte=now,
         )
-        .exclude(Exists(waiting_earlier))
-        .exclude(Exists(unsent_earlier))
-        .select_related("event")
-        .order_by("event_id", "id")
-    )
-    if held:
-        due = due.exclude(resource_key__in=held)
-    return list(due[:limit])
+        if held:
+            page = page.exclude(resource_key__in=held)
+        if after is not None:
+            page = page.filter(Q(event_id__gt=after[0]) | Q(event_id=after[0], id__gt=after[1]))
+        candidates = list(page.order_by("event_id", "id")[:limit])
+        if not candidates:
+            break
+        after = (candidates[-1].event_id, candidates[-1].id)
+        due = _not_held_back(endpoint_id, candidates, now, held)
+        if len(candidates) < limit:
+            break
+    return due
+
+
+def _not_held_back(
+    endpoint_id: uuid.UUID | str, candidates: list[Delivery], now: datetime, held: set[str]
+) -> list[Delivery]:
+    """The candidates (due, in event order) that nothing earlier of their resource
+    holds back, each with its event; the resources of the others join `held`."""
+    events = Event.objects.in_bulk({delivery.event_id for delivery in candidates})
+    keys = {delivery.resource_key for delivery in candidates}
+    # The earliest delivery of each resource waiting for its retry...
+    first_waiting: dict[str, tuple[int, int]] = {}
+    for key, event_id, delivery_id in Delivery.objects.filter(
+        endpoint_id=uuid.UUID(str(endpoint_id)),
+        resource_key__in=keys,
+        state=Delivery.State.PENDING,
+        next_attempt_at__gt=now,
+    ).values_list("resource_key", "event_id", "id"):
+        first_waiting[key] = min(first_waiting.get(key, (event_id, delivery_id)), (event_id, delivery_id))
+    # ...and the earliest event of each resource not fanned out yet (a few rows:
+    # the relay fans events out oldest first; a partial index holds them).
+    resources = {(event.program_id, event.resource_type, event.resource_id) for event in events.values()}
+    first_unsent: dict[tuple, int] = {}
+    for program_id, resource_type, resource_id, event_id in Event.objects.filter(
+        fanned_out=False,
+        id__lt=max(events),
+        program_id__in={resource[0] for resource in resources},
+        resource_type__in={resource[1] for resource in resources},
+        resource_id__in={resource[2] for resource in resources},
+    ).values_list("program_id", "resource_type", "resource_id", "id"):
+        resource = (program_id, resource_type, resource_id)
+        first_unsent[resource] = min(first_unsent.get(resource, event_id), event_id)
+    due = []
+    for delivery in candidates:
+        event = delivery.event = events[delivery.event_id]
+        waiting = first_waiting.get(delivery.resource_key)
+        unsent = first_unsent.get((event.program_id, event.resource_type, event.resource_id))
+        if (
+            delivery.resource_key in held
+            or (waiting is not None and waiting < (delivery.event_id, delivery.id))
+            or (unsent is not None and unsent < delivery.event_id)
+        ):
+            held.add(delivery.resource_key)  # and every later one of it
+            continue
+        due.append(delivery)
+    return due
 
 
 def _live_secrets(endpoint: WebhookEndpoint, now: datetime) -> list[str]:
@@ -276,7 +336,6 @@ def endpoint_health_update(endpoint: WebhookEndpoint, outcomes: list[AttemptOutc
 
 def _log(endpoint: WebhookEndpoint, delivery: Delivery, outcome: AttemptOutcome) -> None:
     """One line per attempt, under the id of the request that wrote its event."""
-    WEBHOOK_DELIVERIES.labels(outcome="delivered" if outcome.delivered else "failed").inc()
     with log_context_of_request(delivery.event.request_id):
         if outcome.delivered:
             logger.info(
@@ -315,8 +374,8 @@ class DrainResult:
 
 
 def endpoint_drain(endpoint_id: uuid.UUID | str, *, seconds: float = DRAIN_SECONDS) -> DrainResult:
-    """Send the endpoint's due deliveries, set by set, until none is due (or
-    `seconds` have passed), unless another drain holds the endpoint.
+    """Send the endpoint's due deliveries until none is due (or `seconds` have
+    passed), unless another drain holds the endpoint.
 
     The endpoint is given back, then looked at once more: deliveries committed
     while this drain was finishing found it held and started no drain of their
@@ -326,58 +385,182 @@ def endpoint_drain(endpoint_id: uuid.UUID | str, *, seconds: float = DRAIN_SECON
     held: set[str] = set()  # resources that failed in this drain: not tried again by it
     deadline = time.monotonic() + seconds
     lease = Lease(endpoint_id)
-    connections = outbound.Connections()
+    lanes = Lanes(DRAIN_LANES)
     try:
         while lease.take():
             drained = True
             try:
-                sent, more = _drain_sets(lease, connections, held, deadline)
+                sent, more = _drain(lease, lanes, held, deadline)
                 delivered += sent
             finally:
                 lease.give_back()
             if more or not due_deliveries(endpoint_id, timezone.now(), held, 1):
                 break
     finally:
-        connections.close()
+        lanes.close()
     return DrainResult(delivered, drained, more)
 
 
-def _drain_sets(
-    lease: Lease, connections: outbound.Connections, held: set[str], deadline: float
-) -> tuple[int, bool]:
-    """Sets of due deliveries while the lease holds; answers how many were
-    delivered, and whether the deadline stopped it with more due."""
-    delivered = 0
+def _drain(lease: Lease, lanes: "Lanes", held: set[str], deadline: float) -> tuple[int, bool]:
+    """While the lease holds: read due deliveries in sets and hand them to the
+    lanes, and record their outcomes as they come back, both in batches, so the
+    lanes never wait for the database. A resource is "in flight" from its
+    handing over until its outcomes are recorded: no read takes a later delivery
+    of it before then (a failure would have held that one back). Answers how many
+    were delivered, and whether the deadline stopped it with more to do."""
+    delivered, more = 0, False
+    in_flight: set[str] = set()
+    finished: list[tuple[Delivery, AttemptOutcome]] = []
+    finished_resources: list[str] = []
+    error: BaseException | None = None
+    endpoint: WebhookEndpoint | None = None
+    reading, read_more = True, True
+    lanes.resume()
     while True:
-        endpoint = WebhookEndpoint.objects.filter(id=lease.endpoint_id, enabled=True).first()
-        if endpoint is None:
-            return delivered, False
-        due = due_deliveries(endpoint.id, timezone.now(), held, DRAIN_SET_SIZE)
-        if not due:
-            return delivered, False
-        sent: list[tuple[Delivery, AttemptOutcome]] = []
-        try:
-            for delivery in due:
-                if delivery.resource_key in held:
-                    continue  # an earlier event of its resource just failed
-                if not lease.keep():
-                    break  # too slow to renew: another drain may have the endpoint now
-                with log_context_of_request(delivery.event.request_id):
-                    outcome = _attempt(endpoint, delivery, connections)
-                sent.append((delivery, outcome))
-                if not outcome.delivered:
-                    held.add(delivery.resource_key)
-        finally:
-            # What was sent is recorded even when a send raised.
-            if sent:
-                _record(endpoint, sent)
-                for delivery, outcome in sent:
+        if reading and read_more and lanes.waiting() < max(1, DRAIN_SET_SIZE // 2):
+            endpoint = WebhookEndpoint.objects.filter(id=lease.endpoint_id, enabled=True).first()
+            if endpoint is None:
+                reading = False
+            else:
+                due = due_deliveries(endpoint.id, timezone.now(), held | in_flight, DRAIN_SET_SIZE)
+                in_flight.update(lanes.hand(endpoint, due))
+                read_more = bool(due)
+        if not in_flight:
+            if reading and read_more:
+                continue
+            break
+        for resource, sent, failure in lanes.outcomes(LEASE_CHECK_SECONDS):
+            finished.extend(sent)
+            finished_resources.append(resource)
+            error = error or failure
+        if finished_resources and (
+            len(finished) >= DRAIN_SET_SIZE // 2 or not lanes.waiting() or not reading or error is not None
+        ):
+            if finished and endpoint is not None:  # (one was read: something was handed over)
+                _record(endpoint, finished)
+                for delivery, outcome in finished:
                     _log(endpoint, delivery, outcome)
-        delivered += sum(outcome.delivered for _, outcome in sent)
-        if lease.until is None or not endpoint.enabled:
-            return delivered, False
-        if time.monotonic() >= deadline:
-            return delivered, True
+            succeeded = sum(outcome.delivered for _, outcome in finished)
+            for label, count in (("delivered", succeeded), ("failed", len(finished) - succeeded)):
+                if count:
+                    WEBHOOK_DELIVERIES.labels(outcome=label).inc(count)
+            held.update(delivery.resource_key for delivery, outcome in finished if not outcome.delivered)
+            delivered += succeeded
+            in_flight.difference_update(finished_resources)
+            finished, finished_resources, read_more = [], [], True
+            reading = reading and endpoint is not None and endpoint.enabled
+        # Renewed while anything is in flight, also past the deadline: the lanes
+        # finish what they were handed before the drain ends.
+        if error is not None or (in_flight and not lease.keep()):
+            # A send raised, or the lease is lost (too slow to renew: another drain
+            # may have the endpoint now): what is in flight finishes, nothing more starts.
+            lanes.stop()
+            reading = False
+        if reading and time.monotonic() >= deadline:
+            reading, more = False, True
+    if error is not None:
+        raise error
+    return delivered, more
+
+
+# A resource the lanes are done with: its key, what was sent of it, and the error
+# that stopped its sending, if one did.
+LaneOutcome = tuple[str, list[tuple[Delivery, AttemptOutcome]], BaseException | None]
+
+
+class Lanes:
+    """A drain's senders: `count` threads, each over connections of its own kept
+    for the whole drain (so a busy endpoint sees at most `count` connections).
+
+    What the drain hands over is split by resource: one resource's deliveries go
+    one after another on one lane, in event order, and a failed attempt leaves the
+    rest of them unsent (held back, as the order rule says); different resources
+    go side by side, each lane taking the next resource when done with one. Lanes
+    only send: the drain's own thread reads, keeps the lease and records."""
+
+    def __init__(self, count: int) -> None:
+        self.count = max(1, count)
+        self.work: queue.SimpleQueue[tuple[WebhookEndpoint, list[Delivery]] | None] = queue.SimpleQueue()
+        self.done: queue.SimpleQueue[LaneOutcome] = queue.SimpleQueue()
+        self.stopped = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    def hand(self, endpoint: WebhookEndpoint, due: list[Delivery]) -> set[str]:
+        """Queue the deliveries, a resource at a time in the order of its first
+        event; answers their resources."""
+        resources: dict[str, list[Delivery]] = {}
+        for delivery in due:
+            resources.setdefault(delivery.resource_key, []).append(delivery)
+        if resources and not self.threads:
+            for number in range(self.count):
+                # Each lane runs in a copy of this thread's context: its log lines
+                # and spans belong to this drain.
+                thread = threading.Thread(
+                    target=contextvars.copy_context().run,
+                    args=(self._lane, outbound.Connections()),
+                    name=f"webhook-lane-{number}",
+                    daemon=True,
+                )
+                thread.start()
+                self.threads.append(thread)
+        for deliveries in resources.values():
+            self.work.put((endpoint, deliveries))
+        return set(resources)
+
+    def waiting(self) -> int:
+        """Resources handed over that no lane has taken yet (about)."""
+        return self.work.qsize()
+
+    def outcomes(self, timeout: float) -> list[LaneOutcome]:
+        """Resources the lanes are done with, with what was sent of each and the
+        error that stopped it; waits up to `timeout` for the first."""
+        try:
+            done = [self.done.get(timeout=timeout)]
+        except queue.Empty:
+            return []
+        while True:
+            try:
+                done.append(self.done.get_nowait())
+            except queue.Empty:
+                return done
+
+    def stop(self) -> None:
+        """No lane starts another send; each resource still queued comes back unsent."""
+        self.stopped.set()
+
+    def resume(self) -> None:
+        """Sending may start again (only with nothing handed over)."""
+        self.stopped.clear()
+
+    def close(self) -> None:
+        self.stopped.set()
+        for _ in self.threads:
+            self.work.put(None)
+        for thread in self.threads:
+            thread.join()
+        self.threads = []
+
+    def _lane(self, connections: outbound.Connections) -> None:
+        try:
+            while (item := self.work.get()) is not None:
+                endpoint, deliveries = item
+                sent: list[tuple[Delivery, AttemptOutcome]] = []
+                error: BaseException | None = None
+                try:
+                    for delivery in deliveries:
+                        if self.stopped.is_set():
+                            break
+                        with log_context_of_request(delivery.event.request_id):
+                            outcome = _attempt(endpoint, delivery, connections)
+                        sent.append((delivery, outcome))
+                        if not outcome.delivered:
+                            break  # the rest of its resource waits for this one's retry
+                except BaseException as raised:  # noqa: BLE001 - handed to the drain, raised there
+                    error = raised
+                    self.stopped.set()
+                self.done.put((deliveries[0].resource_key, sent, error))
+        finally:
+            connections.close()
 
 
 def retry_schedule(endpoint_id: uuid.UUID | str) -> tuple[datetime | None, str | None]:
