@@ -113,7 +113,6 @@ ALLOWED: dict[tuple[str, str], tuple[str, str]] = {
         OPERATIONS,
         "a clearing run takes only customers without a clock, whose time is the real one",
     ),
-    ("sandbox/clocks.py", "clock_advance"): (OPERATIONS, "an advance's heartbeat"),
     ("onboarding/models.py", "Ubo"): (DELIVERY, "a UBO's e-mail bookkeeping"),
     ("onboarding/models.py", "VerificationStep"): (OPERATIONS, "the verification provider's report"),
     # The background runs: leases, stall detection, settlement and the real sweeps.
