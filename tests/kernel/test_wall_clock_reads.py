@@ -94,7 +94,7 @@ ALLOWED: dict[tuple[str, str], tuple[str, str]] = {
     ("events/delivery.py", "endpoints_to_drain"): (DELIVERY, "drain leases"),
     ("events/drain.py", "Lease.keep"): (DELIVERY, "drain leases"),
     ("events/drain.py", "Lease.take"): (DELIVERY, "drain leases"),
-    ("events/drain.py", "_drain_sets"): (DELIVERY, "due deliveries"),
+    ("events/drain.py", "_drain"): (DELIVERY, "due deliveries"),
     ("events/drain.py", "_post"): (DELIVERY, "webhook-timestamp"),
     ("events/drain.py", "_record"): (DELIVERY, "delivery attempts"),
     ("events/drain.py", "endpoint_drain"): (DELIVERY, "due deliveries"),

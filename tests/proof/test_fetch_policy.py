@@ -31,6 +31,7 @@ FIRST_PARTY = (
     "events",
     "audit",
     "approvals",
+    "sandbox",
 )
 
 # What can open a connection: sockets, HTTP clients, mail, object storage, Redis.
