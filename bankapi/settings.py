@@ -323,9 +323,8 @@ SANDBOX_BOOTSTRAP_STEPS = [
 ]
 
 # The sandbox as a world: customers made on demand per program in any 24 hours,
-# test clocks per program, and the expiry sweeps a clock's advance runs at each
-# moment (each `(now, clock_id) -> int`: clock_id None is the real sweep over
-# customers without a clock, an id that clock's customers at `now`).
+# clocks per program, the sweeps an advance runs at each moment (each `(now,
+# clock_id) -> int`: None sweeps customers without a clock, an id that clock's).
 SANDBOX_CUSTOMERS_MAX = env_int("SANDBOX_CUSTOMERS_MAX", 1000)
 SANDBOX_CLOCKS_MAX = env_int("SANDBOX_CLOCKS_MAX", 100)
 SANDBOX_CLOCK_EXPIRY_SWEEPS = [
@@ -404,11 +403,7 @@ SPECTACULAR_SETTINGS = {
         {"name": "auth", "description": "Sign in (password, then TOTP or a passkey) and manage sessions."},
         {"name": "accounts", "description": "What the signed-in user may do, and on which accounts."},
         {"name": "payments", "description": "Payments, scheduled payments and transactions of an account."},
-        {
-            "name": "sandbox",
-            "description": "Sandbox only: settle or fail payments, run the schedule, make customers on "
-            "demand and move their time with test clocks.",
-        },
+        {"name": "sandbox", "description": "Sandbox only: payments' outcomes, customers, test clocks."},
         {"name": "fx", "description": "Foreign exchange quotes."},
         {"name": "batch payments", "description": "Verify, initiate and submit many payments at once."},
         {

@@ -22,12 +22,9 @@ endpoint held until the lease runs out; the next drain sends them again, under
 the same `webhook-id`.
 """
 
-import contextvars
 import json
 import logging
-import queue
 import random
-import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -44,6 +41,8 @@ from bankapi.errors import ApiError
 from bankapi.logs import log_context_of_request
 from bankapi.metrics import WEBHOOK_DELIVERIES
 from events import signing
+from events.due import due_deliveries
+from events.lanes import AttemptOutcome, Lanes
 from events.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
 from events.recording import event_payload
 
@@ -117,86 +116,6 @@ class Lease:
             self.until = None
 
 
-def due_deliveries(endpoint_id: uuid.UUID | str, now: datetime, held: set[str], limit: int) -> list[Delivery]:
-    """The endpoint's deliveries that may go now, at most `limit`, in event order:
-    due, not behind an earlier one of their resource still waiting (for its
-    retry, or for its event's fan-out), and not of a resource in `held` (failed
-    in this drain).
-
-    Read as plain index scans, whatever the history: a page of due deliveries in
-    event order, their events by key, then what could hold them back (their
-    resources' deliveries waiting for a retry, and their resources' events not
-    fanned out yet) for just those resources. A page whose every delivery is held
-    back is followed by the next one."""
-    due: list[Delivery] = []
-    held = set(held)
-    after: tuple[int, int] | None = None
-    while not due:
-        page = Delivery.objects.filter(
-            endpoint_id=uuid.UUID(str(endpoint_id)),
-            endpoint__enabled=True,
-            state=Delivery.State.PENDING,
-            next_attempt_at__lte=now,
-        )
-        if held:
-            page = page.exclude(resource_key__in=held)
-        if after is not None:
-            page = page.filter(Q(event_id__gt=after[0]) | Q(event_id=after[0], id__gt=after[1]))
-        candidates = list(page.order_by("event_id", "id")[:limit])
-        if not candidates:
-            break
-        after = (candidates[-1].event_id, candidates[-1].id)
-        due = _not_held_back(endpoint_id, candidates, now, held)
-        if len(candidates) < limit:
-            break
-    return due
-
-
-def _not_held_back(
-    endpoint_id: uuid.UUID | str, candidates: list[Delivery], now: datetime, held: set[str]
-) -> list[Delivery]:
-    """The candidates (due, in event order) that nothing earlier of their resource
-    holds back, each with its event; the resources of the others join `held`."""
-    events = Event.objects.in_bulk({delivery.event_id for delivery in candidates})
-    keys = {delivery.resource_key for delivery in candidates}
-    # The earliest delivery of each resource waiting for its retry...
-    first_waiting: dict[str, tuple[int, int]] = {}
-    for key, event_id, delivery_id in Delivery.objects.filter(
-        endpoint_id=uuid.UUID(str(endpoint_id)),
-        resource_key__in=keys,
-        state=Delivery.State.PENDING,
-        next_attempt_at__gt=now,
-    ).values_list("resource_key", "event_id", "id"):
-        first_waiting[key] = min(first_waiting.get(key, (event_id, delivery_id)), (event_id, delivery_id))
-    # ...and the earliest event of each resource not fanned out yet (a few rows:
-    # the relay fans events out oldest first; a partial index holds them).
-    resources = {(event.program_id, event.resource_type, event.resource_id) for event in events.values()}
-    first_unsent: dict[tuple, int] = {}
-    for program_id, resource_type, resource_id, event_id in Event.objects.filter(
-        fanned_out=False,
-        id__lt=max(events),
-        program_id__in={resource[0] for resource in resources},
-        resource_type__in={resource[1] for resource in resources},
-        resource_id__in={resource[2] for resource in resources},
-    ).values_list("program_id", "resource_type", "resource_id", "id"):
-        resource = (program_id, resource_type, resource_id)
-        first_unsent[resource] = min(first_unsent.get(resource, event_id), event_id)
-    due = []
-    for delivery in candidates:
-        event = delivery.event = events[delivery.event_id]
-        waiting = first_waiting.get(delivery.resource_key)
-        unsent = first_unsent.get((event.program_id, event.resource_type, event.resource_id))
-        if (
-            delivery.resource_key in held
-            or (waiting is not None and waiting < (delivery.event_id, delivery.id))
-            or (unsent is not None and unsent < delivery.event_id)
-        ):
-            held.add(delivery.resource_key)  # and every later one of it
-            continue
-        due.append(delivery)
-    return due
-
-
 def _live_secrets(endpoint: WebhookEndpoint, now: datetime) -> list[str]:
     secrets_ = [endpoint.secret]
     if (
@@ -206,14 +125,6 @@ def _live_secrets(endpoint: WebhookEndpoint, now: datetime) -> list[str]:
     ):
         secrets_.append(endpoint.previous_secret)
     return secrets_
-
-
-@dataclass(frozen=True)
-class AttemptOutcome:
-    delivered: bool
-    status_code: int | None
-    error: str
-    latency_ms: int = 0
 
 
 def _post(endpoint: WebhookEndpoint, event: Event, connections: outbound.Connections) -> AttemptOutcome:
@@ -385,7 +296,7 @@ def endpoint_drain(endpoint_id: uuid.UUID | str, *, seconds: float = DRAIN_SECON
     held: set[str] = set()  # resources that failed in this drain: not tried again by it
     deadline = time.monotonic() + seconds
     lease = Lease(endpoint_id)
-    lanes = Lanes(DRAIN_LANES)
+    lanes = Lanes(DRAIN_LANES, _attempt)
     try:
         while lease.take():
             drained = True
@@ -401,7 +312,7 @@ def endpoint_drain(endpoint_id: uuid.UUID | str, *, seconds: float = DRAIN_SECON
     return DrainResult(delivered, drained, more)
 
 
-def _drain(lease: Lease, lanes: "Lanes", held: set[str], deadline: float) -> tuple[int, bool]:
+def _drain(lease: Lease, lanes: Lanes, held: set[str], deadline: float) -> tuple[int, bool]:
     """While the lease holds: read due deliveries in sets and hand them to the
     lanes, and record their outcomes as they come back, both in batches, so the
     lanes never wait for the database. A resource is "in flight" from its
@@ -461,106 +372,6 @@ def _drain(lease: Lease, lanes: "Lanes", held: set[str], deadline: float) -> tup
     if error is not None:
         raise error
     return delivered, more
-
-
-# A resource the lanes are done with: its key, what was sent of it, and the error
-# that stopped its sending, if one did.
-LaneOutcome = tuple[str, list[tuple[Delivery, AttemptOutcome]], BaseException | None]
-
-
-class Lanes:
-    """A drain's senders: `count` threads, each over connections of its own kept
-    for the whole drain (so a busy endpoint sees at most `count` connections).
-
-    What the drain hands over is split by resource: one resource's deliveries go
-    one after another on one lane, in event order, and a failed attempt leaves the
-    rest of them unsent (held back, as the order rule says); different resources
-    go side by side, each lane taking the next resource when done with one. Lanes
-    only send: the drain's own thread reads, keeps the lease and records."""
-
-    def __init__(self, count: int) -> None:
-        self.count = max(1, count)
-        self.work: queue.SimpleQueue[tuple[WebhookEndpoint, list[Delivery]] | None] = queue.SimpleQueue()
-        self.done: queue.SimpleQueue[LaneOutcome] = queue.SimpleQueue()
-        self.stopped = threading.Event()
-        self.threads: list[threading.Thread] = []
-
-    def hand(self, endpoint: WebhookEndpoint, due: list[Delivery]) -> set[str]:
-        """Queue the deliveries, a resource at a time in the order of its first
-        event; answers their resources."""
-        resources: dict[str, list[Delivery]] = {}
-        for delivery in due:
-            resources.setdefault(delivery.resource_key, []).append(delivery)
-        if resources and not self.threads:
-            for number in range(self.count):
-                # Each lane runs in a copy of this thread's context: its log lines
-                # and spans belong to this drain.
-                thread = threading.Thread(
-                    target=contextvars.copy_context().run,
-                    args=(self._lane, outbound.Connections()),
-                    name=f"webhook-lane-{number}",
-                    daemon=True,
-                )
-                thread.start()
-                self.threads.append(thread)
-        for deliveries in resources.values():
-            self.work.put((endpoint, deliveries))
-        return set(resources)
-
-    def waiting(self) -> int:
-        """Resources handed over that no lane has taken yet (about)."""
-        return self.work.qsize()
-
-    def outcomes(self, timeout: float) -> list[LaneOutcome]:
-        """Resources the lanes are done with, with what was sent of each and the
-        error that stopped it; waits up to `timeout` for the first."""
-        try:
-            done = [self.done.get(timeout=timeout)]
-        except queue.Empty:
-            return []
-        while True:
-            try:
-                done.append(self.done.get_nowait())
-            except queue.Empty:
-                return done
-
-    def stop(self) -> None:
-        """No lane starts another send; each resource still queued comes back unsent."""
-        self.stopped.set()
-
-    def resume(self) -> None:
-        """Sending may start again (only with nothing handed over)."""
-        self.stopped.clear()
-
-    def close(self) -> None:
-        self.stopped.set()
-        for _ in self.threads:
-            self.work.put(None)
-        for thread in self.threads:
-            thread.join()
-        self.threads = []
-
-    def _lane(self, connections: outbound.Connections) -> None:
-        try:
-            while (item := self.work.get()) is not None:
-                endpoint, deliveries = item
-                sent: list[tuple[Delivery, AttemptOutcome]] = []
-                error: BaseException | None = None
-                try:
-                    for delivery in deliveries:
-                        if self.stopped.is_set():
-                            break
-                        with log_context_of_request(delivery.event.request_id):
-                            outcome = _attempt(endpoint, delivery, connections)
-                        sent.append((delivery, outcome))
-                        if not outcome.delivered:
-                            break  # the rest of its resource waits for this one's retry
-                except BaseException as raised:  # noqa: BLE001 - handed to the drain, raised there
-                    error = raised
-                    self.stopped.set()
-                self.done.put((deliveries[0].resource_key, sent, error))
-        finally:
-            connections.close()
 
 
 def retry_schedule(endpoint_id: uuid.UUID | str) -> tuple[datetime | None, str | None]:
