@@ -80,11 +80,12 @@ WITH debit AS (
   SELECT %(movement)s, %(program)s, FALSE, 'PAYMENT', NULL, %(reference)s, %(now)s, %(now)s FROM debit
 ), postings AS (
   INSERT INTO payments_ledgerposting (transaction_id, account_id, system_account_id, currency, amount,
-    balance_after, created_at, kind, request_id, reference, description)
+    balance_after, created_at, kind, request_id, reference, description, end_to_end_id, counterparty_name,
+    counterparty_iban)
   SELECT %(movement)s, %(account)s, NULL, %(currency)s, -%(amount)s, debit.balance, debit.last_booked_at,
-    'PAYMENT', %(request)s, %(reference)s, 'Payment' FROM debit
+    'PAYMENT', %(request)s, %(reference)s, 'Payment', '', '', '' FROM debit
   UNION ALL
-  SELECT %(movement)s, NULL, %(clearing)s, %(currency)s, %(amount)s, NULL, %(now)s, '', NULL, '', ''
+  SELECT %(movement)s, NULL, %(clearing)s, %(currency)s, %(amount)s, NULL, %(now)s, '', NULL, '', '', '', '', ''
   FROM debit
 ), request AS (
   INSERT INTO payments_paymentrequest (id, program_id, sandbox, customer_id, account_id, status, amount,

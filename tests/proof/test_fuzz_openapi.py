@@ -140,6 +140,27 @@ UNSTATABLE: dict[str, dict[int, dict[str, str]]] = {
     "POST /v1/sandbox/scheduled-payments/run": {
         400: {"date": "at most 366 days after today: it depends on the day of the request"},
     },
+    "POST /v1/sandbox/test-clocks": {
+        400: {"frozenTime": "within 366 days of now, either way: it depends on the moment of the request"},
+        422: {"LIMIT_EXCEEDED": "at most SANDBOX_CLOCKS_MAX clocks per program, a setting"},
+    },
+    "POST /v1/sandbox/test-clocks/{testClockId}/advance": {
+        400: {"to": "after the clock's frozenTime and at most 366 days after it: the clock's state"},
+    },
+    "POST /v1/sandbox/customers": {
+        422: {"LIMIT_EXCEEDED": "at most SANDBOX_CUSTOMERS_MAX customers per program in 24 hours, a setting"},
+    },
+    "POST /v1/sandbox/incoming-payments": {
+        400: {
+            "creditorIban": "must be the IBAN of an account of the program's sandbox: data, not a shape",
+            "currency": "must be the credited account's own currency",
+            "debtorIban": IBAN_REASON,
+        },
+        422: {"LIMIT_EXCEEDED": "a balance past what the ledger's columns hold depends on the balance"},
+    },
+    "POST /v1/sandbox/card-authorizations/{authorizationId}/clear": {
+        400: {"amount": "at most the authorized amount: the authorization's state"},
+    },
     "GET /v1/applications/{applicationId}/agreements/legal/docs": {
         422: {"UNSUPPORTED_PARAMETER": DOCUMENT_KEY_REASON},
     },
