@@ -85,8 +85,8 @@ WITH debit AS (
   SELECT %(movement)s, %(account)s, NULL, %(currency)s, -%(amount)s, debit.balance, debit.last_booked_at,
     'PAYMENT', %(request)s, %(reference)s, 'Payment', '', '', '' FROM debit
   UNION ALL
-  SELECT %(movement)s, NULL, %(clearing)s, %(currency)s, %(amount)s, NULL, %(now)s, '', NULL, '', '', '', '', ''
-  FROM debit
+  SELECT %(movement)s, NULL, %(clearing)s, %(currency)s, %(amount)s, NULL, %(now)s, '', NULL, '', '', '', '',
+    '' FROM debit
 ), request AS (
   INSERT INTO payments_paymentrequest (id, program_id, sandbox, customer_id, account_id, status, amount,
     currency, debit_amount, fee, fee_waived, reference, purpose, charge_bearer, beneficiary_id, payee,
