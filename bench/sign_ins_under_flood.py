@@ -59,6 +59,8 @@ class Mode:
     latencies: list[float] = field(default_factory=list)
     answers: Counter = field(default_factory=Counter)
     flood: Counter = field(default_factory=Counter)
+    # Seconds into the mode at which each real sign-in that was not answered 200 was sent.
+    refused_at: list[float] = field(default_factory=list)
 
     @property
     def sent(self) -> int:
@@ -75,9 +77,12 @@ class Mode:
     def describe(self) -> str:
         others = {status: count for status, count in sorted(self.answers.items()) if status != 200}
         flood = ", ".join(f"{status}: {count}" for status, count in sorted(self.flood.items())) or "none"
+        when = ", ".join(f"{at:.1f}s" for at in sorted(self.refused_at))
         return (
             f"{self.name}: real sign-ins {self.succeeded}/{self.sent} answered 200, "
-            f"median {self.median:.3f}s, others {others or 'none'}; flood answers: {flood}"
+            f"median {self.median:.3f}s, others {others or 'none'}"
+            + (f" (sent at {when})" if when else "")
+            + f"; flood answers: {flood}"
         )
 
 
@@ -109,6 +114,7 @@ def run_mode(mode: Mode, port: int, program_id: str, emails: list[str], args, fl
     stop = threading.Event()
     per_user = max(1, args.sign_ins // len(emails))
     interval = args.duration / per_user
+    begun = time.monotonic()
 
     def sign_in(email: str, user: int) -> None:
         # The user's first sign-in at a random point of its first interval: the users do not move in step.
@@ -129,6 +135,8 @@ def run_mode(mode: Mode, port: int, program_id: str, emails: list[str], args, fl
                 mode.answers[status] += 1
                 if status == 200:
                     mode.latencies.append(time.monotonic() - started)
+                else:
+                    mode.refused_at.append(started - begun)
             next_at += interval
 
     def flood(first: int) -> None:
