@@ -55,7 +55,7 @@ from batches.actors import Actor  # noqa: E402
 from batches.models import Batch, Draft  # noqa: E402
 from batches.rules import sent_payment_from_wire  # noqa: E402
 from batches.services.challenges import payments_checked  # noqa: E402
-from batches.services.processing import batch_create  # noqa: E402
+from batches.services.creation import batch_create  # noqa: E402
 from payments.ledger import ledger_check  # noqa: E402
 
 URL = "/v1/batch-payments"

@@ -129,16 +129,6 @@ def endpoints_to_drain(endpoint_ids: Iterable[Any]) -> set[uuid.UUID]:
     )
 
 
-def drains_enqueue(endpoint_ids: Iterable[Any]) -> None:
-    """A drain task per endpoint, on the webhooks queue; one the broker does not
-    take leaves its deliveries pending for the beat sweep (`deliveries_sweep`)."""
-    from bankapi.tasks import task_publish
-    from events.tasks import deliveries_drain
-
-    for endpoint_id in sorted(str(endpoint_id) for endpoint_id in endpoint_ids):
-        task_publish(deliveries_drain, endpoint_id)
-
-
 def deliveries_sweep(limit: int = 500) -> set[uuid.UUID]:
     """What the beat sweep re-drives, as sets: events whose fan-out never ran (a
     lost task), and endpoints with a delivery due (a retry, or one a killed

@@ -44,7 +44,7 @@ from events import signing
 from events.due import due_deliveries
 from events.lanes import AttemptOutcome, Lanes
 from events.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
-from events.recording import event_payload
+from events.payloads import event_payload
 
 ATTEMPT_TIMEOUT_SECONDS = 10.0
 # Deliveries taken per set: their outcomes are written together.

@@ -15,7 +15,7 @@ from bankapi.roles import Role
 from bankapi.schema import envelope, error_responses, management_program_id
 from events.endpoints import endpoint_create, endpoint_delete, endpoint_rotate_secret, event_redeliver
 from events.models import EventType, WebhookEndpoint
-from events.recording import event_payload
+from events.payloads import event_payload
 from events.schema import webhook_callbacks
 from events.selectors import endpoint_of, endpoints_of, event_of, events_of
 from events.serializers import (

@@ -8,7 +8,7 @@ from celery import shared_task
 
 from bankapi.tasks import task_in_process, task_publish
 from onboarding.models import Ubo
-from onboarding.services.ubos import ubo_email_settled, ubo_emails_lost, ubo_verification_email_send
+from onboarding.services.ubo_emails import ubo_email_settled, ubo_emails_lost, ubo_verification_email_send
 
 logger = logging.getLogger(__name__)
 

@@ -137,7 +137,7 @@ ALLOWED: dict[tuple[str, str], tuple[str, str]] = {
     ),
     ("batches/selectors.py", "_window"): (OPERATIONS, "management's lookback over a program"),
     ("batches/selectors.py", "batches_oldest_stall_seconds"): (OPERATIONS, "stall metric"),
-    ("batches/services/drafts.py", "drafts_stalled"): (OPERATIONS, "stall detection"),
+    ("batches/services/verification.py", "drafts_stalled"): (OPERATIONS, "stall detection"),
     ("batches/services/files.py", "status_report"): (OPERATIONS, "a status report file's creation"),
     ("batches/services/housekeeping.py", "batch_records_purge"): (OPERATIONS, "purges"),
     ("batches/services/processing.py", "batch_fund"): (OPERATIONS, "processing heartbeat (stall sweep)"),
