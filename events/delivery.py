@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from bankapi.logs import log_context_of_request
+from bankapi.ops.logs import log_context_of_request
 from events.models import Delivery, Event, WebhookEndpoint
 
 FAN_OUT_GRACE = timedelta(seconds=30)

@@ -36,10 +36,10 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from bankapi import outbound
 from bankapi.errors import ApiError
-from bankapi.logs import log_context_of_request
-from bankapi.metrics import WEBHOOK_DELIVERIES
+from bankapi.ops import outbound
+from bankapi.ops.logs import log_context_of_request
+from bankapi.ops.metrics import WEBHOOK_DELIVERIES
 from events import signing
 from events.due import due_deliveries
 from events.lanes import AttemptOutcome, Lanes

@@ -6,7 +6,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from bankapi import outbound
+from bankapi.ops import outbound
 from events import signing
 from events.models import Delivery, Event, WebhookEndpoint
 from events.tasks import drains_enqueue

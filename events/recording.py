@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db import transaction
 
-from bankapi.logs import log_request_id
+from bankapi.ops.logs import log_request_id
 from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored
 from bankapi.tasks import task_publish, tasks_run_in_process
 from events.models import Event, EventType

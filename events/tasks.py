@@ -1,7 +1,7 @@
 """Celery tasks of event delivery: thin wrappers, safe to run twice or at once,
 and `drains_enqueue`, how any part of delivery queues an endpoint's drain.
 
-All of them go to the webhooks queue (`bankapi.celery.task_route`), read by
+All of them go to the webhooks queue (`config.celery.task_route`), read by
 workers of their own: a slow or failing receiver never holds up settlement or
 any other task of the default queue.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 from celery import shared_task
 
-from bankapi.logs import log_context_of_request
+from bankapi.ops.logs import log_context_of_request
 from bankapi.tasks import task_in_process, task_publish
 from events import delivery, drain
 

@@ -17,8 +17,8 @@ from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.timezone import localtime
 
-from bankapi import dashboard
-from bankapi.admin_base import (
+from bankapi.backoffice import dashboard
+from bankapi.backoffice.admin_base import (
     CappedCountPaginator,
     ExactSearchMixin,
     ReadOnlyModelAdmin,

@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, money
+from bankapi.backoffice.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, money
 from payments.models import FxQuote, FxRate
 
 

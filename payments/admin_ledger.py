@@ -10,7 +10,7 @@ import uuid
 
 from django.contrib import admin
 
-from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, money
+from bankapi.backoffice.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, money
 from payments.models import Hold, LedgerPosting, LedgerTransaction, StatementEntry, SystemAccount
 
 

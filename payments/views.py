@@ -6,15 +6,15 @@ from django.db import transaction
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 
-from bankapi.api import AccountScopedView, ScopedAPIView, respond_once
 from bankapi.approval_gate import COVERED, HELD_RESPONSE, Hold, approval_hold, exempt
 from bankapi.errors import ApiError
+from bankapi.http.api import AccountScopedView, ScopedAPIView, respond_once
+from bankapi.http.responses import ok
+from bankapi.http.schema import envelope, error_responses
+from bankapi.http.serializers import InputSerializer
 from bankapi.idempotency import HEADER, Fingerprint, OwnerKind, StoredResponse, idempotency_key_resolve
-from bankapi.metrics import PAYMENTS
-from bankapi.responses import ok
-from bankapi.schema import envelope, error_responses
+from bankapi.ops.metrics import PAYMENTS
 from bankapi.scope import parse_uuid
-from bankapi.serializers import InputSerializer
 from payments.approval_content import payment_hold
 from payments.models import Beneficiary, PaymentRequest
 from payments.selectors import (

@@ -3,15 +3,15 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 
-from bankapi.api import ScopedAPIView
 from bankapi.approval_gate import exempt
 from bankapi.errors import not_found, validation_error
 from bankapi.formats import CALENDAR_DAY_PATTERN, iso_date_parse
-from bankapi.responses import ok
+from bankapi.http.api import ScopedAPIView
+from bankapi.http.responses import ok
+from bankapi.http.schema import envelope, error_responses
+from bankapi.http.serializers import InputSerializer, StrictCharField, WholeMatchValidator
 from bankapi.roles import Role
-from bankapi.schema import envelope, error_responses
 from bankapi.scope import access_customer
-from bankapi.serializers import InputSerializer, StrictCharField, WholeMatchValidator
 from payments.services.schedules import sandbox_clock_run
 
 DATE_MESSAGE = "date must be a real calendar date written YYYY-MM-DD."

@@ -9,12 +9,12 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
 
-from bankapi.api import ScopedAPIView
 from bankapi.formats import CALENDAR_DAY_PATTERN, ISO_DATE, iso_date_parse
-from bankapi.responses import ok
-from bankapi.schema import envelope, error_responses
+from bankapi.http.api import ScopedAPIView
+from bankapi.http.responses import ok
+from bankapi.http.schema import envelope, error_responses
+from bankapi.http.serializers import RegexField, StrictChoiceField
 from bankapi.scope import access_any_account
-from bankapi.serializers import RegexField, StrictChoiceField
 from payments.fields import CurrencyField
 from payments.formats import AMOUNT, MAX_AMOUNT, POSITIVE_AMOUNT_PATTERN
 from payments.fx import fx_quote_create

@@ -3,15 +3,15 @@ account's list of what arrived."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 
-from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
 from bankapi.approval_gate import exempt
 from bankapi.errors import not_found
+from bankapi.http.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
+from bankapi.http.responses import ok
+from bankapi.http.schema import envelope, error_responses, management_program_id
+from bankapi.http.serializers import validated_body
 from bankapi.idempotency import HEADER, Fingerprint, OwnerKind, idempotency_key_resolve
-from bankapi.responses import ok
 from bankapi.roles import Role
-from bankapi.schema import envelope, error_responses, management_program_id
 from bankapi.scope import get_or_not_found, program_for
-from bankapi.serializers import validated_body
 from payments.fields import UuidStringField
 from payments.incoming import IncomingOrder, incoming_payment_receive, incoming_payments_of
 from payments.models import IncomingPayment

@@ -3,9 +3,9 @@ and cancelling a schedule: the reads beside the payment routes."""
 
 from drf_spectacular.utils import extend_schema, extend_schema_view
 
-from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView
-from bankapi.responses import ok
-from bankapi.schema import envelope, error_responses
+from bankapi.http.api import PAGE_PARAMETERS, AccountScopedView, CursorListView
+from bankapi.http.responses import ok
+from bankapi.http.schema import envelope, error_responses
 from payments.selectors import payment_requests_of, scheduled_payment_of, scheduled_payments_of, statement_of
 from payments.serializers import (
     PaymentRequestListSerializer,

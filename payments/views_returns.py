@@ -5,11 +5,11 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from bankapi.api import ScopedAPIView
 from bankapi.approval_gate import exempt
-from bankapi.responses import ok
-from bankapi.schema import envelope, error_responses
-from bankapi.serializers import InputSerializer
+from bankapi.http.api import ScopedAPIView
+from bankapi.http.responses import ok
+from bankapi.http.schema import envelope, error_responses
+from bankapi.http.serializers import InputSerializer
 from payments.selectors import sandbox_payment_request
 from payments.serializers import SandboxPaymentRequestSerializer
 from payments.services.returns import RETURN_REASON_CODES, payment_return

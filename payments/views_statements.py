@@ -12,12 +12,12 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from bankapi.api import AccountScopedView
 from bankapi.clock import customer_now
 from bankapi.formats import CALENDAR_DAY, CALENDAR_DAY_PATTERN
-from bankapi.responses import ok, served_as_attachment
-from bankapi.schema import envelope, error_responses
-from bankapi.serializers import MoneyField, TimestampField
+from bankapi.http.api import AccountScopedView
+from bankapi.http.responses import ok, served_as_attachment
+from bankapi.http.schema import envelope, error_responses
+from bankapi.http.serializers import MoneyField, TimestampField
 from payments.selectors.holds import available_as_of
 from payments.selectors.ledger import balance_as_of, day_start
 from payments.services.limits import account_limits

@@ -29,8 +29,8 @@ from django.db import transaction
 from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
-from bankapi.metrics import BATCH_ITEMS
 from bankapi.models import Program
+from bankapi.ops.metrics import BATCH_ITEMS
 from batches.events import batch_event
 from batches.models import Batch, BatchItem
 from payments.decision import Refused

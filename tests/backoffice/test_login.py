@@ -114,7 +114,7 @@ def test_totp_is_required_by_default_once_a_database_url_is_set(env, expected):
     result = subprocess.run(
         [sys.executable, "-c", "from bankapi import settings; print(settings.ADMIN_REQUIRE_TOTP)"],
         cwd=ROOT,
-        env={**clean, "DJANGO_SETTINGS_MODULE": "bankapi.settings", **env},
+        env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
         capture_output=True,
         text=True,
         timeout=60,

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from bankapi.celery import app
+from config.celery import app
 from events import delivery, relay, tasks
 from events.models import Delivery, Event
 from events.relay import relay_once

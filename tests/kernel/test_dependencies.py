@@ -26,9 +26,12 @@ DOMAIN_APPS = (
 # developer scripts and the deployment's configuration (gunicorn's hooks).
 TOOLS = ("tests", "bench", "scripts", "deploy")
 PACKAGES = (KERNEL, *DOMAIN_APPS, *TOOLS)
-# The kernel modules whose job is to wire the apps together: the root urls and
-# the Celery app (settings name classes by dotted string and import nothing).
-WIRING = {"bankapi/urls.py", "bankapi/celery.py"}
+# The project's configuration (settings, root urls, the Celery app and its
+# schedule) sits beside the apps; the package rules count it as the kernel's own.
+CONFIG = "config"
+# The configuration modules whose job is to wire the apps together: the root urls
+# and the Celery app (settings name classes by dotted string and import nothing).
+WIRING = {"config/urls.py", "config/celery.py"}
 # Top-level directories that hold no code of the project.
 NOT_PACKAGES = {"docs", "var", "staticfiles", "media", "node_modules", "__pycache__"}
 
@@ -96,7 +99,7 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
 def project_modules() -> dict[str, Path]:
     """Dotted name -> file, for every module of the project (a package by its `__init__`)."""
     modules = {}
-    for package in PACKAGES:
+    for package in (*PACKAGES, CONFIG):
         for path in sorted((ROOT / package).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
             if "migrations" in parts:
@@ -138,16 +141,16 @@ def module_imports(modules: dict[str, Path]) -> set[tuple[str, str]]:
 
 def app_imports() -> dict[tuple[str, str], list[str]]:
     """(importing package, imported package) -> where, for every import between two."""
-    apps = PACKAGES
+    package_of = {**{package: package for package in PACKAGES}, CONFIG: KERNEL}
     edges: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for app in apps:
-        for path in sorted((ROOT / app).rglob("*.py")):
+    for folder, app in package_of.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
             relative = path.relative_to(ROOT).as_posix()
             if "/migrations/" in relative:
                 continue
             for line, module in imported_modules(path):
-                target = module.split(".")[0]
-                if target in apps and target != app:
+                target = package_of.get(module.split(".")[0])
+                if target is not None and target != app:
                     edges[(app, target)].append(f"{relative}:{line} imports {module}")
     return edges
 
@@ -185,7 +188,7 @@ def test_every_top_level_package_is_in_the_graph():
         and any(path.rglob("*.py"))
     }
 
-    assert with_code - set(PACKAGES) == set()
+    assert with_code - {*PACKAGES, CONFIG} == set()
 
 
 def test_the_kernel_imports_no_domain_app():

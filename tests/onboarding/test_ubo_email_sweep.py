@@ -8,7 +8,7 @@ import pytest
 import time_machine
 from django.core import mail
 
-from bankapi.celery import app
+from config.celery import app
 from onboarding.models import Ubo
 from onboarding.services.ubo_emails import ubo_email_settled
 from onboarding.tasks import resend_lost_ubo_emails

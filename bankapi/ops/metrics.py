@@ -49,15 +49,15 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from bankapi.errors import ApiError, ErrorCode
-from bankapi.metrics_files import multiprocess_directory, multiprocess_directory_ensure
-from bankapi.outages import (
+from bankapi.http.schema import error_responses
+from bankapi.ops.metrics_files import multiprocess_directory, multiprocess_directory_ensure
+from bankapi.ops.outages import (
     database_backoff,
     database_unavailable,
     outage_log,
     redis_answers,
     redis_queue_lengths,
 )
-from bankapi.schema import error_responses
 
 logger = logging.getLogger(__name__)
 
@@ -241,8 +241,8 @@ class _RedisUp(Collector):
 
 def celery_queues() -> list[str]:
     """The queues the service's tasks are sent to: the default one and those its
-    task routes name (`bankapi.celery.QUEUE_SETTING_OF_TASKS`)."""
-    from bankapi.celery import QUEUE_SETTING_OF_TASKS, app
+    task routes name (`config.celery.QUEUE_SETTING_OF_TASKS`)."""
+    from config.celery import QUEUE_SETTING_OF_TASKS, app
 
     routed = {app.conf[setting] for setting in QUEUE_SETTING_OF_TASKS.values()}
     return sorted({app.conf.task_default_queue, *routed})

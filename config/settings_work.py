@@ -1,9 +1,9 @@
 """Settings of the work behind the door: Celery (broker, queues, the beat
 schedule), settlement's chunks and helpers, webhook delivery and the outbox
-relay. Imported whole by `bankapi.settings`."""
+relay. Imported whole by `config.settings`."""
 
-from bankapi.beat import BEAT_SCHEDULE
-from bankapi.env import env_bool, env_float, env_int, env_str
+from config.beat import BEAT_SCHEDULE
+from config.env import env_bool, env_float, env_int, env_str
 
 _REDIS_URL = env_str("REDIS_URL")
 
@@ -20,12 +20,12 @@ CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# Queues, a set per deployment sharing a Redis (or per test worker): bankapi/celery.py.
+# Queues, a set per deployment sharing a Redis (or per test worker): config/celery.py.
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_WEBHOOKS_QUEUE = env_str("CELERY_WEBHOOKS_QUEUE", "webhooks")
-CELERY_TASK_ROUTES = ("bankapi.celery.task_route",)
+CELERY_TASK_ROUTES = ("config.celery.task_route",)
 
-# Periodic work (run `celery -A bankapi beat`): the schedule of bankapi/beat.py.
+# Periodic work (run `celery -A config beat`): the schedule of config/beat.py.
 CELERY_BEAT_SCHEDULE = BEAT_SCHEDULE
 # Payment requests settled per transaction: a chunk costs a handful of
 # statements whatever its size (bench/README measures it).

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class TokenRules(Protocol):
-    """What a view protected by `TokenRequired` declares (`bankapi.api.ScopedAPIView` does)."""
+    """What a view protected by `TokenRequired` declares (`bankapi.http.api.ScopedAPIView` does)."""
 
     roles: tuple[str, ...]
 
@@ -41,7 +41,7 @@ class TokenRequired(BasePermission):
         if not isinstance(view, TokenRules):
             raise ImproperlyConfigured(
                 f"{type(view).__name__} is protected by TokenRequired but declares no roles and "
-                "required_token_use: derive it from bankapi.api.ScopedAPIView or set its permissions."
+                "required_token_use: derive it from bankapi.http.api.ScopedAPIView or set its permissions."
             )
         claims = request.auth
         if not isinstance(claims, dict):

@@ -1,15 +1,15 @@
-"""The service's periodic work, run by `celery -A bankapi beat` (settings name it
+"""The service's periodic work, run by `celery -A config beat` (settings name it
 `CELERY_BEAT_SCHEDULE`): each entry a task of its app, by dotted name, and when
 it runs (UTC: `CELERY_TIMEZONE`). A new periodic task is one entry here.
 
-Each entry's task runs under the entry's lease (`bankapi.periodic`): a tick that
+Each entry's task runs under the entry's lease (`bankapi.ops.periodic`): a tick that
 finds the last run still going does nothing. Work that a dead worker's run left
 (settlement, the day's schedules) is ticked every `RECOVERY_TICK_SECONDS`, so a
 run takes it up soon after the dead one's lease expires."""
 
 from celery.schedules import crontab
 
-# A periodic run's lease expires this long after its last heartbeat (`bankapi.periodic`).
+# A periodic run's lease expires this long after its last heartbeat (`bankapi.ops.periodic`).
 LEASE_SECONDS = 60
 # Beat's interval for a periodic task whose unfinished work another worker must
 # take up after a death: the lease's life plus this stays under 90 seconds.

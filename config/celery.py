@@ -6,21 +6,21 @@ from typing import Any
 
 from celery import Celery, Task, signals
 
-from bankapi import logs
+from bankapi.ops import logs
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bankapi.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 
 class LeasedTask(Task):  # type: ignore[misc]
     """Every task of the service. One named in beat's schedule runs under its
-    entry's lease (`bankapi.periodic.periodic_run`): a run that finds another
+    entry's lease (`bankapi.ops.periodic.periodic_run`): a run that finds another
     still going does nothing, and a success is stamped for /metrics. Only beat
     starts those tasks; commands and the sandbox call their services directly.
     A task whose function takes a `lease` parameter is given the lease (what
     its run covers, its heartbeat)."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from bankapi.periodic import periodic_entry_of, periodic_run
+        from bankapi.ops.periodic import periodic_entry_of, periodic_run
 
         entry = periodic_entry_of(self.name)
         if entry is None:
@@ -78,7 +78,7 @@ def _load_settings_or_stop(**kwargs: Any) -> None:
     do, not with a traceback from inside Celery's command line."""
     from django.conf import settings
 
-    from bankapi.env import DeploymentSettingsMissing
+    from config.env import DeploymentSettingsMissing
 
     try:
         settings.INSTALLED_APPS  # noqa: B018

@@ -17,8 +17,9 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from bankapi import dev_secrets
-from bankapi.env import (
+from bankapi.ops.logs import logging_settings
+from config import dev_secrets
+from config.env import (
     email_settings,
     env_bool,
     env_file_text,
@@ -29,8 +30,7 @@ from bankapi.env import (
     env_str,
     require_deployment_settings,
 )
-from bankapi.logs import logging_settings
-from bankapi.settings_database import prepared_statements_configure
+from config.settings_database import prepared_statements_configure
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("BANKAPI_VAR_DIR", str(BASE_DIR / "var")))
@@ -120,7 +120,7 @@ ALLOWED_HOSTS = env_list(
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    # Django's admin with the back-office site (bankapi.admin_site).
+    # Django's admin with the back-office site (bankapi.backoffice.admin_site).
     "bankapi.apps.BankAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -144,25 +144,25 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "bankapi.metrics.HttpMetricsMiddleware",
-    "bankapi.middleware.RequestIdMiddleware",
+    "bankapi.ops.metrics.HttpMetricsMiddleware",
+    "bankapi.http.middleware.RequestIdMiddleware",
     "bankapi.test_clocks.SandboxClockMiddleware",
-    "bankapi.middleware.BodyLimitMiddleware",
-    "bankapi.middleware.ProbeMiddleware",
+    "bankapi.http.middleware.BodyLimitMiddleware",
+    "bankapi.http.middleware.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    # bankapi.middleware's four run on every route but the API's (under /v1/):
+    # bankapi.http.middleware's four run on every route but the API's (under /v1/):
     # the back office's static files, sessions, the session's user and messages.
-    "bankapi.middleware.StaticFilesMiddleware",
-    "bankapi.middleware.SessionMiddleware",
+    "bankapi.http.middleware.StaticFilesMiddleware",
+    "bankapi.http.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "bankapi.middleware.AuthenticationMiddleware",
-    "bankapi.middleware.MessageMiddleware",
+    "bankapi.http.middleware.AuthenticationMiddleware",
+    "bankapi.http.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "bankapi.urls"
-WSGI_APPLICATION = "bankapi.wsgi.application"
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
 APPEND_SLASH = False
 
 TEMPLATES = [
@@ -195,9 +195,9 @@ _on_postgres = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 # statements: Django binds parameters client-side). The health check drops a
 # connection the server or the pooler closed before a request reuses it; it
 # reads the connection's socket instead of sending `SELECT 1` on every request
-# (bankapi/connection_health.py).
+# (bankapi/ops/connection_health.py).
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 600 if _on_postgres else 0)
-# Prepared statements where the connection keeps them (bankapi/settings_database.py).
+# Prepared statements where the connection keeps them (config/settings_database.py).
 DATABASE_PREPARED_STATEMENTS = prepared_statements_configure(DATABASES["default"])
 if _on_postgres:
     # A database host that does not answer (down, or its network) costs a request
@@ -281,8 +281,8 @@ CACHES = {
 }
 
 # The work behind the door (Celery, periodic runs, settlement, webhook delivery):
-# bankapi/settings_work.py.
-from bankapi.settings_work import *  # noqa: E402, F403
+# config/settings_work.py.
+from config.settings_work import *  # noqa: E402, F403
 
 # How long a verified batch draft can be submitted.
 BATCH_DRAFT_TTL_SECONDS = env_int("BATCH_DRAFT_TTL_SECONDS", 86400)
@@ -337,13 +337,13 @@ APPROVAL_GATE = "approvals.gate.GATE"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["authn.authentication.BearerAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["bankapi.permissions.TokenRequired"],
+    "DEFAULT_PERMISSION_CLASSES": ["bankapi.http.permissions.TokenRequired"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["bankapi.parsers.JSONParser"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "bankapi.negotiation.JsonNegotiation",
-    "EXCEPTION_HANDLER": "bankapi.handlers.exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["bankapi.http.parsers.JSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "bankapi.http.negotiation.JsonNegotiation",
+    "EXCEPTION_HANDLER": "bankapi.http.handlers.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["authn.throttling.RequestBudgetThrottle"],
-    "DEFAULT_SCHEMA_CLASS": "bankapi.schema.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "bankapi.http.schema.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     "COERCE_DECIMAL_TO_STRING": True,
     # OPTIONS is not part of the API (no CORS here): 405 like any method a route
@@ -393,10 +393,10 @@ SPECTACULAR_SETTINGS = {
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "bankapi.schema.document_payload_limit",
-        "bankapi.schema.document_request_budget",
-        "bankapi.schema.public_routes_take_no_bearer",
-        "bankapi.examples.request_examples",
+        "bankapi.http.schema.document_payload_limit",
+        "bankapi.http.schema.document_request_budget",
+        "bankapi.http.schema.public_routes_take_no_bearer",
+        "bankapi.http.examples.request_examples",
     ],
     # In the order a newcomer meets them (Swagger UI lists the tags in this order).
     "TAGS": [
@@ -439,7 +439,7 @@ if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     # The probes and the scrape (plain HTTP, by the node's address) are answered
-    # before this redirect and the host check: bankapi.middleware.ProbeMiddleware.
+    # before this redirect and the host check: bankapi.http.middleware.ProbeMiddleware.
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
     # The header alone enrols nothing: a domain joins the preload list only when submitted.

@@ -19,7 +19,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from bankapi.dashboard import dashboard_counters, dashboard_facts, dashboard_volume
+from bankapi.backoffice.dashboard import dashboard_counters, dashboard_facts, dashboard_volume
 
 
 @dataclass(frozen=True)

@@ -3,14 +3,14 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularSwaggerView
 
 from authn.views_service import JwksView
-from bankapi.metrics import MetricsView
-from bankapi.openapi import OpenApiJsonView
-from bankapi.views import CapabilitiesView, HealthView, IndexView, ReadyView
+from bankapi.http.openapi import OpenApiJsonView
+from bankapi.http.views import CapabilitiesView, HealthView, IndexView, ReadyView
+from bankapi.ops.metrics import MetricsView
 
-handler400 = "bankapi.handlers.handler400"
-handler403 = "bankapi.handlers.handler403"
-handler404 = "bankapi.handlers.handler404"
-handler500 = "bankapi.handlers.handler500"
+handler400 = "bankapi.http.handlers.handler400"
+handler403 = "bankapi.http.handlers.handler403"
+handler404 = "bankapi.http.handlers.handler404"
+handler500 = "bankapi.http.handlers.handler500"
 
 urlpatterns = [
     path("", IndexView.as_view()),

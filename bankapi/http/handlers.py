@@ -22,7 +22,7 @@ from bankapi.errors import (
     service_unavailable,
     too_many_requests,
 )
-from bankapi.outages import database_unavailable, outage_log
+from bankapi.ops.outages import database_unavailable, outage_log
 
 logger = logging.getLogger("bankapi.errors")
 

@@ -16,6 +16,14 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
+from bankapi.http.pagination import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    NEXT_TOKEN_DESCRIPTION,
+    NEXT_TOKEN_PATTERN,
+    paginate,
+)
+from bankapi.http.responses import ok
 from bankapi.idempotency import (
     Checked,
     Fingerprint,
@@ -25,14 +33,6 @@ from bankapi.idempotency import (
     stored_response_http,
 )
 from bankapi.models import Account, Customer, Program
-from bankapi.pagination import (
-    DEFAULT_LIMIT,
-    MAX_LIMIT,
-    NEXT_TOKEN_DESCRIPTION,
-    NEXT_TOKEN_PATTERN,
-    paginate,
-)
-from bankapi.responses import ok
 from bankapi.rows import JoinedSelect, Part
 from bankapi.scope import Role, Scope, access_account, parse_uuid, scope_from_request
 from bankapi.tenancy import ACCOUNT_OF_CUSTOMER, CUSTOMERS, OWNED_BY_CUSTOMER, Caller, Term, customers_rule

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from bankapi.crypto import decrypt, encrypt
 from bankapi.errors import ApiError, ErrorCode
-from bankapi.idempotency_keys import Fingerprint, StoredResponse
+from bankapi.idempotency.keys import Fingerprint, StoredResponse
 from bankapi.models import IdempotencyRecord, Program
 from bankapi.rows import insert_select_sql, rows_pre_save
 

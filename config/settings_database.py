@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
-from bankapi.env import env_bool, env_float, env_int
+from config.env import env_bool, env_float, env_int
 
 
 def prepared_statements_configure(database: Any) -> bool:

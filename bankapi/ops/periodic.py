@@ -34,8 +34,8 @@ from typing import TypeVar
 from django.db.models import Q
 from django.utils import timezone
 
-from bankapi.beat import LEASE_SECONDS
 from bankapi.models import PeriodicLease
+from config.beat import LEASE_SECONDS
 
 logger = logging.getLogger(__name__)
 

@@ -57,8 +57,8 @@ A fingerprint (what the key was first used for) is named in the domain's names
 and versioned (`Fingerprint`), so renaming a body's field never makes a retry
 of an earlier request look like another request.
 
-The modules: this one (the flow), `bankapi.idempotency_keys` (a key, its
-owner, the fingerprint and the stored answer) and `bankapi.idempotency_records`
+The modules: this one (the flow), `bankapi.idempotency.keys` (a key, its
+owner, the fingerprint and the stored answer) and `bankapi.idempotency.records`
 (the record: claim, completion, release, first use). Callers import the names
 below from here.
 """
@@ -72,7 +72,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from bankapi.errors import ApiError
-from bankapi.idempotency_keys import (
+from bankapi.idempotency.keys import (
     HEADER,
     REPLAYED_HEADER,
     Fingerprint,
@@ -83,7 +83,7 @@ from bankapi.idempotency_keys import (
     idempotency_owner_of,
     stored_response_http,
 )
-from bankapi.idempotency_records import (
+from bankapi.idempotency.records import (
     IN_PROGRESS_MESSAGE,
     KEY_CONSTRAINT,
     FirstUse,

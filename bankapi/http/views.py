@@ -9,11 +9,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bankapi.api import ScopedAPIView
 from bankapi.capabilities import capabilities_get
-from bankapi.outages import outage_log, redis_answers
-from bankapi.responses import ok
-from bankapi.schema import envelope, error_responses
+from bankapi.http.api import ScopedAPIView
+from bankapi.http.responses import ok
+from bankapi.http.schema import envelope, error_responses
+from bankapi.ops.outages import outage_log, redis_answers
 
 logger = logging.getLogger(__name__)
 

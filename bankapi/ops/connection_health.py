@@ -44,4 +44,4 @@ def _check_cheaply(sender: Any, connection: Any, **kwargs: Any) -> None:
 
 def connection_health_install() -> None:
     """Every PostgreSQL connection opened from now on is checked this way."""
-    connection_created.connect(_check_cheaply, dispatch_uid="bankapi.connection_health")
+    connection_created.connect(_check_cheaply, dispatch_uid="bankapi.ops.connection_health")

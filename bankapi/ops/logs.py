@@ -227,15 +227,15 @@ def logging_settings(*, json_lines: bool, level: str) -> dict[str, Any]:
         "version": 1,
         "disable_existing_loggers": False,
         "filters": {
-            "context": {"()": "bankapi.logs.ContextFilter"},
-            "redact": {"()": "bankapi.logs.RedactFilter"},
+            "context": {"()": "bankapi.ops.logs.ContextFilter"},
+            "redact": {"()": "bankapi.ops.logs.RedactFilter"},
             # A traceback of the database or Redis away becomes one throttled line.
-            "outage": {"()": "bankapi.outages.OutageLineFilter"},
-            "client_error": {"()": "bankapi.logs.ClientErrorLineFilter"},
+            "outage": {"()": "bankapi.ops.outages.OutageLineFilter"},
+            "client_error": {"()": "bankapi.ops.logs.ClientErrorLineFilter"},
         },
         "formatters": {
-            "json": {"()": "bankapi.logs.JsonLineFormatter"},
-            "text": {"()": "bankapi.logs.TextLineFormatter"},
+            "json": {"()": "bankapi.ops.logs.JsonLineFormatter"},
+            "text": {"()": "bankapi.ops.logs.TextLineFormatter"},
         },
         "handlers": {
             "console": {

@@ -3,7 +3,7 @@ recognised, answered and logged.
 
 - The database cannot be reached (PostgreSQL restarting or killed, PgBouncer
   restarting, the network): every route answers 503 SERVICE_UNAVAILABLE with
-  `Retry-After` in the error envelope (`bankapi.handlers`), never a 500, since
+  `Retry-After` in the error envelope (`bankapi.http.handlers`), never a 500, since
   nothing is wrong with the request or the code.
 - A log line per failed request (or per relay pass, five a second) would bury the
   one line that matters under thousands during a few seconds' outage. Outage

@@ -15,8 +15,8 @@ from django.urls import resolve
 from whitenoise.middleware import WhiteNoiseMiddleware  # type: ignore[import-untyped]
 
 from bankapi.errors import ErrorCode
-from bankapi.handlers import json_error
-from bankapi.logs import REQUEST_ID_MAX_LENGTH, log_context_start
+from bankapi.http.handlers import json_error
+from bankapi.ops.logs import REQUEST_ID_MAX_LENGTH, log_context_start
 
 _SAFE_REQUEST_ID = re.compile(rf"^[A-Za-z0-9._:-]{{1,{REQUEST_ID_MAX_LENGTH}}}$")
 
@@ -25,7 +25,7 @@ class RequestIdMiddleware:
     """Give every request an id, echoed as `X-Request-Id` on every response.
 
     A caller's own id is kept when it is safe to log; otherwise a new one is made.
-    Every log line written while the request runs carries it (`bankapi.logs`).
+    Every log line written while the request runs carries it (`bankapi.ops.logs`).
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
