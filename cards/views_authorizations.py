@@ -33,7 +33,7 @@ from cards.serializers_authorizations import (
     CardAuthorizationSerializer,
     SandboxCardSerializer,
 )
-from payments.views_incoming import SANDBOX_IDEMPOTENCY_KEY
+from payments.views.incoming import SANDBOX_IDEMPOTENCY_KEY
 
 PROGRAM_ID = management_program_id(
     "The program whose sandbox it acts in, for management callers (required for them); ignored for others.",
