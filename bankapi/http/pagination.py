@@ -30,7 +30,7 @@ from bankapi.roles import Role
 
 MAX_LIMIT = 200
 DEFAULT_LIMIT = 50
-_SALT = "bankapi.http.pagination.cursor"
+_SALT = "bankapi.pagination.cursor"
 # The shape of a token `paginate` makes (Django's signed, timestamped value), or
 # empty (as if absent), for the OpenAPI document; only the signature tells a real one.
 NEXT_TOKEN_PATTERN = r"^(\.?[A-Za-z0-9_-]+:[A-Za-z0-9]+:[A-Za-z0-9_-]+)?$"
