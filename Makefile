@@ -69,15 +69,15 @@ lint: install
 	BANKAPI_ENV=development $(VENV)/bin/mypy
 
 worker: install
-	$(VENV)/bin/celery -A bankapi worker --loglevel=INFO
+	$(VENV)/bin/celery -A config worker --loglevel=INFO
 
 # Webhook deliveries have a queue of their own, read by this worker only.
 webhooks: install
-	$(VENV)/bin/celery -A bankapi worker -Q $${CELERY_WEBHOOKS_QUEUE:-webhooks} --loglevel=INFO -n webhooks@%h
+	$(VENV)/bin/celery -A config worker -Q $${CELERY_WEBHOOKS_QUEUE:-webhooks} --loglevel=INFO -n webhooks@%h
 
 # Beat's schedule file goes to the var folder, not the project's.
 beat: install
-	$(VENV)/bin/celery -A bankapi beat --loglevel=INFO --schedule=$${BANKAPI_VAR_DIR:-var}/celerybeat-schedule
+	$(VENV)/bin/celery -A config beat --loglevel=INFO --schedule=$${BANKAPI_VAR_DIR:-var}/celerybeat-schedule
 
 # The payments bench (bench/README.md): needs wrk, pgbench and a PostgreSQL
 # database it may wipe, in BENCH_DATABASE_URL (or DATABASE_URL).

@@ -4,10 +4,10 @@ import sys
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bankapi.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     from django.conf import settings
 
-    from bankapi.env import DeploymentSettingsMissing
+    from config.env import DeploymentSettingsMissing
 
     try:
         # Load the settings before any command runs: a deployment missing its
@@ -17,7 +17,7 @@ def main() -> None:
         sys.exit(str(exc))
     from django.core.management import execute_from_command_line
 
-    from bankapi.logs import logging_to_stderr
+    from bankapi.ops.logs import logging_to_stderr
 
     # What a command prints on stdout is its answer (`bootstrap_sandbox --json >
     # sandbox.json`): its log lines, JSON ones included, go to stderr. Logging is

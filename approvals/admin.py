@@ -11,8 +11,8 @@ from django.contrib import admin
 from django.utils.html import format_html
 
 from approvals.models import Approval, ApprovalPolicy, ApprovalSignature
-from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, TenancyFixedMixin, money
-from bankapi.admin_display import readable_fields, short_id
+from bankapi.backoffice.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, TenancyFixedMixin, money
+from bankapi.backoffice.admin_display import readable_fields, short_id
 
 # A batch's approval holds up to 10,000 items: its page lists the first ones.
 ITEMS_SHOWN = 20

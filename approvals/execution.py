@@ -20,9 +20,9 @@ from django.db import transaction
 from approvals.models import Approval
 from authn.models import User
 from bankapi.errors import ApiError, ErrorCode
-from bankapi.metrics import PAYMENTS
+from bankapi.ops.metrics import PAYMENTS
 from batches.approval_content import batch_content, batch_from_replay
-from batches.services.processing import batch_create
+from batches.services.creation import batch_create
 from payments.approval_content import payee_content, payment_from_replay
 from payments.models import PaymentRequest
 from payments.services.create import payment_submit

@@ -11,7 +11,7 @@ from approvals.serializers import held_data
 from bankapi.approval_gate import Hold, HoldRequest
 from bankapi.clock import customer_now
 from bankapi.idempotency import StoredResponse
-from bankapi.metrics import PAYMENTS
+from bankapi.ops.metrics import PAYMENTS
 from events.models import EventType
 
 

@@ -9,7 +9,7 @@ from approvals.models import MAX_APPROVERS, Approval, ApprovalPolicy, ApprovalSi
 from approvals.selectors import status_now
 from authn.serializers import ConfirmationSerializer
 from bankapi.approval_gate import HeldSerializer
-from bankapi.serializers import InputSerializer, SingleLineTextField
+from bankapi.http.serializers import InputSerializer, SingleLineTextField
 
 STATUSES = [choice for choice, _ in Approval.Status.choices]
 HASH_HELP = (

@@ -21,12 +21,12 @@ from approvals.services import (
     approval_reject,
 )
 from authn.serializers import StepUpPasskeyChallengeSerializer, confirmation_of, passkey_step_up_data
-from bankapi.api import PAGE_PARAMETERS, CursorListView, ScopedAPIView
 from bankapi.approval_gate import exempt
 from bankapi.errors import validation_error
-from bankapi.responses import ok
-from bankapi.schema import envelope, error_responses
-from bankapi.serializers import validated_body
+from bankapi.http.api import PAGE_PARAMETERS, CursorListView, ScopedAPIView
+from bankapi.http.responses import ok
+from bankapi.http.schema import envelope, error_responses
+from bankapi.http.serializers import validated_body
 
 TAGS = ["approvals"]
 S404 = "RESOURCE_NOT_FOUND: no approval of the caller's customer or custodian has this id."

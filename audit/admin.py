@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from audit.models import ChangeRecord, StaffView
-from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin
+from bankapi.backoffice.admin_base import ExactSearchMixin, ReadOnlyModelAdmin
 
 
 @admin.register(ChangeRecord)

@@ -7,7 +7,7 @@ class AuditConfig(AppConfig):
 
     def ready(self) -> None:
         from audit.services import connect_recorders, staff_acting, staff_list_view_record, staff_view_record
-        from bankapi.admin_site import Audit, audit_register
+        from bankapi.backoffice.admin_site import Audit, audit_register
 
         connect_recorders()
         # The back-office site runs every view under this audit (the kernel imports no app).

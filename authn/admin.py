@@ -13,7 +13,7 @@ from authn.services.staff import (
     user_sign_out_everywhere,
     user_unlock,
 )
-from bankapi.admin_base import (
+from bankapi.backoffice.admin_base import (
     CappedCountPaginator,
     ExactSearchMixin,
     ReadOnlyModelAdmin,

@@ -3,14 +3,14 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 
 from authn.tokens import UserLoader, decode_token, user_for_claims
 from bankapi.errors import ApiError, ErrorCode
-from bankapi.logs import log_context_bind
+from bankapi.ops.logs import log_context_bind
 
 
 class BearerAuthentication(BaseAuthentication):
     """`Authorization: Bearer <jwt>`: verifies the token and loads its user.
 
     `request.auth` becomes the verified claims. Which token a route takes (access
-    or id) is checked by `bankapi.permissions.TokenRequired`. A view may pass
+    or id) is checked by `bankapi.http.permissions.TokenRequired`. A view may pass
     `load_user` to read the user together with what it needs next (see
     `authn.tokens.user_for_claims`).
     """

@@ -9,7 +9,7 @@ from rest_framework.settings import api_settings
 from authn.models import AuthChallenge
 from authn.services import stepup
 from authn.services.passkeys import PasskeyAssertion, PasskeyAttestation, b64url_decode
-from bankapi.serializers import (
+from bankapi.http.serializers import (
     InputSerializer,
     SingleLineTextField,
     StrictBooleanField,

@@ -126,7 +126,7 @@ def user_for_claims(claims: dict, load: UserLoader | None = None) -> User:
     do tokens whose program, role or sandbox claim no longer matches the user.
 
     `load` reads the active user of an id, with its customer and program, and may
-    read more in the same query (a route's account: see `bankapi.api`); None if
+    read more in the same query (a route's account: see `bankapi.http.api`); None if
     there is no such active user."""
     try:
         if load is None:

@@ -28,11 +28,11 @@ from authn.services.throttle import client_address, client_throttle
 from authn.services.totp import totp_setup_confirm, totp_setup_start, totp_sign_in
 from authn.tokens import ACCESS, ID, tokens_refresh, tokens_revoke_all
 from bankapi.errors import ApiError, ErrorCode, validation_error
-from bankapi.permissions import TokenRequired
-from bankapi.responses import ok
+from bankapi.http.permissions import TokenRequired
+from bankapi.http.responses import ok
+from bankapi.http.schema import PROGRAM_ID_HEADER, PROGRAM_ID_QUERY, envelope, error_responses
+from bankapi.http.serializers import validated_body
 from bankapi.roles import Role
-from bankapi.schema import PROGRAM_ID_HEADER, PROGRAM_ID_QUERY, envelope, error_responses
-from bankapi.serializers import validated_body
 
 TAGS = ["auth"]
 PROGRAM_PARAMETERS = [PROGRAM_ID_HEADER, PROGRAM_ID_QUERY]

@@ -21,9 +21,9 @@ from authn.views import (
     optional_bearer,
     program_of,
 )
-from bankapi.responses import ok
-from bankapi.schema import envelope, error_responses
-from bankapi.serializers import validated_body
+from bankapi.http.responses import ok
+from bankapi.http.schema import envelope, error_responses
+from bankapi.http.serializers import validated_body
 
 
 class PasskeyRegisterStartView(OptionalBearerView):

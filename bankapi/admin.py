@@ -4,14 +4,14 @@ customers and accounts."""
 from django.contrib import admin
 from django.contrib.admin.models import LogEntry
 
-from bankapi.admin_base import (
+from bankapi.backoffice.admin_base import (
     CappedCountPaginator,
     ExactSearchMixin,
     ReadOnlyModelAdmin,
     TenancyFixedMixin,
     money,
 )
-from bankapi.idempotency_records import SEALED_PREFIX
+from bankapi.idempotency.records import SEALED_PREFIX
 from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Program
 
 

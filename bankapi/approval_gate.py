@@ -22,8 +22,8 @@ from django.utils.module_loading import import_string
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
+from bankapi.http.schema import envelope
 from bankapi.idempotency import StoredResponse
-from bankapi.schema import envelope
 
 PAYMENT = "payment"
 SCHEDULE = "schedule"

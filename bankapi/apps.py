@@ -2,7 +2,7 @@ from django.apps import AppConfig
 from django.contrib.admin import apps as admin_apps
 from django.db.models.signals import post_migrate
 
-from bankapi.tracing import tracing_configured, tracing_start
+from bankapi.ops.tracing import tracing_configured, tracing_start
 
 
 class BankapiConfig(AppConfig):
@@ -11,7 +11,7 @@ class BankapiConfig(AppConfig):
 
     def ready(self) -> None:
         from bankapi.backoffice import groups_sync_after_migrate
-        from bankapi.connection_health import connection_health_install
+        from bankapi.ops.connection_health import connection_health_install
 
         post_migrate.connect(groups_sync_after_migrate, dispatch_uid="bankapi.backoffice.groups")
         _periodic_gauge_register()
@@ -24,12 +24,12 @@ class BankAdminConfig(admin_apps.AdminConfig):
     """Django admin with the back-office site (dashboard, TOTP sign-in)."""
 
     default = False
-    default_site = "bankapi.admin_site.BankAdminSite"
+    default_site = "bankapi.backoffice.admin_site.BankAdminSite"
 
 
 def _periodic_gauge_register() -> None:
-    from bankapi.metrics import scrape_gauge_register
-    from bankapi.periodic import periodic_last_successes
+    from bankapi.ops.metrics import scrape_gauge_register
+    from bankapi.ops.periodic import periodic_last_successes
 
     scrape_gauge_register(
         "bankapi_periodic_task_last_success_timestamp_seconds",

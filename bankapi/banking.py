@@ -13,7 +13,12 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from bankapi.codes import BIC_PATTERN, IBAN_PATTERN, bic_problem, iban_problem, normalise_bic, normalise_iban
-from bankapi.serializers import SingleLineTextField, StrictCharField, StrictChoiceField, WholeMatchValidator
+from bankapi.http.serializers import (
+    SingleLineTextField,
+    StrictCharField,
+    StrictChoiceField,
+    WholeMatchValidator,
+)
 
 # ASCII digits only, matched whole (`fullmatch`): `\d` would admit other scripts'
 # digits and `$` a trailing newline.

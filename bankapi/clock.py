@@ -15,6 +15,10 @@ read, and none at all when the request's caller was loaded with its customer
 (`customer_clock_known`). A clock's time changes, so it is read from the
 database, at most once per request (`clock_reading` holds what was read while a
 request runs) or per moment of an advance (`clock_moment`).
+
+The kernel's models stamp their rows through this module (`ClockedDateTimeField`),
+so it names the models it reads through the app registry (`apps.get_model`), as a
+foreign key names its model, and never imports them.
 """
 
 import uuid
@@ -25,6 +29,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from django.apps import apps
 from django.db import models
 from django.utils import timezone
 
@@ -62,8 +67,7 @@ def customer_clock_id(customer_id: UUID | str | None) -> UUID | None:
     if key is None:
         return None
     if key not in _CLOCK_OF:
-        from bankapi.models import Customer
-
+        Customer = apps.get_model("bankapi", "Customer")
         row = Customer.objects.filter(id=key).values_list("test_clock_id").first()
         if row is None:
             # Not made yet (or never): not remembered, so a customer made later is read then.
@@ -80,8 +84,7 @@ def account_customer_id(account_id: UUID | None) -> UUID | None:
     if account_id is None:
         return None
     if account_id not in _CUSTOMER_OF_ACCOUNT:
-        from bankapi.models import Account
-
+        Account = apps.get_model("bankapi", "Account")
         customer_id = Account.objects.filter(id=account_id).values_list("customer_id", flat=True).first()
         if customer_id is None:
             return None
@@ -100,9 +103,10 @@ def clock_now(clock_id: UUID) -> datetime:
     read = _READ.get()
     if read is not None and clock_id in read:
         return read[clock_id]
-    from bankapi.models import TestClock
-
-    frozen = TestClock.objects.filter(id=clock_id).values_list("frozen_time", flat=True).first()
+    TestClock = apps.get_model("bankapi", "TestClock")
+    frozen: datetime | None = (
+        TestClock.objects.filter(id=clock_id).values_list("frozen_time", flat=True).first()
+    )
     if frozen is None:
         return timezone.now()
     if read is not None:

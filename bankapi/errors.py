@@ -1,6 +1,6 @@
 """One error model for the whole API: every failure is a code, a message and a status.
 
-Services raise `ApiError(ErrorCode.X, message, **extra)`; `bankapi.handlers`
+Services raise `ApiError(ErrorCode.X, message, **extra)`; `bankapi.http.handlers`
 renders every failure, ours or the framework's, as the error envelope
 `{"success": false, "code": ..., "message": ...}` and rolls back the request's
 open atomic blocks.
@@ -127,7 +127,7 @@ def too_many_requests(message: str, retry_after_seconds: float) -> ApiError:
 
 def service_unavailable() -> ApiError:
     """The database cannot be reached: nothing is wrong with the request, retry soon."""
-    from bankapi.outages import DATABASE_RETRY_AFTER_SECONDS
+    from bankapi.ops.outages import DATABASE_RETRY_AFTER_SECONDS
 
     return ApiError(
         ErrorCode.SERVICE_UNAVAILABLE,

@@ -429,7 +429,7 @@ class IdempotencyRecord(TenantOwned):
 
 class PeriodicLease(models.Model):
     """Who is running a periodic task now, and when it last succeeded: one row per
-    entry of beat's schedule (`bankapi.periodic`).
+    entry of beat's schedule (`bankapi.ops.periodic`).
 
     A run holds the lease while `holder` is set and its heartbeat is younger
     than the lease's life; a run that finds it held does nothing, so beat's

@@ -14,8 +14,8 @@ from rest_framework.request import Request
 
 from bankapi.clock import customer_clock_known
 from bankapi.errors import ApiError, Code, ErrorCode, not_found, validation_error
-from bankapi.logs import log_context_bind
 from bankapi.models import Account, Customer, Program
+from bankapi.ops.logs import log_context_bind
 from bankapi.roles import Role
 from bankapi.tenancy import ACCOUNT_OF_CUSTOMER, customers_rule
 

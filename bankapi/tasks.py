@@ -8,8 +8,8 @@ from celery import Task, shared_task
 from django.db import transaction
 
 from bankapi.idempotency import idempotency_records_purge
-from bankapi.metrics import TASK_PUBLISH_FAILURES
-from bankapi.outages import broker_unavailable, failure_log
+from bankapi.ops.metrics import TASK_PUBLISH_FAILURES
+from bankapi.ops.outages import broker_unavailable, failure_log
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ def tasks_run_in_process() -> bool:
     """Whether a task queued now would run in this process (no broker: the embedded
     default, or a test) rather than wait in a queue for a worker. For code that
     queues work, as `task_in_process` is for a task that runs."""
-    from bankapi.celery import app
+    from config.celery import app
 
     return bool(app.conf.task_always_eager)
 

@@ -9,7 +9,7 @@ Each rule is read as
 
 - an ORM filter (`Rule.filter`), by the selectors of `bankapi.scope`;
 - SQL conditions (`Rule.sql`), by the statement that reads an account-scoped
-  route's caller together with its account (`bankapi.api`);
+  route's caller together with its account (`bankapi.http.api`);
 - a check of rows already in memory (`Rule.holds`), which confirms what that
   statement read before a route uses it.
 

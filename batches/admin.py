@@ -10,9 +10,9 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from bankapi import dashboard
-from bankapi.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, apply_each, money
-from bankapi.admin_display import short_id
+from bankapi.backoffice import dashboard
+from bankapi.backoffice.admin_base import ExactSearchMixin, ReadOnlyModelAdmin, apply_each, money
+from bankapi.backoffice.admin_display import short_id
 from batches.admin_figures import BatchChangeList, figures_of, items_table
 from batches.models import Batch, BatchItem, Draft, ScaChallenge
 from batches.services.retry import batch_item_retry

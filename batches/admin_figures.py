@@ -13,8 +13,8 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from bankapi.admin_base import money
-from bankapi.admin_display import short_id
+from bankapi.backoffice.admin_base import money
+from bankapi.backoffice.admin_display import short_id
 from batches.models import Batch, BatchItem
 
 # A batch holds up to 10,000 items: its page shows the first ones, the items

@@ -6,7 +6,7 @@ class BatchesConfig(AppConfig):
 
     def ready(self) -> None:
         from bankapi.errors import error_codes_register
-        from bankapi.metrics import scrape_gauge_register
+        from bankapi.ops.metrics import scrape_gauge_register
         from batches.errors import STATUSES
         from batches.selectors import batches_oldest_stall_seconds
 

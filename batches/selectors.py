@@ -13,7 +13,7 @@ from django.utils import timezone
 from rest_framework.request import Request
 
 from bankapi.errors import validation_error
-from bankapi.pagination import Page, paginate, parse_limit
+from bankapi.http.pagination import Page, paginate, parse_limit
 from bankapi.scope import get_or_not_found, parse_uuid
 from batches.actors import Actor
 from batches.models import Batch, BatchItem, Draft

@@ -15,8 +15,8 @@ from authn.serializers import (
 )
 from authn.services import stepup
 from bankapi.banking import AccountObjectSerializer, PayeeSerializer
-from bankapi.schema import TEXT_PATTERN
-from bankapi.serializers import (
+from bankapi.http.schema import TEXT_PATTERN
+from bankapi.http.serializers import (
     InputSerializer,
     RegexField,
     StrictCharField,

@@ -5,9 +5,9 @@ from datetime import timedelta
 from celery import shared_task
 
 from bankapi.tasks import task_publish
-from batches.services.drafts import draft_verify, drafts_stalled
 from batches.services.housekeeping import batch_records_purge
 from batches.services.processing import batch_process, batches_stalled
+from batches.services.verification import draft_verify, drafts_stalled
 
 # Unfinished work untouched this long is taken to be lost (its worker died, or
 # its task was never queued: Redis away). A batch being worked shows progress

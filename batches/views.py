@@ -12,15 +12,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from authn.serializers import StepUpPasskeyChallengeSerializer, confirmation_of, passkey_step_up_data
-from bankapi.api import ScopedAPIView
 from bankapi.approval_gate import COVERED, HELD_RESPONSE
 from bankapi.errors import ApiError
 from bankapi.formats import CALENDAR_DAY_PATTERN
+from bankapi.http.api import ScopedAPIView
+from bankapi.http.pagination import NEXT_TOKEN_DESCRIPTION, NEXT_TOKEN_PATTERN
+from bankapi.http.responses import ok, ok_flat
+from bankapi.http.schema import envelope, error_responses, management_program_id
 from bankapi.idempotency import idempotency_key_parse, stored_response_http
-from bankapi.pagination import NEXT_TOKEN_DESCRIPTION, NEXT_TOKEN_PATTERN
-from bankapi.responses import ok, ok_flat
 from bankapi.roles import Role
-from bankapi.schema import envelope, error_responses, management_program_id
 from bankapi.scope import access_customer, parse_uuid
 from batches.actors import Actor
 from batches.models import Batch

@@ -12,9 +12,9 @@ from rest_framework.response import Response
 
 from bankapi.approval_gate import exempt
 from bankapi.errors import ApiError, ErrorCode
-from bankapi.responses import ok_flat, served_as_attachment
+from bankapi.http.responses import ok_flat, served_as_attachment
+from bankapi.http.schema import error_responses
 from bankapi.roles import Role
-from bankapi.schema import error_responses
 from batches.iso20022.reading import MAX_NAMES
 from batches.iso20022.schemas import PAIN002_VERSIONS
 from batches.iso20022.stream import MAX_ATTRIBUTES, MAX_DEPTH, MAX_ELEMENTS, MAX_NAMESPACES
@@ -28,7 +28,7 @@ from batches.views import MAX_BODY_BYTES, PROGRAM_ID, BatchRouteView, CustomerBa
 class XmlDocumentParser(BaseParser):
     """A pain.001 document: read whole by the view (`request_body`), never by DRF.
 
-    Declared so the body limit is applied at the door (bankapi.middleware), as for JSON.
+    Declared so the body limit is applied at the door (bankapi.http.middleware), as for JSON.
     """
 
     media_type = "application/xml"

@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bankapi.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # A throwaway test database and development secrets, even when DATABASE_URL is set.
 os.environ.setdefault("BANKAPI_ENV", "development")
 
@@ -48,14 +48,14 @@ from scratch import scratch_database  # noqa: E402
 
 from authn.models import User  # noqa: E402
 from authn.tokens import tokens_issue  # noqa: E402
-from bankapi.celery import app  # noqa: E402
 from bankapi.models import Account  # noqa: E402
 from bankapi.scope import Scope  # noqa: E402
 from batches.actors import Actor  # noqa: E402
 from batches.models import Batch, Draft  # noqa: E402
 from batches.rules import sent_payment_from_wire  # noqa: E402
 from batches.services.challenges import payments_checked  # noqa: E402
-from batches.services.processing import batch_create  # noqa: E402
+from batches.services.creation import batch_create  # noqa: E402
+from config.celery import app  # noqa: E402
 from payments.ledger import ledger_check  # noqa: E402
 
 URL = "/v1/batch-payments"
@@ -113,7 +113,7 @@ def start_worker(queue: str) -> subprocess.Popen:
         "DATABASE_URL": f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}",
         "CELERY_TASK_DEFAULT_QUEUE": queue,
     }
-    command = [sys.executable, "-m", "celery", "-A", "bankapi", "worker", "--pool=solo", "--loglevel=WARNING"]
+    command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=WARNING"]
     command += [
         "--without-gossip",
         "--without-mingle",

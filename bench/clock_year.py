@@ -21,7 +21,7 @@ from decimal import Decimal
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bankapi.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # A throwaway test database and development secrets, even when DATABASE_URL is set.
 os.environ.setdefault("BANKAPI_ENV", "development")
 

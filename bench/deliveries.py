@@ -120,7 +120,7 @@ def main() -> None:
 
     log = (work_dir / "webhooks.log").open("wb")
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "bankapi", "worker", "-Q", env["CELERY_WEBHOOKS_QUEUE"],
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", env["CELERY_WEBHOOKS_QUEUE"],
          *args.worker.split(), "--loglevel=WARNING", "--without-gossip", "--without-mingle"],
         cwd=ROOT, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bankapi.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # A throwaway test database and development secrets, even when DATABASE_URL is set.
 os.environ.setdefault("BANKAPI_ENV", "development")
 
@@ -52,10 +52,10 @@ from rest_framework.renderers import JSONRenderer  # noqa: E402
 from scratch import scratch_database  # noqa: E402
 
 from authn.tokens import tokens_issue  # noqa: E402
-from bankapi.celery import app  # noqa: E402
 from batches.models import Draft  # noqa: E402
 from batches.presenters import draft_detail  # noqa: E402
 from batches.rules import sent_payment_to_wire  # noqa: E402
+from config.celery import app  # noqa: E402
 
 URL = "/v1/batch-payments"
 PAYEE_UK = {

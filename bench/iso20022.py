@@ -37,7 +37,7 @@ def _file(transactions: int, version: str) -> bytes:
 def _measure(kind: str, transactions: int, version: str, traced: bool) -> dict:
     import os
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bankapi.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("BANKAPI_ENV", "development")
     import django
 

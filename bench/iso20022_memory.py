@@ -67,7 +67,7 @@ def _peak_kib() -> int:
 def _measure(kind: str, path: str) -> dict:
     import os
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bankapi.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("BANKAPI_ENV", "development")
     import django
 

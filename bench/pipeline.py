@@ -5,8 +5,8 @@ the door's own pace, alone and as a sustained pipeline, in one run.
     BENCH_REDIS_URL=redis://127.0.0.1:6379/9 .venv/bin/python bench/pipeline.py [--minutes 10]
 
 As deployed on one node: production settings, gunicorn as deploy/gunicorn.conf.py
-configures it, Redis as the broker, a real `celery -A bankapi worker` (with its
-outbox relay) and `celery -A bankapi beat`, one webhook endpoint subscribed to
+configures it, Redis as the broker, a real `celery -A config worker` (with its
+outbox relay) and `celery -A config beat`, one webhook endpoint subscribed to
 every event type on a receiver on a loopback port. Steps:
 
 1. the door: wrk, spread payments for --door-seconds -> R payments/s; pgbench
@@ -241,8 +241,8 @@ def run(args, env, work_dir, token, processes, receiver, database_url) -> None:
     from django.conf import settings
     from django.db import connection
 
-    from bankapi import outbound
     from bankapi.models import Account
+    from bankapi.ops import outbound
     from events.endpoints import endpoint_create
     from events.models import EventType
 

@@ -161,7 +161,7 @@ def serve(processes: Processes, workers: int) -> str:
 
 
 def celery_command(*arguments: str) -> list[str]:
-    return [str(ROOT / ".venv" / "bin" / "celery"), "-A", "bankapi", *arguments]
+    return [str(ROOT / ".venv" / "bin" / "celery"), "-A", "config", *arguments]
 
 
 @dataclass

@@ -118,9 +118,9 @@ BARE_APPLICATION = "bare_payments:application"
 
 
 def server_command(
-    server: str, port: int, workers: int, application: str = "bankapi.wsgi:application", root: Path = ROOT
+    server: str, port: int, workers: int, application: str = "config.wsgi:application", root: Path = ROOT
 ) -> list[str]:
-    """The command serving `application` (the service's `bankapi.wsgi`, or the
+    """The command serving `application` (the service's `config.wsgi`, or the
     bare ceiling) of the checkout at `root` on the port: gunicorn with that
     checkout's deployed configuration (threaded workers), or granian's WSGI
     interface with as many blocking threads per worker as gunicorn's threads,
@@ -153,7 +153,7 @@ def start_server(
     env: dict[str, str],
     workers: int,
     server: str = "gunicorn",
-    application: str = "bankapi.wsgi:application",
+    application: str = "config.wsgi:application",
     root: Path = ROOT,
 ) -> tuple[subprocess.Popen, str]:
     """`server_command` started (from `root`: another checkout serves its own
@@ -184,7 +184,7 @@ def django_start(env: dict[str, str]) -> None:
     """Django set up in this process with the bench's environment (`env`, on
     production settings), its database migrated and emptied."""
     os.environ.update(env)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "bankapi.settings"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
     sys.path.insert(0, str(ROOT))
     import django
 

@@ -97,7 +97,7 @@ def start_gunicorn(env: dict[str, str], workers: int, threads: int) -> tuple[sub
     process = subprocess.Popen(
         [
             str(ROOT / ".venv" / "bin" / "gunicorn"),
-            "bankapi.wsgi:application",
+            "config.wsgi:application",
             f"--config={ROOT / 'deploy' / 'gunicorn.conf.py'}",
             f"--workers={workers}",
             f"--threads={threads}",

@@ -42,7 +42,7 @@ def configure() -> None:
         raise SystemExit("bench/statements.py: set BENCH_DATABASE_URL to a PostgreSQL database it may wipe")
     os.environ["DATABASE_URL"] = url
     os.environ.pop("REDIS_URL", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bankapi.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ["BANKAPI_ENV"] = "development"
     os.environ["DJANGO_DEBUG"] = "false"
     import django

@@ -7,7 +7,7 @@ of any admin form once the card exists, and no list, search or page shows them.
 from django import forms
 from django.contrib import admin, messages
 
-from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin
+from bankapi.backoffice.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin
 from bankapi.errors import ApiError
 from bankapi.models import Account
 from cards.models import Card, Cardholder

@@ -10,14 +10,14 @@ from rest_framework import serializers
 from rest_framework.settings import api_settings
 
 from authn.serializers import ConfirmationSerializer
-from bankapi.models import Program
-from bankapi.serializers import (
+from bankapi.http.serializers import (
     InputSerializer,
     SingleLineTextField,
     StrictCharField,
     StrictChoiceField,
     WholeMatchValidator,
 )
+from bankapi.models import Program
 from cards.models import Card
 
 # Embossed on the card: first + last name, as sent, at most this many characters.

@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 from bankapi.clock import customer_now
 from bankapi.codes import MINOR_UNITS_NOT_TWO, NOT_MONEY, SUPPORTED_CURRENCIES
-from bankapi.serializers import (
+from bankapi.http.serializers import (
     InputSerializer,
     MoneyField,
     OptionalTextField,

@@ -3,10 +3,10 @@
 from drf_spectacular.utils import extend_schema
 
 from authn.serializers import StepUpPasskeyChallengeSerializer, confirmation_of, passkey_step_up_data
-from bankapi.api import AccountScopedView
-from bankapi.responses import ok, ok_flat
-from bankapi.schema import envelope, error_responses
-from bankapi.serializers import validated_body
+from bankapi.http.api import AccountScopedView
+from bankapi.http.responses import ok, ok_flat
+from bankapi.http.schema import envelope, error_responses
+from bankapi.http.serializers import validated_body
 from cards import serializers as io
 from cards.selectors import card_of, cardholder_of
 from cards.services import (

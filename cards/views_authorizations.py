@@ -6,15 +6,15 @@ from typing import Any
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework.request import Request
 
-from bankapi.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
 from bankapi.approval_gate import exempt
 from bankapi.errors import validation_error
+from bankapi.http.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
+from bankapi.http.responses import ok
+from bankapi.http.schema import envelope, error_responses, management_program_id
+from bankapi.http.serializers import validated_body
 from bankapi.idempotency import HEADER, Fingerprint, idempotency_key_resolve, idempotency_owner_of
-from bankapi.responses import ok
 from bankapi.roles import Role
-from bankapi.schema import envelope, error_responses, management_program_id
 from bankapi.scope import get_or_not_found, program_for
-from bankapi.serializers import validated_body
 from cards.authorizations import (
     AuthorizationOrder,
     authorization_clear,
@@ -33,7 +33,7 @@ from cards.serializers_authorizations import (
     CardAuthorizationSerializer,
     SandboxCardSerializer,
 )
-from payments.views_incoming import SANDBOX_IDEMPOTENCY_KEY
+from payments.views.incoming import SANDBOX_IDEMPOTENCY_KEY
 
 PROGRAM_ID = management_program_id(
     "The program whose sandbox it acts in, for management callers (required for them); ignored for others.",

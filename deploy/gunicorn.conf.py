@@ -1,4 +1,4 @@
-"""gunicorn settings of a web node: `gunicorn --config deploy/gunicorn.conf.py bankapi.wsgi:application`.
+"""gunicorn settings of a web node: `gunicorn --config deploy/gunicorn.conf.py config.wsgi:application`.
 
 The address and the number of worker processes come from the environment
 (GUNICORN_BIND, WEB_CONCURRENCY); everything else is fixed here.
@@ -40,23 +40,23 @@ max_requests_jitter = 5000
 # The TLS-terminating proxy in front sets X-Forwarded-Proto; trust it from here only.
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 # Access lines on stdout, next to the service's own log lines, in the combined log
-# format, written without gunicorn's table of every header (bankapi/access_log.py).
+# format, written without gunicorn's table of every header (bankapi/ops/access_log.py).
 accesslog = "-"
-logger_class = "bankapi.access_log.CombinedAccessLog"
+logger_class = "bankapi.ops.access_log.CombinedAccessLog"
 # No runtime control socket: its default path is shared by every gunicorn of the user.
 control_socket_disable = True
 
 
-# Prometheus multiprocess mode (bankapi.metrics): the master empties the metrics
+# Prometheus multiprocess mode (bankapi.ops.metrics): the master empties the metrics
 # directory at start, so counts of a previous run are not read as this one's, and
 # drops a dead worker's gauges. Imported lazily: the master loads no Django here.
 def on_starting(server: Any) -> None:
-    from bankapi.metrics_files import multiprocess_directory_reset
+    from bankapi.ops.metrics_files import multiprocess_directory_reset
 
     multiprocess_directory_reset()
 
 
 def child_exit(server: Any, worker: Any) -> None:
-    from bankapi.metrics_files import mark_process_dead
+    from bankapi.ops.metrics_files import mark_process_dead
 
     mark_process_dead(worker.pid)

@@ -13,10 +13,16 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.timesince import timesince
 
-from bankapi import dashboard, outbound
-from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin, apply_each
-from bankapi.admin_display import readable_fields
+from bankapi.backoffice import dashboard
+from bankapi.backoffice.admin_base import (
+    CappedCountPaginator,
+    ExactSearchMixin,
+    ReadOnlyModelAdmin,
+    apply_each,
+)
+from bankapi.backoffice.admin_display import readable_fields
 from bankapi.errors import ApiError
+from bankapi.ops import outbound
 from events.endpoints import (
     endpoint_create,
     endpoint_enable,

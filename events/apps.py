@@ -9,7 +9,7 @@ class EventsConfig(AppConfig):
     def ready(self) -> None:
         from celery.signals import worker_ready, worker_shutdown
 
-        from bankapi.metrics import scrape_gauge_register
+        from bankapi.ops.metrics import scrape_gauge_register
         from events.relay import relay_start, relay_stop
 
         # Every Celery worker runs the outbox relay beside its tasks.

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from bankapi.logs import log_context_of_request
+from bankapi.ops.logs import log_context_of_request
 from events.models import Delivery, Event, WebhookEndpoint
 
 FAN_OUT_GRACE = timedelta(seconds=30)
@@ -127,16 +127,6 @@ def endpoints_to_drain(endpoint_ids: Iterable[Any]) -> set[uuid.UUID]:
         .filter(Q(drain_leased_until__isnull=True) | Q(drain_leased_until__lte=timezone.now()))
         .values_list("id", flat=True)
     )
-
-
-def drains_enqueue(endpoint_ids: Iterable[Any]) -> None:
-    """A drain task per endpoint, on the webhooks queue; one the broker does not
-    take leaves its deliveries pending for the beat sweep (`deliveries_sweep`)."""
-    from bankapi.tasks import task_publish
-    from events.tasks import deliveries_drain
-
-    for endpoint_id in sorted(str(endpoint_id) for endpoint_id in endpoint_ids):
-        task_publish(deliveries_drain, endpoint_id)
 
 
 def deliveries_sweep(limit: int = 500) -> set[uuid.UUID]:

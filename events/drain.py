@@ -36,15 +36,15 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from bankapi import outbound
 from bankapi.errors import ApiError
-from bankapi.logs import log_context_of_request
-from bankapi.metrics import WEBHOOK_DELIVERIES
+from bankapi.ops import outbound
+from bankapi.ops.logs import log_context_of_request
+from bankapi.ops.metrics import WEBHOOK_DELIVERIES
 from events import signing
 from events.due import due_deliveries
 from events.lanes import AttemptOutcome, Lanes
 from events.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
-from events.recording import event_payload
+from events.payloads import event_payload
 
 ATTEMPT_TIMEOUT_SECONDS = 10.0
 # Deliveries taken per set: their outcomes are written together.

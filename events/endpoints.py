@@ -6,10 +6,10 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from bankapi import outbound
+from bankapi.ops import outbound
 from events import signing
-from events.delivery import drains_enqueue
 from events.models import Delivery, Event, WebhookEndpoint
+from events.tasks import drains_enqueue
 
 ROTATION_OVERLAP = timedelta(hours=24)
 

@@ -9,8 +9,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bankapi import outbound
-from bankapi.logs import log_context_of_request
+from bankapi.ops import outbound
+from bankapi.ops.logs import log_context_of_request
 from events.models import Delivery, WebhookEndpoint
 
 

@@ -10,8 +10,8 @@ import uuid
 from django.db import models
 
 from bankapi.crypto import EncryptedTextField
-from bankapi.logs import REQUEST_ID_MAX_LENGTH
 from bankapi.models import Custodian, Customer, TenantOwned
+from bankapi.ops.logs import REQUEST_ID_MAX_LENGTH
 
 
 class EventType(models.TextChoices):

@@ -14,15 +14,14 @@ from typing import Any
 
 from django.db import transaction
 
-from bankapi.logs import log_request_id
+from bankapi.ops.logs import log_request_id
 from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored
 from bankapi.tasks import task_publish, tasks_run_in_process
 from events.models import Event, EventType
+from events.tasks import events_fan_out
 
 
 def _fan_out_in_process(event_ids: list[int]) -> None:
-    from events.tasks import events_fan_out
-
     task_publish(events_fan_out, event_ids)
 
 
@@ -102,14 +101,3 @@ def events_written(events: list[Event], ids: list[int], connection: Any) -> None
     rows_stored(events, connection)
     if ids and tasks_run_in_process():
         transaction.on_commit(lambda: _fan_out_in_process(ids))
-
-
-def event_payload(event: Event) -> dict[str, Any]:
-    """The event as the events list and webhook deliveries show it."""
-    return {
-        "eventId": str(event.event_id),
-        "type": event.type,
-        "createdAt": event.created_at.isoformat(),
-        "sandbox": event.sandbox,
-        "data": event.data,
-    }

@@ -37,8 +37,9 @@ from typing import Any
 from django.conf import settings
 from django.db import close_old_connections, connection
 
-from bankapi.outages import failure_log
-from events.delivery import drains_enqueue, outbox_fan_out
+from bankapi.ops.outages import failure_log
+from events.delivery import outbox_fan_out
+from events.tasks import drains_enqueue
 
 logger = logging.getLogger(__name__)
 

@@ -2,8 +2,8 @@
 
 from rest_framework import serializers
 
-from bankapi.schema import HTTP_URL_PATTERN
-from bankapi.serializers import (
+from bankapi.http.schema import HTTP_URL_PATTERN
+from bankapi.http.serializers import (
     InputSerializer,
     StrictCharField,
     StrictChoiceField,

@@ -1,25 +1,35 @@
-"""Celery tasks of event delivery: thin wrappers, safe to run twice or at once.
+"""Celery tasks of event delivery: thin wrappers, safe to run twice or at once,
+and `drains_enqueue`, how any part of delivery queues an endpoint's drain.
 
-All of them go to the webhooks queue (`bankapi.celery.task_route`), read by
+All of them go to the webhooks queue (`config.celery.task_route`), read by
 workers of their own: a slow or failing receiver never holds up settlement or
 any other task of the default queue.
 """
 
 import logging
+from collections.abc import Iterable
+from typing import Any
 
 from celery import shared_task
 
-from bankapi.logs import log_context_of_request
+from bankapi.ops.logs import log_context_of_request
 from bankapi.tasks import task_in_process, task_publish
 from events import delivery, drain
 
 logger = logging.getLogger(__name__)
 
 
+def drains_enqueue(endpoint_ids: Iterable[Any]) -> None:
+    """A drain task per endpoint, on the webhooks queue; one the broker does not
+    take leaves its deliveries pending for the beat sweep (`deliveries_sweep`)."""
+    for endpoint_id in sorted(str(endpoint_id) for endpoint_id in endpoint_ids):
+        task_publish(deliveries_drain, endpoint_id)
+
+
 @shared_task
 def events_fan_out(event_ids: list[int]) -> int:
     endpoints = delivery.events_fan_out(event_ids)
-    delivery.drains_enqueue(endpoints)
+    drains_enqueue(endpoints)
     return len(endpoints)
 
 
@@ -47,5 +57,5 @@ def deliveries_drain(self, endpoint_id: str) -> int:
 @shared_task
 def deliveries_sweep() -> int:
     endpoints = delivery.deliveries_sweep()
-    delivery.drains_enqueue(endpoints)
+    drains_enqueue(endpoints)
     return len(endpoints)

@@ -6,16 +6,16 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from bankapi.api import PAGE_PARAMETERS, ScopedAPIView
 from bankapi.errors import validation_error
 from bankapi.formats import CALENDAR_DAY, ISO_DATE_TIME
-from bankapi.pagination import page_body, paginate
-from bankapi.responses import ok
+from bankapi.http.api import PAGE_PARAMETERS, ScopedAPIView
+from bankapi.http.pagination import page_body, paginate
+from bankapi.http.responses import ok
+from bankapi.http.schema import envelope, error_responses, management_program_id
 from bankapi.roles import Role
-from bankapi.schema import envelope, error_responses, management_program_id
 from events.endpoints import endpoint_create, endpoint_delete, endpoint_rotate_secret, event_redeliver
 from events.models import EventType, WebhookEndpoint
-from events.recording import event_payload
+from events.payloads import event_payload
 from events.schema import webhook_callbacks
 from events.selectors import endpoint_of, endpoints_of, event_of, events_of
 from events.serializers import (

@@ -10,8 +10,13 @@ from django.utils.formats import date_format
 from django.utils.html import format_html, format_html_join
 from django.utils.timezone import localtime
 
-from bankapi import dashboard
-from bankapi.admin_base import CappedCountPaginator, ExactSearchMixin, TenancyFixedMixin, apply_each
+from bankapi.backoffice import dashboard
+from bankapi.backoffice.admin_base import (
+    CappedCountPaginator,
+    ExactSearchMixin,
+    TenancyFixedMixin,
+    apply_each,
+)
 from onboarding.models import (
     Application,
     DocumentUpload,

@@ -4,12 +4,14 @@ outcomes of the sandbox provider, and the document keys issued by presign."""
 import hashlib
 import uuid
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
 from bankapi.models import Customer, Program, TenantOwned
 from onboarding.acceptance import LegalAcceptance
+from onboarding.kyc import kyc_schema_problems
 
 ACCOUNT_TYPES = [choice for choice, _ in Program.AccountType.choices]
 
@@ -166,6 +168,11 @@ class LegalDocument(models.Model):
             raise ValidationError({"applicable_to": f"A non-empty list of {', '.join(ACCOUNT_TYPES)}."})
 
 
+def provider_names() -> list[str]:
+    """The verification providers a program may use (`ONBOARDING_VERIFICATION_PROVIDERS`)."""
+    return list(settings.ONBOARDING_VERIFICATION_PROVIDERS)
+
+
 class ProgramOnboarding(models.Model):
     """A program's onboarding settings: its active verification provider and,
     optionally, its own KYC schema (blank: the built-in one)."""
@@ -182,9 +189,6 @@ class ProgramOnboarding(models.Model):
         return f"Onboarding of {self.program}"
 
     def clean(self) -> None:
-        from onboarding.kyc import kyc_schema_problems
-        from onboarding.providers import provider_names
-
         if self.verification_provider not in provider_names():
             raise ValidationError({"verification_provider": f"One of {', '.join(provider_names())}."})
         if self.kyc_schema is not None:

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 
 from bankapi.models import Program
+from onboarding.links import sandbox_flow_token
 from onboarding.models import Application, ProgramOnboarding, Ubo, VerificationStep
 
 DEFAULT_PROVIDER = "sandbox"
@@ -73,14 +74,8 @@ class SandboxVerificationProvider:
     def hosted_flow_url(
         self, request, ubo: Ubo, *, success_url: str, reject_url: str, expires_at: int
     ) -> str:
-        from onboarding.links import sandbox_flow_token
-
         token = sandbox_flow_token(ubo, success_url=success_url, reject_url=reject_url, expires_at=expires_at)
         return request.build_absolute_uri(f"/v1/sandbox/ubo-verification/{token}")
-
-
-def provider_names() -> list[str]:
-    return list(settings.ONBOARDING_VERIFICATION_PROVIDERS)
 
 
 def provider_named(name: str) -> VerificationProvider:

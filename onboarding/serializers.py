@@ -8,8 +8,8 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import EmailValidator, URLValidator
 from rest_framework import serializers
 
-from bankapi.schema import HTTP_URL_PATTERN
-from bankapi.serializers import (
+from bankapi.http.schema import HTTP_URL_PATTERN
+from bankapi.http.serializers import (
     InputSerializer,
     RegexField,
     StrictBooleanField,

@@ -8,14 +8,14 @@ from celery import shared_task
 
 from bankapi.tasks import task_in_process, task_publish
 from onboarding.models import Ubo
-from onboarding.services.ubos import ubo_email_settled, ubo_emails_lost, ubo_verification_email_send
+from onboarding.services.ubo_emails import ubo_email_settled, ubo_emails_lost, ubo_verification_email_send
 
 logger = logging.getLogger(__name__)
 
 EMAIL_MAX_RETRIES = 5
 # An e-mail still unsent this long after its task was due (the action's commit, or
 # the retry its last attempt scheduled) lost its task. With the sweep every 30 s
-# (bankapi.beat), a lost e-mail is taken up within 90 s of when it was due. A task
+# (config.beat), a lost e-mail is taken up within 90 s of when it was due. A task
 # merely late by more than this (a worker swamped for a minute) may send it twice:
 # a second copy of the same link, which is harmless, where a lost one is not.
 EMAIL_LOST_AFTER = timedelta(seconds=60)

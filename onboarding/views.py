@@ -11,13 +11,13 @@ in `views_verification`, the KYC schema and document presigning in
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 
-from bankapi.api import ScopedAPIView, respond_once
+from bankapi.http.api import ScopedAPIView, respond_once
+from bankapi.http.responses import ok
+from bankapi.http.schema import envelope, error_responses
+from bankapi.http.serializers import validated_body
 from bankapi.idempotency import HEADER, OwnerKind, idempotency_key_parse
-from bankapi.responses import ok
 from bankapi.roles import Role
-from bankapi.schema import envelope, error_responses
 from bankapi.scope import access_customer
-from bankapi.serializers import validated_body
 from onboarding import serializers as io
 from onboarding.selectors import application_of
 from onboarding.services.applications import MISMATCH_MESSAGE, application_create, application_fingerprint

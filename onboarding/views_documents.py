@@ -5,10 +5,10 @@ uploads and downloads its documents with."""
 from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
 
 from bankapi.errors import validation_error
-from bankapi.responses import ok
-from bankapi.schema import envelope, error_responses
+from bankapi.http.responses import ok
+from bankapi.http.schema import envelope, error_responses
+from bankapi.http.serializers import validated_body
 from bankapi.scope import access_customer, get_or_not_found, program_for
-from bankapi.serializers import validated_body
 from onboarding import serializers as io
 from onboarding.kyc import kyc_schema_for
 from onboarding.selectors import applications_of

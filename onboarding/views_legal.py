@@ -6,9 +6,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 
 from bankapi.errors import ApiError, ErrorCode
-from bankapi.responses import ok, served_as_attachment
-from bankapi.schema import envelope, error_responses
-from bankapi.serializers import validated_body
+from bankapi.http.responses import ok, served_as_attachment
+from bankapi.http.schema import envelope, error_responses
+from bankapi.http.serializers import validated_body
 from onboarding import serializers as io
 from onboarding.presenters import acceptance_data, legal_document_data
 from onboarding.selectors import application_of, legal_document_of

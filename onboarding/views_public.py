@@ -26,8 +26,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
 
 from bankapi.errors import ApiError, ErrorCode
-from bankapi.responses import served_as_attachment
-from bankapi.schema import error_responses
+from bankapi.http.responses import served_as_attachment
+from bankapi.http.schema import error_responses
 from onboarding.document_formats import DOCUMENT_CONTENT_TYPES, OPAQUE_CONTENT_TYPE
 from onboarding.links import LinkRefused, UboLink, document_url_check, sandbox_flow_open, ubo_link_open
 from onboarding.models import Ubo
@@ -44,7 +44,7 @@ REFUSED_URL = (
 
 class PublicView(APIView):
     """A route without a bearer. Its body limit (and chunked bodies) are applied
-    at the door like every route's (`bankapi.middleware.BodyLimitMiddleware`)."""
+    at the door like every route's (`bankapi.http.middleware.BodyLimitMiddleware`)."""
 
     authentication_classes: list = []
     permission_classes = [AllowAny]

@@ -4,9 +4,9 @@ verification links, resetting them) and the provider's verification status."""
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 
 from bankapi.errors import validation_error
-from bankapi.responses import ok, ok_flat
-from bankapi.schema import envelope, error_responses
-from bankapi.serializers import validated_body
+from bankapi.http.responses import ok, ok_flat
+from bankapi.http.schema import envelope, error_responses
+from bankapi.http.serializers import validated_body
 from onboarding import serializers as io
 from onboarding.selectors import application_of
 from onboarding.services.ubos import RESET as UBO_RESET

@@ -10,7 +10,7 @@ class PaymentsConfig(AppConfig):
 
         error_codes_register(STATUSES)
 
-        from bankapi.metrics import scrape_gauge_register
+        from bankapi.ops.metrics import scrape_gauge_register
         from payments.services.settlement import payments_settle_oldest_pending_seconds
 
         scrape_gauge_register(

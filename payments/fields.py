@@ -11,7 +11,7 @@ from rest_framework import serializers
 
 from bankapi.codes import IBAN_PATTERN, SUPPORTED_CURRENCIES, currency_problem, iban_problem, normalise_iban
 from bankapi.formats import CALENDAR_DAY, ISO_DATE, ISO_DATE_TIME, uuid_parse
-from bankapi.serializers import StrictCharField
+from bankapi.http.serializers import StrictCharField
 from payments.formats import AMOUNT, CENT, MAX_AMOUNT, POSITIVE_AMOUNT_PATTERN
 
 

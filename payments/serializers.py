@@ -5,7 +5,7 @@ from typing import Any
 from rest_framework import serializers
 
 from bankapi.banking import IBAN_HELP, PayeeSerializer
-from bankapi.serializers import (
+from bankapi.http.serializers import (
     ConstantField,
     InputSerializer,
     MoneyField,

@@ -5,13 +5,13 @@ from typing import Any
 
 from rest_framework import serializers
 
-from bankapi.identifiers import SEPA_IDENTIFIER_CHARACTERS, sepa_identifier_problem
-from bankapi.serializers import (
+from bankapi.http.serializers import (
     InputSerializer,
     MoneyField,
     OptionalTextField,
     SingleLineTextField,
 )
+from bankapi.identifiers import SEPA_IDENTIFIER_CHARACTERS, sepa_identifier_problem
 from payments.fields import AmountField, CurrencyField, IbanField
 
 

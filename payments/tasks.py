@@ -7,7 +7,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from bankapi.formats import iso_date_parse
-from bankapi.periodic import Lease
+from bankapi.ops.periodic import Lease
 from bankapi.tasks import task_publish, tasks_run_in_process
 from payments.services.schedules import schedule_run_day, scheduled_payments_run, utc_today
 from payments.services.settlement import payments_pending_beyond_a_chunk, payments_settle_pending
@@ -17,7 +17,7 @@ from payments.services.statement_days import statement_days_store
 @shared_task
 def settle_pending_payments(lease: Lease | None = None) -> int:
     """Settle the production PENDING requests there were when the run started
-    (beat's run holds a lease: `bankapi.periodic`). With a backlog of more than a
+    (beat's run holds a lease: `bankapi.ops.periodic`). With a backlog of more than a
     chunk and a broker, it hands chunks to `SETTLEMENT_HELPERS` helper tasks on
     other workers too. Sandbox requests never settle on their own: integrators
     drive them with the sandbox routes or `manage.py settle_payments`."""

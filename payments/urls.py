@@ -1,22 +1,22 @@
 from django.urls import path
 
-from payments.views import (
-    InternationalTransferCreateView,
-    PaymentCreateView,
-    SandboxFailView,
-    SandboxSettleView,
-)
-from payments.views_clock import SandboxClockView
-from payments.views_fx import FxQuoteView
-from payments.views_incoming import IncomingPaymentListView, IncomingPaymentView, SandboxIncomingPaymentView
-from payments.views_lists import (
+from payments.views.clock import SandboxClockView
+from payments.views.fx import FxQuoteView
+from payments.views.incoming import IncomingPaymentListView, IncomingPaymentView, SandboxIncomingPaymentView
+from payments.views.lists import (
     PaymentRequestListView,
     ScheduledPaymentListView,
     ScheduledPaymentView,
     TransactionListView,
 )
-from payments.views_returns import SandboxReturnView
-from payments.views_statements import BalanceView, LimitsView, StatementView
+from payments.views.payments import (
+    InternationalTransferCreateView,
+    PaymentCreateView,
+    SandboxFailView,
+    SandboxSettleView,
+)
+from payments.views.returns import SandboxReturnView
+from payments.views.statements import BalanceView, LimitsView, StatementView
 
 ACCOUNT = "customers/<str:customerId>/accounts/<str:accountId>"
 

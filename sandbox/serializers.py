@@ -8,8 +8,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from bankapi.formats import ISO_DATE_TIME
+from bankapi.http.serializers import InputSerializer, SingleLineTextField, StrictCharField
 from bankapi.models import TestClock
-from bankapi.serializers import InputSerializer, SingleLineTextField, StrictCharField
 from bankapi.test_clocks import clock_status, utc_text
 
 

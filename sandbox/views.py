@@ -6,18 +6,18 @@ from typing import Any
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
 
-from bankapi.api import PAGE_PARAMETERS, ScopedAPIView, respond_once
 from bankapi.approval_gate import exempt
 from bankapi.errors import not_found
+from bankapi.http.api import PAGE_PARAMETERS, ScopedAPIView, respond_once
+from bankapi.http.pagination import page_body, paginate
+from bankapi.http.responses import ok
+from bankapi.http.schema import envelope, error_responses, management_program_id
+from bankapi.http.serializers import validated_body
 from bankapi.idempotency import Fingerprint
-from bankapi.idempotency_keys import HEADER, idempotency_key_parse, idempotency_owner_of
-from bankapi.idempotency_records import SEALED_OPERATIONS
-from bankapi.pagination import page_body, paginate
-from bankapi.responses import ok
+from bankapi.idempotency.keys import HEADER, idempotency_key_parse, idempotency_owner_of
+from bankapi.idempotency.records import SEALED_OPERATIONS
 from bankapi.roles import Role
-from bankapi.schema import envelope, error_responses, management_program_id
 from bankapi.scope import program_for
-from bankapi.serializers import validated_body
 from bankapi.test_clocks import clock_ready_require
 from sandbox.clocks import clock_advance, clock_create, clock_of, clocks_of
 from sandbox.customers import MadeCustomer, sandbox_customer_make

@@ -78,7 +78,7 @@ def prepare(env: dict[str, str]) -> None:
 
 
 def commands(env: dict[str, str], host: str, port: int) -> dict[str, list[str]]:
-    celery = [sys.executable, "-m", "celery", "-A", "bankapi"]
+    celery = [sys.executable, "-m", "celery", "-A", "config"]
     schedule = str(Path(env["BANKAPI_VAR_DIR"]) / "celerybeat-schedule")
     return {
         "web": [sys.executable, "manage.py", "runserver", f"{host}:{port}"],

@@ -7,8 +7,8 @@ from django.core.handlers.base import BaseHandler
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from bankapi.logs import log_context_of_request
 from bankapi.models import SandboxManifest
+from bankapi.ops.logs import log_context_of_request
 from tests.support.network import LoopbackNetwork, install_loopback_network
 from tests.support.openapi import ResponseChecker
 
@@ -64,7 +64,7 @@ def _outside_any_request():
 @pytest.fixture(autouse=True)
 def _celery_eager():
     """Tasks run in-process in tests unless a test starts a real worker itself."""
-    from bankapi.celery import app
+    from config.celery import app
 
     previous = app.conf.task_always_eager
     app.conf.task_always_eager = True

@@ -29,7 +29,7 @@ from typing import Any
 import redis
 from django.conf import settings
 
-from bankapi.outages import outage_log
+from bankapi.ops.outages import outage_log
 
 logger = logging.getLogger("authn.request_budget")
 

@@ -20,9 +20,8 @@ Safe to rerun after a crash at any point, and to run twice at once:
 """
 
 import logging
-import uuid
 from collections import defaultdict
-from datetime import datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 
 from django.conf import settings
@@ -30,16 +29,10 @@ from django.db import transaction
 from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
-from authn.models import User
-from bankapi.clock import customer_now
-from bankapi.metrics import BATCH_ITEMS
 from bankapi.models import Program
-from bankapi.tasks import task_publish_after_commit
-from batches.actors import Actor
+from bankapi.ops.metrics import BATCH_ITEMS
 from batches.events import batch_event
-from batches.models import Batch, BatchItem, Draft
-from batches.rules import CheckedItem
-from batches.sent import FileInstruction
+from batches.models import Batch, BatchItem
 from payments.decision import Refused
 from payments.ledger import HoldOrder
 from payments.services.held import HeldPayment, fee_per_payment, funds_hold, payments_accept_held
@@ -52,48 +45,7 @@ Status = Batch.Status
 ItemStatus = BatchItem.Status
 
 
-def batch_create(
-    *,
-    actor: Actor,
-    user: User,
-    checked: list[CheckedItem],
-    currency: str | None,
-    draft: Draft | None,
-) -> Batch:
-    """The batch and one item per payment sent; processing is queued after commit."""
-    from batches.tasks import process_batch
-
-    now = customer_now(actor.owner_fields()["owner_customer_id"])
-    payer_customers = {item.payer.customer_id for item in checked if item.payer is not None}
-    valid = sum(1 for item in checked if item.valid)
-    batch = Batch.objects.create(
-        id=draft.id if draft is not None else uuid.uuid4(),
-        program_id=actor.scope.program_id,
-        sandbox=actor.scope.sandbox,
-        **actor.owner_fields(),
-        route_customer=actor.route_customer,
-        customer_id=next(iter(payer_customers)) if len(payer_customers) == 1 else None,
-        payments_count=len(checked),
-        valid_count=valid,
-        currency=currency or "",
-        submitted_by=user,
-        message_id=(draft.message_id or "") if draft is not None else "",
-        message_name=draft.message_name if draft is not None else "",
-    )
-    instructions = draft.instruction_of_each_payment() if draft is not None else []
-    BatchItem.objects.bulk_create(
-        (
-            _item(batch, item, now, draft, instructions[item.index] if instructions else None)
-            for item in checked
-        ),
-        batch_size=1000,
-    )
-    _count_outcomes(failed=len(checked) - valid)
-    task_publish_after_commit(process_batch, str(batch.id))
-    return batch
-
-
-def _count_outcomes(*, success: int = 0, failed: int = 0) -> None:
+def outcomes_count(*, success: int = 0, failed: int = 0) -> None:
     """Counts items reaching an outcome, once the transaction that set it commits.
     Each item is counted when it is created failed, refused funding, paid or
     refused payment; an item retried later counts again with its new outcome."""
@@ -105,42 +57,6 @@ def _count_outcomes(*, success: int = 0, failed: int = 0) -> None:
             BATCH_ITEMS.labels(outcome="failed").inc(failed)
 
     transaction.on_commit(count)
-
-
-def _item(
-    batch: Batch,
-    checked: CheckedItem,
-    now: datetime,
-    draft: Draft | None,
-    instruction: FileInstruction | None,
-) -> BatchItem:
-    """The item of one payment; from a file, with its EndToEndId, its payment
-    instruction and that instruction's requested execution date."""
-    payer = checked.payer
-    sent = checked.payment
-    return BatchItem(
-        id=draft.item_id(checked.index) if draft is not None else uuid.uuid4(),
-        message_id=batch.message_id,
-        payment_information_id=instruction.id if instruction else "",
-        instruction_id=sent.instruction_id or "",
-        end_to_end_id=sent.end_to_end_id or "",
-        program_id=batch.program_id,
-        sandbox=batch.sandbox,
-        batch=batch,
-        index=checked.index,
-        status=ItemStatus.QUEUED if checked.valid else ItemStatus.FAILED,
-        error="; ".join(checked.reasons),
-        failure_code="" if checked.valid else BatchItem.INVALID,
-        account=payer,
-        customer_id=payer.customer_id if payer else None,
-        payer_name=payer.customer.name if payer else "",
-        payer_account_number=(payer.account_number or payer.iban) if payer else "",
-        payee=checked.payee.to_stored(),
-        amount=checked.amount,
-        currency=checked.currency,
-        reference=sent.reference or "",
-        scheduled_date=instruction.execution_date if instruction else now.date(),
-    )
 
 
 def batch_process(batch_id: str, *, chunk_size: int | None = None) -> None:
@@ -184,7 +100,7 @@ def batch_fund(batch_id: str) -> None:
                     refused_count = unfunded.filter(account_id=account_id).update(
                         status=ItemStatus.FAILED, updated_at=timezone.now(), **item_failure(refusal)
                     )
-                    _count_outcomes(failed=refused_count)
+                    outcomes_count(failed=refused_count)
 
 
 def _hold_orders(batch: Batch, items: QuerySet[BatchItem], fee: Decimal) -> list[HoldOrder]:
@@ -259,7 +175,7 @@ def batch_process_chunk(batch_id: str, *, chunk_size: int) -> bool:
             BatchItem.objects.filter(id__in=item_ids).update(
                 status=ItemStatus.FAILED, updated_at=now, **item_failure(refusal)
             )
-        _count_outcomes(success=len(paid), failed=sum(len(item_ids) for item_ids in refused.values()))
+        outcomes_count(success=len(paid), failed=sum(len(item_ids) for item_ids in refused.values()))
         Batch.objects.filter(id=batch.id).update(updated_at=now)
     return True
 

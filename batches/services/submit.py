@@ -49,7 +49,7 @@ from batches.services.challenges import (
     payments_checked,
     sca_challenge_live,
 )
-from batches.services.processing import batch_create
+from batches.services.creation import batch_create
 
 OPERATION = "batches.submit"
 

@@ -29,8 +29,8 @@ from django.core.files.storage import storages
 from django.db.models import QuerySet
 
 from bankapi.errors import ApiError, ErrorCode, validation_error
+from bankapi.http.responses import attachment_disposition
 from bankapi.models import Customer
-from bankapi.responses import attachment_disposition
 from onboarding.document_formats import (
     DOCUMENT_CONTENT_TYPES,
     OPAQUE_CONTENT_TYPE,

@@ -3,20 +3,18 @@ flow, or reset their verification; and what the hosted flow reports back."""
 
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from django.core.mail import send_mail
 from django.db import transaction
-from django.utils import timezone
 
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.scope import parse_uuid
 from bankapi.tasks import task_publish_after_commit
-from onboarding.links import UboLink, now_seconds, ubo_link_token
+from onboarding.links import UboLink, now_seconds
 from onboarding.models import Application, Ubo, VerificationStep
 from onboarding.providers import provider_named
+from onboarding.services.ubo_emails import ubo_link
 from onboarding.services.verification import verification_outcomes_recorded
+from onboarding.tasks import send_ubo_verification_email
 
 VERIFICATION_EMAIL = "UBO_VERIFICATION_EMAIL"
 RESET = "UBO_RESET"
@@ -60,8 +58,6 @@ def ubo_verification_links_send(
     The e-mails leave after commit, through a task that retries delivery; a
     failed delivery never undoes the action.
     """
-    from onboarding.tasks import send_ubo_verification_email
-
     expires_at = now_seconds() + ttl_seconds
     pending = {
         "successUrl": success_url,
@@ -78,52 +74,10 @@ def ubo_verification_links_send(
             ubo.status = Ubo.Status.LINK_SENT
             ubo.email_pending = pending
             ubo.save(update_fields=["status", "email_pending", "updated_at"])
-            link = _ubo_link(ubo, pending)
+            link = ubo_link(ubo, pending)
             task_publish_after_commit(send_ubo_verification_email, str(ubo.id), link, expires_at)
             results.append(UboActionResult(ubo_id=ubo.id, link=link))
     return results
-
-
-def _ubo_link(ubo: Ubo, pending: dict[str, Any]) -> str:
-    token = ubo_link_token(
-        ubo,
-        success_url=pending["successUrl"],
-        reject_url=pending["rejectUrl"],
-        expires_at=pending["expiresAt"],
-    )
-    return f"{pending['linkBase'].rstrip('/')}/v1/ubo-verification/{token}"
-
-
-def ubo_emails_lost(grace: timedelta) -> list[tuple[str, str, int]]:
-    """Verification e-mails still unsent `grace` after their task was due (the
-    action's commit, or the retry its last attempt asked for), links not
-    expired: (UBO id, link, expiry) to send again. Their task was lost: the
-    broker was away, or a worker died with it."""
-    now = now_seconds()
-    late = now - grace.total_seconds()
-    lost = []
-    unsent = Ubo.objects.filter(email_pending__isnull=False, status=Ubo.Status.LINK_SENT)
-    for ubo in unsent:
-        pending: dict[str, Any] = ubo.email_pending or {}
-        # Rows written before `dueAt` existed: due at their last write.
-        due_at = pending.get("dueAt", ubo.updated_at.timestamp())
-        if due_at <= late and pending.get("expiresAt", 0) > now:
-            lost.append((str(ubo.id), _ubo_link(ubo, pending), int(pending["expiresAt"])))
-    return lost
-
-
-def ubo_email_settled(ubo_id: str, *, done: bool, retry_in_seconds: float = 0) -> None:
-    """Done (the e-mail left, or gave up for good): the sweep no longer sends it.
-    Not done (a retry is due in `retry_in_seconds`): the sweep waits for that
-    retry to be late before it sends the e-mail itself."""
-    if done:
-        Ubo.objects.filter(id=ubo_id).update(email_pending=None, updated_at=timezone.now())
-        return
-    with transaction.atomic():
-        ubo = Ubo.objects.select_for_update().filter(id=ubo_id, email_pending__isnull=False).first()
-        if ubo is not None:
-            ubo.email_pending = {**(ubo.email_pending or {}), "dueAt": now_seconds() + int(retry_in_seconds)}
-            ubo.save(update_fields=["email_pending", "updated_at"])
 
 
 def ubo_verification_reset(*, application: Application, ubo_ids: list[str]) -> list[UboActionResult]:
@@ -139,22 +93,6 @@ def ubo_verification_reset(*, application: Application, ubo_ids: list[str]) -> l
             provider.ubo_reset(ubo)
             results.append(UboActionResult(ubo_id=ubo.id, status=ubo.status))
     return results
-
-
-def ubo_verification_email_send(*, ubo: Ubo, link: str, expires_at: int) -> None:
-    company = ubo.application.customer.name
-    until = datetime.fromtimestamp(expires_at, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
-    send_mail(
-        subject=f"Verify your identity for {company}",
-        message=(
-            f"Hello {ubo.first_name},\n\n"
-            f"{company} has named you as an ultimate beneficial owner. To complete its account "
-            f"opening, please verify your identity here:\n\n{link}\n\n"
-            f"The link works until {until}.\n"
-        ),
-        from_email=None,
-        recipient_list=[ubo.email],
-    )
 
 
 def ubo_link_resolve(link: UboLink) -> Ubo | None:

@@ -54,7 +54,7 @@ def payee_resolve(
     """The beneficiary (the account's customer's own, else 404) and the payee as paid.
 
     `beneficiary_read` is a beneficiary already read for this request (with the
-    caller, see `bankapi.api.AccountScopedView`), used when it is the one named
+    caller, see `bankapi.http.api.AccountScopedView`), used when it is the one named
     and the rule of `beneficiary_of` gives it; otherwise it is read by that rule."""
     if beneficiary_id is None:
         return None, payee

@@ -6,7 +6,7 @@ from django.contrib.auth.hashers import Argon2PasswordHasher as DjangoArgon2Pass
 from django.contrib.auth.hashers import identify_hasher, make_password
 
 from authn.models import User
-from bankapi import settings as configured
+from config import settings as configured
 from tests.authn.helpers import auth_post, challenge_of
 
 

@@ -2,7 +2,7 @@
 
 import re
 
-from bankapi import settings as configured
+from config import settings as configured
 from tests.kernel.test_readme import README
 
 PRODUCTION = README.parent / "docs" / "production.md"

@@ -15,8 +15,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import time_machine
 
-from bankapi import settings as configured
-from bankapi.outages import outages_forget
+from bankapi.ops.outages import outages_forget
+from config import settings as configured
 from tests.authn.helpers import assert_error, auth_post, challenge_of
 from tests.conftest import requires_redis
 from tests.proof.processes import Gunicorn, free_port, request, server_environment

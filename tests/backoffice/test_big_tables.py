@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from authn.models import User
-from bankapi.admin_base import CappedCountPaginator
+from bankapi.backoffice.admin_base import CappedCountPaginator
 from bankapi.migration_operations import AddIndexConcurrently
 from bankapi.models import Customer, IdempotencyRecord
 from events.models import Event

@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from django.contrib.auth.models import Group
 
-from bankapi import dashboard
+from bankapi.backoffice import dashboard
 from payments.models import PaymentRequest
 from tests.backoffice.conftest import held_payments, pending_payment
 

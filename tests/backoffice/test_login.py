@@ -112,9 +112,9 @@ def test_program_users_cannot_sign_in_to_admin(client, payer):
 def test_totp_is_required_by_default_once_a_database_url_is_set(env, expected):
     clean = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "ADMIN_REQUIRE_TOTP"}}
     result = subprocess.run(
-        [sys.executable, "-c", "from bankapi import settings; print(settings.ADMIN_REQUIRE_TOTP)"],
+        [sys.executable, "-c", "from config import settings; print(settings.ADMIN_REQUIRE_TOTP)"],
         cwd=ROOT,
-        env={**clean, "DJANGO_SETTINGS_MODULE": "bankapi.settings", **env},
+        env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
         capture_output=True,
         text=True,
         timeout=60,

@@ -14,7 +14,7 @@ from django.urls import resolve
 
 from approvals.models import ApprovalPolicy
 from authn.models import User
-from bankapi.admin_base import tenancy_fields
+from bankapi.backoffice.admin_base import tenancy_fields
 from bankapi.models import Account, Custodian, Customer, Program
 from onboarding.models import LegalDocumentSet, ProgramOnboarding
 from payments.models import Beneficiary

@@ -10,7 +10,7 @@ from batches.actors import Actor
 from batches.models import Batch
 from batches.rules import sent_payment_from_wire
 from batches.services.challenges import payments_checked
-from batches.services.processing import batch_create
+from batches.services.creation import batch_create
 
 
 def actor_of(user: User) -> Actor:

@@ -6,9 +6,9 @@ import logging
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bankapi.celery import app
 from batches.models import Batch, Draft
 from batches.tasks import resume_stalled_batches
+from config.celery import app
 from tests.batches.conftest import URL, payment
 from tests.batches.test_submit import initiate, submit, totp
 from tests.support.broker import broker_away  # noqa: F401 - a fixture

@@ -34,7 +34,7 @@ BUDGET_MIB = 64
 # peak of the process that started it over the exec.
 MEASURE = """
 import json, os, sys
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bankapi.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("BANKAPI_ENV", "development")
 import django
 django.setup()

@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from batches.models import Draft
-from batches.services.drafts import draft_verify
+from batches.services.verification import draft_verify
 from tests.batches.conftest import PAYEE_IBAN, URL, other_custodian_with_account, payment, verify
 
 pytestmark = pytest.mark.django_db

@@ -14,11 +14,11 @@ from django.conf import settings
 from django.db import connection
 
 from authn.models import User
-from bankapi.celery import app
 from bankapi.models import Account, Custodian, Customer, Program
 from bankapi.roles import Role
 from batches.models import Batch, BatchItem
 from batches.services.processing import batch_process
+from config.celery import app
 from payments.ledger import ledger_check
 from payments.models import PaymentRequest
 from tests.batches.conftest import payment
@@ -83,7 +83,7 @@ def _worker(queue: str) -> subprocess.Popen:
         # Small chunks, so the worker is surely killed halfway through.
         "BATCH_CHUNK_SIZE": "10",
     }
-    command = [sys.executable, "-m", "celery", "-A", "bankapi", "worker", "--pool=solo", "--loglevel=WARNING"]
+    command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=WARNING"]
     command += [
         "--without-gossip",
         "--without-mingle",

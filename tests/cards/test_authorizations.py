@@ -348,8 +348,8 @@ def test_bad_input_is_400_naming_the_field(api, ada):
 
 
 def test_beat_expires_authorizations_past_their_expiry(api, ada):
-    from bankapi.beat import BEAT_SCHEDULE
     from cards.tasks import expire_card_authorizations
+    from config.beat import BEAT_SCHEDULE
 
     authorization_id = authorize(api, ada.auth, ada.card_id).json()["data"]["authorizationId"]
     assert BEAT_SCHEDULE["cards-expire-authorizations"]["schedule"] <= 3600

@@ -13,7 +13,7 @@ from cards.models import Card
 from cards.numbers import luhn_check_digit, luhn_valid
 from cards.services import card_issue, card_numbers_resolve, cardholder_create
 from events.models import Event
-from events.recording import event_payload
+from events.payloads import event_payload
 from tests.authn.test_sandbox_rerun import rerun_bootstrap
 from tests.support.factories import funded_account
 from tests.support.factories_backoffice import operator_user

@@ -17,7 +17,7 @@ from decimal import Decimal
 
 import django
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bankapi.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
 
 from django.db import transaction  # noqa: E402

@@ -202,7 +202,7 @@ def running_it_commands() -> tuple[str, dict[str, str]]:
 @requires_redis
 @pytest.mark.django_db(transaction=True)
 def test_the_readme_worker_and_beat_commands_work_as_written(tmp_path):
-    from bankapi.celery import app
+    from config.celery import app
 
     export, commands = running_it_commands()
     # Only the database and Redis are the test's own: its database and its queue.

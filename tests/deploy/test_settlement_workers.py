@@ -12,8 +12,8 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from bankapi.celery import app
 from bankapi.models import Customer, PeriodicLease
+from config.celery import app
 from events.models import Event
 from payments.models import LedgerTransaction, PaymentRequest, StatementEntry
 from payments.services.acceptance import PaymentInstruction, payment_accept

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.utils import timezone
 
-from bankapi.celery import app
+from config.celery import app
 from events import drain
 from events.delivery import events_fan_out
 from events.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint

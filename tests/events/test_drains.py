@@ -12,7 +12,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from bankapi.celery import app
+from config.celery import app
 from events import drain
 from events.models import Delivery, WebhookEndpoint
 from events.relay import relay_once

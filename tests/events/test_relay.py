@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from bankapi.celery import app
-from events import delivery, relay
+from config.celery import app
+from events import delivery, relay, tasks
 from events.models import Delivery, Event
 from events.relay import relay_once
 from events.tasks import deliveries_sweep
@@ -145,7 +145,7 @@ def test_a_relay_dying_after_its_commit_is_finished_by_the_sweep_once(
     deliveries_sweep()
 
     assert requests_received(hook) == [str(request.id)]
-    monkeypatch.setattr(relay, "drains_enqueue", delivery.drains_enqueue)
+    monkeypatch.setattr(relay, "drains_enqueue", tasks.drains_enqueue)
     relay_once()
     assert requests_received(hook) == [str(request.id)]
 

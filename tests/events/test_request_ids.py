@@ -12,8 +12,8 @@ import uuid
 import pytest
 from rest_framework.test import APIClient
 
-from bankapi.celery import app
-from bankapi.logs import ContextFilter, log_context
+from bankapi.ops.logs import ContextFilter, log_context
+from config.celery import app
 from events.models import Delivery, Event
 from events.relay import relay_once
 from events.tasks import deliveries_drain, deliveries_sweep

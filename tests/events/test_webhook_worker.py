@@ -8,8 +8,8 @@ from decimal import Decimal
 import pytest
 from standardwebhooks import Webhook
 
-from bankapi.celery import app
 from bankapi.models import Account
+from config.celery import app
 from events.models import Delivery, WebhookEndpoint
 from payments.services.acceptance import PaymentInstruction, payment_accept
 from tests.conftest import requires_redis

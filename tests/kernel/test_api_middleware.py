@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from bankapi.middleware import AuthenticationMiddleware, MessageMiddleware, SessionMiddleware
+from bankapi.http.middleware import AuthenticationMiddleware, MessageMiddleware, SessionMiddleware
 
 pytestmark = pytest.mark.django_db
 

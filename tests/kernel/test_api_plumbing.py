@@ -182,7 +182,7 @@ def test_an_unexpected_failure_is_an_enveloped_500_without_internals(api, custom
     def explode(scope):
         raise RuntimeError("database password is hunter2")
 
-    monkeypatch.setattr("bankapi.views.capabilities_get", explode)
+    monkeypatch.setattr("bankapi.http.views.capabilities_get", explode)
     response = api.get("/v1/capabilities", HTTP_X_REQUEST_ID="trace-500", **customer_auth)
 
     body = assert_error(response, 500, "INTERNAL_SERVER_ERROR")

@@ -24,7 +24,7 @@ def run_settings(env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-c", PRINT_DATABASE],
         cwd=ROOT,
-        env={**clean, "DJANGO_SETTINGS_MODULE": "bankapi.settings", **env},
+        env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
         capture_output=True,
         text=True,
         timeout=120,
@@ -108,7 +108,7 @@ def test_a_database_that_does_not_answer_is_given_up_after_the_connect_timeout()
             cwd=ROOT,
             env={
                 **clean,
-                "DJANGO_SETTINGS_MODULE": "bankapi.settings",
+                "DJANGO_SETTINGS_MODULE": "config.settings",
                 "DATABASE_URL": f"postgres://bank@127.0.0.1:{port}/bank",
                 "DATABASE_CONNECT_TIMEOUT": "2",
             },

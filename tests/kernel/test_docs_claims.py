@@ -110,7 +110,7 @@ def test_each_link_to_a_doc_finds_its_file_and_heading(path):
 
 
 def test_every_doc_gives_the_jwt_key_size_the_service_makes_itself():
-    made = re.findall(r"key_size=(\d+)", (ROOT / "bankapi" / "dev_secrets.py").read_text())
+    made = re.findall(r"key_size=(\d+)", (ROOT / "config" / "dev_secrets.py").read_text())
     told = {
         size for path in DOCS.glob("*.md") for size in re.findall(r"rsa_keygen_bits:(\d+)", path.read_text())
     }

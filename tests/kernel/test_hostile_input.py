@@ -208,7 +208,7 @@ def test_an_unknown_field_at_any_depth_is_refused_by_name(
 def test_an_unknown_field_in_a_list_of_objects_is_named_with_its_index():
     from rest_framework import serializers
 
-    from bankapi.serializers import InputSerializer, StrictCharField
+    from bankapi.http.serializers import InputSerializer, StrictCharField
 
     class Line(serializers.Serializer):
         name = StrictCharField()

@@ -13,8 +13,8 @@ from django.db.models.functions import Cast
 from django.test import override_settings
 
 from authn.models import User
-from bankapi import key_rotation
-from bankapi.key_rotation import encrypted_models, stale_values_count
+from bankapi.ops import key_rotation
+from bankapi.ops.key_rotation import encrypted_models, stale_values_count
 from cards.models import Card
 from cards.services import card_issue
 from events.models import WebhookEndpoint

@@ -9,7 +9,7 @@ from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory
 
-from bankapi.negotiation import JsonNegotiation
+from bankapi.http.negotiation import JsonNegotiation
 
 ACCEPTS = [
     None,

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from django.urls import resolve
 
-from bankapi.permissions import TokenRequired
+from bankapi.http.permissions import TokenRequired
 from onboarding.document_formats import DOCUMENT_CONTENT_TYPES
 from tests.support import openapi as check
 from tests.support.openapi import mismatch, openapi_document
@@ -194,7 +194,7 @@ def test_the_calendar_day_pattern_accepts_exactly_the_days_python_reads():
 def test_the_text_patterns_accept_exactly_what_a_char_field_accepts():
     from rest_framework import serializers
 
-    from bankapi.schema import NONBLANK_TEXT_PATTERN, TEXT_PATTERN
+    from bankapi.http.schema import NONBLANK_TEXT_PATTERN, TEXT_PATTERN
 
     samples = ["a", " a ", "\u00a0", " ", "\t\n", "\x1c", "\x85", "a\x00", "\x00", "\ufeffa", "é"]
     for pattern, field in (

@@ -3,8 +3,8 @@ from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory
 
 from bankapi.errors import ApiError
+from bankapi.http.pagination import paginate, parse_limit
 from bankapi.models import Customer, Program
-from bankapi.pagination import paginate, parse_limit
 
 
 def list_request(**params: str) -> Request:

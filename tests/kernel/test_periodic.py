@@ -8,9 +8,9 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from bankapi.celery import app
 from bankapi.models import PeriodicLease
-from bankapi.periodic import LeaseLost, lease_release, lease_take, periodic_run
+from bankapi.ops.periodic import LeaseLost, lease_release, lease_take, periodic_run
+from config.celery import app
 from payments.models import PaymentRequest
 from tests.conftest import requires_postgres
 from tests.payments.test_settlement import accept

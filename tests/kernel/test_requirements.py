@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-# The service's own packages (every Django app of the project, a new one included):
-# what the web nodes, workers and beat import.
-SERVICE_PACKAGES = sorted(path.parent.name for path in ROOT.glob("*/apps.py"))
+# The service's own packages (every Django app of the project, a new one included,
+# and the project's configuration): what the web nodes, workers and beat import.
+SERVICE_PACKAGES = sorted([*(path.parent.name for path in ROOT.glob("*/apps.py")), "config"])
 # Started or loaded by name rather than imported by the service's code: the process
 # commands of deploy/ (gunicorn, celery) and what the settings name as dotted paths
 # (Argon2 behind Django's password hasher, S3 storage behind django-storages).

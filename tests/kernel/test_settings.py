@@ -140,7 +140,7 @@ def test_every_manage_command_and_the_server_stop_on_a_deployment_missing_settin
 
     clean = {k: v for k, v in os.environ.items() if k not in {"BANKAPI_ENV", "DJANGO_SETTINGS_MODULE"}}
     server = subprocess.run(
-        [sys.executable, "-c", "import bankapi.wsgi"],
+        [sys.executable, "-c", "import config.wsgi"],
         cwd=ROOT,
         env={**clean, **env},
         capture_output=True,
@@ -157,7 +157,7 @@ def test_celery_worker_and_beat_stop_with_one_message_on_a_deployment_missing_se
     clean = {k: v for k, v in os.environ.items() if k not in {"BANKAPI_ENV", "DJANGO_SETTINGS_MODULE"}}
     clean = {k: v for k, v in clean.items() if k not in {"SECRET_KEY", "ALLOWED_HOSTS", "REDIS_URL"}}
     result = subprocess.run(
-        [sys.executable, "-m", "celery", "-A", "bankapi", process, "--loglevel=INFO"],
+        [sys.executable, "-m", "celery", "-A", "config", process, "--loglevel=INFO"],
         cwd=ROOT,
         env={**clean, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"},
         capture_output=True,
@@ -273,7 +273,7 @@ def test_the_suite_itself_runs_as_a_development_run():
     ],
 )
 def test_email_url_gives_djangos_email_settings(url, expected):
-    from bankapi.env import email_settings
+    from config.env import email_settings
 
     assert email_settings(url) == expected
 
@@ -282,7 +282,7 @@ def test_email_url_gives_djangos_email_settings(url, expected):
 def test_a_bad_email_url_stops_start_up(url):
     from django.core.exceptions import ImproperlyConfigured
 
-    from bankapi.env import email_settings
+    from config.env import email_settings
 
     with pytest.raises(ImproperlyConfigured):
         email_settings(url)

@@ -88,7 +88,7 @@ def _fields_of_their_own_pattern() -> dict[str, object]:
     from django.urls import get_resolver
     from rest_framework import serializers
 
-    from bankapi.serializers import WholeMatchValidator
+    from bankapi.http.serializers import WholeMatchValidator
 
     get_resolver().url_patterns  # imports every view, so every serializer  # noqa: B018
     fields = {}

@@ -57,4 +57,4 @@ def test_the_citation_patterns_find_what_they_must_and_leave_rfcs_alone():
 def test_the_walk_reads_the_project_code_and_docs():
     names = {str(path.relative_to(ROOT)) for path in project_text_files()}
 
-    assert {"README.md", "docs/architecture.md", "bankapi/settings.py", "manage.py"} <= names
+    assert {"README.md", "docs/architecture.md", "config/settings.py", "manage.py"} <= names

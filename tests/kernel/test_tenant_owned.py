@@ -7,7 +7,7 @@ from django.apps import apps
 from django.db.models import ForeignKey
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from bankapi.api import AccountScopedView, CursorListView
+from bankapi.http.api import AccountScopedView, CursorListView
 from bankapi.models import Account, Customer, Program, TenantOwned
 from bankapi.scope import Role, Scope
 from tests.support.factories import funded_account

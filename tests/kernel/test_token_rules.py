@@ -7,8 +7,8 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIRequestFactory
 from rest_framework.views import APIView
 
-from bankapi.api import ScopedAPIView
-from bankapi.permissions import TokenRequired, TokenRules
+from bankapi.http.api import ScopedAPIView
+from bankapi.http.permissions import TokenRequired, TokenRules
 from bankapi.roles import Role
 
 

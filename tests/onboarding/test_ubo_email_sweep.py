@@ -8,9 +8,9 @@ import pytest
 import time_machine
 from django.core import mail
 
-from bankapi.celery import app
+from config.celery import app
 from onboarding.models import Ubo
-from onboarding.services.ubos import ubo_email_settled
+from onboarding.services.ubo_emails import ubo_email_settled
 from onboarding.tasks import resend_lost_ubo_emails
 from tests.onboarding.test_ubos import REJECT, SUCCESS, actions_url
 from tests.support.broker import broker_away  # noqa: F401 - a fixture

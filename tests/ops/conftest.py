@@ -4,7 +4,7 @@ import logging
 import pytest
 from django.db import connection
 
-from bankapi.logs import JsonLineFormatter, RedactFilter
+from bankapi.ops.logs import JsonLineFormatter, RedactFilter
 
 
 class Console:

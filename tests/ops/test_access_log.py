@@ -1,4 +1,4 @@
-"""The web node's access lines: `bankapi.access_log.CombinedAccessLog` writes the
+"""The web node's access lines: `bankapi.ops.access_log.CombinedAccessLog` writes the
 line gunicorn's own logger writes, byte for byte, for the requests a node sees
 (quotes and Basic credentials in headers, no body sent, a proxy's address), and
 leaves any other format to gunicorn."""
@@ -12,7 +12,7 @@ import pytest
 from gunicorn.config import Config
 from gunicorn.glogging import Logger
 
-from bankapi.access_log import CombinedAccessLog
+from bankapi.ops.access_log import CombinedAccessLog
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = "[28/Nov/2026:16:30:00 +0000]"

@@ -11,8 +11,8 @@ import time
 import pytest
 from rest_framework.test import APIClient
 
-from bankapi.logs import redact
 from bankapi.models import Account
+from bankapi.ops.logs import redact
 from events.models import Event
 from payments.models import Beneficiary
 from tests.batches.conftest import payment as batch_payment
@@ -205,7 +205,7 @@ def test_a_secret_logged_by_mistake_never_reaches_the_output(console):
 def _log_a_line(env: dict[str, str]) -> subprocess.CompletedProcess:
     """A line logged by a service process (gunicorn and Celery set Django up so)."""
     code = (
-        "import os, django; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'bankapi.settings'); "
+        "import os, django; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'config.settings'); "
         "django.setup(); "
         "import logging; logging.getLogger('bankapi.check').warning('hello %s', 'operator')"
     )

@@ -11,8 +11,8 @@ from django.db import OperationalError
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from bankapi import metrics
 from bankapi.models import Account
+from bankapi.ops import metrics
 from events.endpoints import endpoint_create
 from events.models import Event, EventType
 from events.recording import event_record

@@ -11,7 +11,7 @@ import pytest
 from celery import Celery, shared_task
 from celery.beat import ScheduleEntry, Scheduler
 
-from bankapi.outages import OUTAGE_LOG_INTERVAL, _throttle, outages_forget
+from bankapi.ops.outages import OUTAGE_LOG_INTERVAL, _throttle, outages_forget
 from tests.ops.test_outages import _refused, database_away
 from tests.proof.processes import free_port
 

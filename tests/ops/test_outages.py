@@ -19,7 +19,7 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 from rest_framework.test import APIClient
 
-from bankapi.outages import database_unavailable, failure_log, outages_forget
+from bankapi.ops.outages import database_unavailable, failure_log, outages_forget
 from batches.models import Batch
 from tests.batches.conftest import payment
 from tests.batches.helpers import batch_submitted

@@ -74,7 +74,7 @@ def test_under_the_deployment_settings_probes_by_address_answer_over_plain_http(
         **production_variables(tmp_path),
         "METRICS_TOKEN": "scrape-token",
         "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
-        "DJANGO_SETTINGS_MODULE": "bankapi.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "BANKAPI_ENV": "production",
         "PATH": "/usr/bin:/bin",
     }

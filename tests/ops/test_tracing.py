@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 from rest_framework.test import APIClient
 
-from bankapi.tracing import tracing_start, tracing_stop
+from bankapi.ops.tracing import tracing_start, tracing_stop
 from events.endpoints import endpoint_create
 from tests.conftest import ON_POSTGRES
 from tests.payments.conftest import payments_url
@@ -108,7 +108,7 @@ def _middleware_after_startup(**env: str) -> str:
         "any(m.startswith('opentelemetry.instrumentation') for m in sys.modules))"
     )
     environment = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    environment.update(DJANGO_SETTINGS_MODULE="bankapi.settings", **env)
+    environment.update(DJANGO_SETTINGS_MODULE="config.settings", **env)
     done = subprocess.run(  # noqa: S603
         [sys.executable, "-c", code],
         cwd=settings.BASE_DIR,

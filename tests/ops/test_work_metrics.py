@@ -8,7 +8,7 @@ import redis
 from django.conf import settings
 from django.utils import timezone
 
-from bankapi.metrics import celery_queues
+from bankapi.ops.metrics import celery_queues
 from payments.models import PaymentRequest
 from payments.tasks import settle_pending_payments
 from tests.conftest import requires_redis

@@ -14,7 +14,7 @@ from batches.rules import parse_amount
 from payments.fields import AmountField
 from payments.formats import CENT, MAX_AMOUNT, POSITIVE_AMOUNT_PATTERN
 from payments.serializers import PaymentCreateSerializer
-from payments.views_fx import FxQuoteQuerySerializer
+from payments.views.fx import FxQuoteQuerySerializer
 
 BENEFICIARY = "0b97c690-4a11-47fc-90ac-a71044d089b6"
 

@@ -21,8 +21,8 @@ from decimal import Decimal
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from bankapi.celery import app as celery_app
 from bankapi.models import IdempotencyRecord
+from config.celery import app as celery_app
 from payments.models import PaymentRequest
 from tests.payments.conftest import payments_url
 

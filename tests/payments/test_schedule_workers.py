@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 from django.conf import settings
 
-from bankapi.celery import app
+from config.celery import app
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
 from payments.payees import Payee, UkAccount
 from payments.services.acceptance import PaymentInstruction

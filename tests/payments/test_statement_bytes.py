@@ -31,7 +31,7 @@ from payments.services.acceptance import PaymentInstruction, payment_accept
 from payments.services.returns import payment_return
 from payments.services.settlement import payment_fail, payment_settle
 from payments.statement_formats import CAMT053_LAYOUT, CAMT053_XSD, CSV_HEADER, CSV_LAYOUT, JSON_LAYOUT
-from payments.views_statements import StatementSerializer
+from payments.views.statements import StatementSerializer
 from tests.payments.conftest import payments_url
 from tests.support.factories import funded_account
 

@@ -1,7 +1,7 @@
 """One table of callers, accounts and beneficiaries, fed to every reading of the
 tenancy rules: the selectors of `bankapi.scope` (ORM queries), the statement that
 reads an account-scoped route's caller with its account and beneficiary
-(`bankapi.api`, SQL), its check in memory, and, for a sample, the route itself.
+(`bankapi.http.api`, SQL), its check in memory, and, for a sample, the route itself.
 
 Every reading must find exactly the rows the selectors find. The one-statement
 read serves customer users only: for them it must answer everything the
@@ -22,8 +22,8 @@ from django.test.utils import CaptureQueriesContext
 
 from authn.models import User
 from authn.tokens import decode_token, tokens_issue, user_for_claims
-from bankapi.api import AccountScopedView, preloaded_account
 from bankapi.errors import ApiError
+from bankapi.http.api import AccountScopedView, preloaded_account
 from bankapi.models import Account, Custodian, Customer, Program
 from bankapi.roles import Role
 from bankapi.scope import Scope, access_account, access_customer, parse_uuid, scope_from_request

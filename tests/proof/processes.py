@@ -109,7 +109,7 @@ class Gunicorn:
             env = {**env, "GUNICORN_BIND": f"127.0.0.1:{self.port}", "WEB_CONCURRENCY": str(workers)}
         self.process = subprocess.Popen(  # noqa: S603
             command or [
-                sys.executable, "-m", "gunicorn", "bankapi.wsgi:application",
+                sys.executable, "-m", "gunicorn", "config.wsgi:application",
                 # The deployment's own settings (metrics directory hooks among them);
                 # the options below win over it.
                 "--config", str(ROOT / "deploy" / "gunicorn.conf.py"),
@@ -178,7 +178,7 @@ class CeleryWorker:
     def start(self) -> None:
         self.process = subprocess.Popen(  # noqa: S603
             self.command or [
-                sys.executable, "-m", "celery", "-A", "bankapi", "worker",
+                sys.executable, "-m", "celery", "-A", "config", "worker",
                 "--pool", "solo", "--queues", f"{self.queue},{self.queue}-webhooks", "--loglevel", "WARNING",
                 "--without-heartbeat", "--without-gossip", "--without-mingle",
             ],

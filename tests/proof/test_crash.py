@@ -144,7 +144,7 @@ def _chaos(web: Gunicorn, worker: CeleryWorker, until: float, kills: Counter) ->
 
 
 def _settler(queue: str, until: float) -> None:
-    from bankapi.celery import app
+    from config.celery import app
 
     while time.monotonic() < until:
         app.send_task("payments.tasks.settle_pending_payments", queue=queue)
@@ -153,7 +153,7 @@ def _settler(queue: str, until: float) -> None:
 
 @requires_redis
 def test_payments_survive_sigkilled_web_and_celery_workers(transactional_db, program, tmp_path):
-    from bankapi.celery import app
+    from config.celery import app
 
     app.conf.task_always_eager = False  # the autouse fixture restores it
     account, token = _production_customer(program)
@@ -296,8 +296,8 @@ def test_a_batch_survives_sigkilled_web_and_celery_workers(transactional_db, pro
     Every valid item is paid exactly once, each payer pays exactly its items' total."""
     import pyotp
 
-    from bankapi.celery import app
     from batches.models import Batch, BatchItem
+    from config.celery import app
 
     app.conf.task_always_eager = False  # the autouse fixture restores it
     custodian = custodian_with_clients(program)

@@ -2,11 +2,11 @@
 that goes where a caller said.
 
 A URL a caller gives (today: webhook endpoints) is fetched only through
-`bankapi.outbound`, which checks where it may point and connects to the address
+`bankapi.ops.outbound`, which checks where it may point and connects to the address
 it checked. Everything else connects to hosts the operator configured in the
 environment. Both lists are found from the source here, so a new HTTP client,
 socket or mailer anywhere in the service fails this file until it is routed
-through `bankapi.outbound` or added below with where its connections go.
+through `bankapi.ops.outbound` or added below with where its connections go.
 """
 
 import ast
@@ -60,14 +60,14 @@ NETWORK_LIBRARIES = (
 )
 
 # The only module that fetches a URL a caller chose.
-GUARDED = "bankapi.outbound"
+GUARDED = "bankapi.ops.outbound"
 
 # module -> (network libraries it imports, where its connections go)
 OPERATOR_CONFIGURED = {
     "authn.services.login": ({"django.core.mail"}, "e-mail codes, through the SMTP host of EMAIL_URL"),
     "onboarding.services.ubos": ({"django.core.mail"}, "UBO e-mails, through the SMTP host of EMAIL_URL"),
     "onboarding.tasks": ({"smtplib"}, "none: catches the SMTP errors of the UBO e-mail to retry it"),
-    "bankapi.outages": (
+    "bankapi.ops.outages": (
         {"redis"},
         "the readiness probe and the metrics' Redis gauge, to REDIS_URL; tells outages apart by their errors",
     ),
@@ -146,7 +146,7 @@ def test_only_the_guarded_module_and_operator_configured_ones_use_the_network():
 
     assert set(users) == {GUARDED, *OPERATOR_CONFIGURED}, (
         "A module started or stopped using the network. Send callers' URLs through "
-        "bankapi.outbound; list a connection to an operator-configured host in OPERATOR_CONFIGURED."
+        "bankapi.ops.outbound; list a connection to an operator-configured host in OPERATOR_CONFIGURED."
     )
     for name, (libraries, _where) in OPERATOR_CONFIGURED.items():
         assert users[name] == libraries, name

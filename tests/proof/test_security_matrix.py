@@ -31,8 +31,8 @@ from rest_framework.test import APIClient
 from authn.authentication import BearerAuthentication
 from authn.models import User
 from authn.tokens import ACCESS, ID
+from bankapi.http.permissions import TokenRequired
 from bankapi.models import Account, Customer
-from bankapi.permissions import TokenRequired
 from bankapi.roles import Role
 from cards.services import card_issue
 from events.models import EventType, WebhookEndpoint

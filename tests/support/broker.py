@@ -3,8 +3,8 @@ request answers when the task it queues after commit cannot be published."""
 
 import pytest
 
-from bankapi.celery import app
-from bankapi.outages import outages_forget
+from bankapi.ops.outages import outages_forget
+from config.celery import app
 from tests.proof.processes import free_port
 
 

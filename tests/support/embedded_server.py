@@ -19,7 +19,7 @@ def embedded_gunicorn(var_dir: Path, **env: str) -> Iterator[int]:
     environment = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
     environment.update(BANKAPI_VAR_DIR=str(var_dir), BANKAPI_ENV="development", PYTHONUNBUFFERED="1", **env)
     server = subprocess.Popen(  # noqa: S603
-        [str(Path(sys.executable).parent / "gunicorn"), "-b", "127.0.0.1:0", "-w", "1", "bankapi.wsgi"],
+        [str(Path(sys.executable).parent / "gunicorn"), "-b", "127.0.0.1:0", "-w", "1", "config.wsgi"],
         cwd=ROOT,
         env=environment,
         stdout=subprocess.PIPE,

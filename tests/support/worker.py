@@ -1,4 +1,4 @@
-"""Real `celery -A bankapi worker` processes for the worker tests (PostgreSQL and
+"""Real `celery -A config worker` processes for the worker tests (PostgreSQL and
 Redis: skipped without them), reading queues of their own (a default one and a
 webhooks one) against the test database, so tests running at once never take
 each other's tasks."""
@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from django.conf import settings
 from django.db import connection
 
-from bankapi.celery import app
+from config.celery import app
 
 
 def database_url() -> str:
@@ -41,7 +41,7 @@ class Workers:
             "CELERY_WEBHOOKS_QUEUE": self.webhooks_queue,
             **self.env,
         }
-        command = [sys.executable, "-m", "celery", "-A", "bankapi", "worker", "--pool=solo"]
+        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo"]
         command += ["--loglevel=WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"]
         command += [
             "-Q",

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from bankapi.crypto import field_keys
-from bankapi.key_rotation import BATCH_SIZE, encrypted_models, model_keys_rotate
 from bankapi.management.progress import progress
+from bankapi.ops.key_rotation import BATCH_SIZE, encrypted_models, model_keys_rotate
 
 
 class Command(BaseCommand):

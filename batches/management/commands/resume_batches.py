@@ -3,8 +3,8 @@ from datetime import timedelta
 from django.core.management.base import BaseCommand, CommandError
 
 from bankapi.management.progress import progress
-from batches.services.drafts import draft_verify, drafts_stalled
 from batches.services.processing import batch_process, batches_stalled
+from batches.services.verification import draft_verify, drafts_stalled
 from batches.tasks import STALLED_AFTER
 
 
