@@ -265,7 +265,7 @@ class Account(TenantOwned):
     # What the account's open holds (`payments.models.Hold`) set aside: money
     # promised to payments still to come (a batch's items from funding until each
     # is paid or its hold released). Not a booking: it lowers what the account
-    # may spend (its available balance, `balance - held`) and nothing else.
+    # may spend (its available balance, `Account.available_of`) and nothing else.
     # Changed only with the holds, under the account's row lock.
     held = models.DecimalField(**MONEY, default=ZERO, editable=False)
 
@@ -342,10 +342,23 @@ class Account(TenantOwned):
         # Deferred fields are not in __dict__: leave them unread.
         return {name: self.__dict__[name] for name in self.LEDGER_FIELDS if name in self.__dict__}
 
+    @staticmethod
+    def available_of(balance: Decimal, held: Decimal) -> Decimal:
+        """What an account whose balance is `balance` and whose open holds set
+        aside `held` may spend: the one definition of the available balance.
+        `available_sql` writes it over a row's columns, for the ledger's
+        conditional UPDATE (`payments.decision.funds_sql`)."""
+        return balance - held
+
+    @staticmethod
+    def available_sql(balance_column: str, held_column: str) -> str:
+        """`available_of` over an account row's columns."""
+        return f"{balance_column} - {held_column}"
+
     @property
     def available(self) -> Decimal:
         """What the account may spend now: its balance less its open holds."""
-        return self.balance - self.held
+        return self.available_of(self.balance, self.held)
 
     def clean(self) -> None:
         errors: dict[str, str | None] = {}

@@ -27,4 +27,4 @@ def held_as_of(account: Account, moment: datetime) -> Decimal:
 
 def available_as_of(account: Account, balance: Decimal, moment: datetime) -> Decimal:
     """The available balance at `moment` of an account whose ledger balance then was `balance`."""
-    return balance - held_as_of(account, moment)
+    return Account.available_of(balance, held_as_of(account, moment))
