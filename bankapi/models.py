@@ -22,6 +22,7 @@ from bankapi.codes import (
     normalise_iban,
 )
 from bankapi.formats import SINGLE_LINE_TEXT_PATTERN
+from bankapi.funds import available_balance
 from bankapi.tenancy import TENANT
 
 
@@ -262,11 +263,10 @@ class Account(TenantOwned):
     # whatever the clocks of the hosts posting to it: a statement's running
     # balance follows its entries in time order. Internal, never shown.
     last_booked_at = models.DateTimeField(null=True, blank=True, editable=False)
-    # What the account's open holds (`payments.models.Hold`) set aside: money
-    # promised to payments still to come (a batch's items from funding until each
-    # is paid or its hold released). Not a booking: it lowers what the account
-    # may spend (its available balance, `Account.available_of`) and nothing else.
-    # Changed only with the holds, under the account's row lock.
+    # What the account's open holds (`payments.models.Hold`) set aside for
+    # payments still to come (a batch's items, from funding until each is paid or
+    # released). Not a booking: it lowers only what the account may spend
+    # (`bankapi.funds`). Changed only with the holds, under the account's row lock.
     held = models.DecimalField(**MONEY, default=ZERO, editable=False)
 
     # Written only by the ledger's and the limit's own statements, under the
@@ -342,23 +342,10 @@ class Account(TenantOwned):
         # Deferred fields are not in __dict__: leave them unread.
         return {name: self.__dict__[name] for name in self.LEDGER_FIELDS if name in self.__dict__}
 
-    @staticmethod
-    def available_of(balance: Decimal, held: Decimal) -> Decimal:
-        """What an account whose balance is `balance` and whose open holds set
-        aside `held` may spend: the one definition of the available balance.
-        `available_sql` writes it over a row's columns, for the ledger's
-        conditional UPDATE (`payments.decision.funds_sql`)."""
-        return balance - held
-
-    @staticmethod
-    def available_sql(balance_column: str, held_column: str) -> str:
-        """`available_of` over an account row's columns."""
-        return f"{balance_column} - {held_column}"
-
     @property
     def available(self) -> Decimal:
         """What the account may spend now: its balance less its open holds."""
-        return self.available_of(self.balance, self.held)
+        return available_balance(self.balance, self.held)
 
     def clean(self) -> None:
         errors: dict[str, str | None] = {}

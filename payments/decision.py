@@ -35,7 +35,7 @@ from decimal import Decimal
 from typing import Protocol
 
 from bankapi.errors import ApiError, Code, ErrorCode
-from bankapi.models import Account
+from bankapi.funds import available_balance, available_balance_sql
 from payments.errors import PaymentErrorCode
 from payments.models import PaymentRequest, SystemAccount
 
@@ -113,7 +113,7 @@ class Snapshot:
     @property
     def available(self) -> Decimal:
         """What the account may spend: its balance less what its holds set aside."""
-        return Account.available_of(self.balance, self.held)
+        return available_balance(self.balance, self.held)
 
 
 @dataclass(frozen=True)
@@ -290,7 +290,7 @@ def funds_admit(available: Decimal, needs: Decimal) -> bool:
 def funds_sql(balance_column: str, held_column: str, in_cents: Callable[[str], str]) -> str:
     """`funds_admit` over an account row's columns for the ledger's UPDATE, the
     parameter cast (an expression gives it no type to compare as)."""
-    return f"{in_cents(Account.available_sql(balance_column, held_column))} >= CAST(%s AS NUMERIC)"
+    return f"{in_cents(available_balance_sql(balance_column, held_column))} >= CAST(%s AS NUMERIC)"
 
 
 def funds_refusal(account: Snapshot, needs: Decimal, what: str) -> "Refused | None":

@@ -1,6 +1,6 @@
 """The funds rule is one rule: every place that checks it finds the same answer.
 
-What an account may spend (`Account.available_of`: its balance less what its
+What an account may spend (`bankapi.funds.available_balance`: its balance less what its
 holds set aside) must cover what is taken from it (`payments.decision.funds_admit`).
 The decision checks it in Python, the ledger's conditional UPDATE in SQL
 (`payments.decision.funds_sql`, on SQLite rounded to cents), the bulk writer and
