@@ -22,6 +22,7 @@ from bankapi.codes import (
     normalise_iban,
 )
 from bankapi.formats import SINGLE_LINE_TEXT_PATTERN
+from bankapi.funds import available_balance
 from bankapi.tenancy import TENANT
 
 
@@ -262,11 +263,10 @@ class Account(TenantOwned):
     # whatever the clocks of the hosts posting to it: a statement's running
     # balance follows its entries in time order. Internal, never shown.
     last_booked_at = models.DateTimeField(null=True, blank=True, editable=False)
-    # What the account's open holds (`payments.models.Hold`) set aside: money
-    # promised to payments still to come (a batch's items from funding until each
-    # is paid or its hold released). Not a booking: it lowers what the account
-    # may spend (its available balance, `balance - held`) and nothing else.
-    # Changed only with the holds, under the account's row lock.
+    # What the account's open holds (`payments.models.Hold`) set aside for
+    # payments still to come (a batch's items, from funding until each is paid or
+    # released). Not a booking: it lowers only what the account may spend
+    # (`bankapi.funds`). Changed only with the holds, under the account's row lock.
     held = models.DecimalField(**MONEY, default=ZERO, editable=False)
 
     # Written only by the ledger's and the limit's own statements, under the
@@ -345,7 +345,7 @@ class Account(TenantOwned):
     @property
     def available(self) -> Decimal:
         """What the account may spend now: its balance less its open holds."""
-        return self.balance - self.held
+        return available_balance(self.balance, self.held)
 
     def clean(self) -> None:
         errors: dict[str, str | None] = {}

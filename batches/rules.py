@@ -25,7 +25,7 @@ from bankapi.models import Account
 from batches.payees import ItemPayee
 from batches.sent import CheckedPayment, SentAccount, SentPayee, SentPayer, SentPayment
 from payments.decision import currency_refusal
-from payments.formats import AMOUNT, MAX_AMOUNT, REFERENCE_MAX
+from payments.formats import AMOUNT, MAX_AMOUNT
 from payments.rules import account_reference_error
 
 MAX_PAYMENTS = 10_000
@@ -389,12 +389,7 @@ def _reference(reference: Any, payer: Account | None, reasons: list[str]) -> Non
     (`payments.rules`); without a payer (itself a reason) only the longest
     reference any account takes."""
     reference = reference if isinstance(reference, str) else ""
-    if payer is not None:
-        error = account_reference_error(payer, reference)
-    elif len(reference) > REFERENCE_MAX:
-        error = f"Must be at most {REFERENCE_MAX} characters."
-    else:
-        error = single_line_text_problem(reference)
+    error = account_reference_error(payer, reference)
     if error is not None:
         reasons.append(f"reference: {error}")
 

@@ -22,17 +22,20 @@ reaches the program's review threshold, else PENDING.
 The decision is made in two steps so that the single-payment writer can apply it
 in one statement: `plan` needs no account row (limits, fee, review, legs, the
 day), and `Plan.decide` checks the row against the plan's two requirements, the
-funds (`Plan.needs`) and the day's count (`DailyCount`). The daily count is
-also written here as SQL (`DailyCount.sql`), from the same expressions, for the
-ledger's conditional UPDATE: the rule exists once.
+funds (`Plan.needs`) and the day's count (`DailyCount`). The daily count and
+the funds are also written here as SQL (`DailyCount.sql`, `funds_sql`), from
+the same expressions, for the ledger's conditional UPDATE: each rule exists
+once.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Protocol
 
 from bankapi.errors import ApiError, Code, ErrorCode
+from bankapi.funds import available_balance, available_balance_sql
 from payments.errors import PaymentErrorCode
 from payments.models import PaymentRequest, SystemAccount
 
@@ -110,7 +113,7 @@ class Snapshot:
     @property
     def available(self) -> Decimal:
         """What the account may spend: its balance less what its holds set aside."""
-        return self.balance - self.held
+        return available_balance(self.balance, self.held)
 
 
 @dataclass(frozen=True)
@@ -273,13 +276,30 @@ class Plan:
         )
 
 
+def payment_needs(debit: Decimal, fee: Decimal) -> Decimal:
+    """What a payment takes from its account: its debit plus its fee (what a
+    batch holds for each of its payments)."""
+    return debit + fee
+
+
+def funds_admit(available: Decimal, needs: Decimal) -> bool:
+    """Rule 4: an account with `available` to spend can pay `needs`."""
+    return available >= needs
+
+
+def funds_sql(balance_column: str, held_column: str, in_cents: Callable[[str], str]) -> str:
+    """`funds_admit` over an account row's columns for the ledger's UPDATE, the
+    parameter cast (an expression gives it no type to compare as)."""
+    return f"{in_cents(available_balance_sql(balance_column, held_column))} >= CAST(%s AS NUMERIC)"
+
+
 def funds_refusal(account: Snapshot, needs: Decimal, what: str) -> "Refused | None":
     """Rule 4, the funds: an account with less than `needs` available is
     refused; `what` says what needs it ("this payment needs 10.00 (...)").
     Also the rule of a batch's funding hold, which takes a payer's items at
     once. A payment paid from its own hold is decided on the account with that
     hold released (the hold is what pays it)."""
-    if account.available >= needs:
+    if funds_admit(account.available, needs):
         return None
     held = f" ({account.balance:.2f} less {account.held:.2f} held)" if account.held else ""
     return Refused(
@@ -319,7 +339,7 @@ def plan(rules: Rules, instruction: Instruction, *, account_currency: str, now: 
     deferred = fee if isinstance(fee, Refused) else None
     fee = ZERO if isinstance(fee, Refused) else fee
     legs = [
-        DecidedLeg(ACCOUNT, -(debit + fee), account_currency),
+        DecidedLeg(ACCOUNT, -payment_needs(debit, fee), account_currency),
         DecidedLeg(SystemAccount.Kind.CLEARING, instruction.amount, instruction.currency),
     ]
     if instruction.converted:

@@ -11,6 +11,7 @@ import re
 
 from bankapi.formats import single_line_text_problem
 from bankapi.models import Account
+from payments.formats import REFERENCE_MAX
 from payments.payees import Payee
 
 
@@ -22,11 +23,19 @@ def _reference_charset(pattern: str) -> re.Pattern:
     return re.compile(pattern)
 
 
-def account_reference_error(account: Account, reference: str) -> str | None:
+def account_reference_error(account: Account | None, reference: str) -> str | None:
     """Why the account refuses this statement reference, if it does: the rule of
-    every payment from it, single, scheduled or in a batch."""
-    if not account.reference_min <= len(reference) <= account.reference_max:
-        return f"Must be {account.reference_min} to {account.reference_max} characters for this account."
+    every payment from it, single, scheduled or in a batch. No account takes
+    more than the REFERENCE_MAX characters a payment carries, whatever its own
+    maximum says. Without an account (a batch item whose payer is unknown, a
+    reason of its own) only what every account refuses is refused."""
+    if account is None:
+        if len(reference) > REFERENCE_MAX:
+            return f"Must be at most {REFERENCE_MAX} characters."
+        return single_line_text_problem(reference)
+    longest = min(account.reference_max, REFERENCE_MAX)
+    if not account.reference_min <= len(reference) <= longest:
+        return f"Must be {account.reference_min} to {longest} characters for this account."
     problem = single_line_text_problem(reference)
     if problem:
         return problem

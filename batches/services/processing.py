@@ -33,7 +33,7 @@ from bankapi.models import Program
 from bankapi.ops.metrics import BATCH_ITEMS
 from batches.events import batch_event
 from batches.models import Batch, BatchItem
-from payments.decision import Refused
+from payments.decision import Refused, payment_needs
 from payments.ledger import HoldOrder
 from payments.services.held import HeldPayment, fee_per_payment, funds_hold, payments_accept_held
 
@@ -104,8 +104,9 @@ def batch_fund(batch_id: str) -> None:
 
 
 def _hold_orders(batch: Batch, items: QuerySet[BatchItem], fee: Decimal) -> list[HoldOrder]:
-    """One hold per item, its amount and fee. An item's first hold takes the
-    item's id, so funding links them all in one UPDATE."""
+    """One hold per item, of what its payment needs (`payments.decision.payment_needs`:
+    its amount and fee). An item's first hold takes the item's id, so funding
+    links them all in one UPDATE."""
     orders = []
     for item_id, account_id, amount, index in items.values_list("id", "account_id", "amount", "index"):
         # Only valid items are QUEUED, and a valid item has a payer and an amount.
@@ -113,7 +114,10 @@ def _hold_orders(batch: Batch, items: QuerySet[BatchItem], fee: Decimal) -> list
             raise ValueError(f"Batch item {item_id} is queued without a payer or an amount.")
         orders.append(
             HoldOrder(
-                id=item_id, account_id=account_id, amount=amount + fee, memo=f"Batch {batch.id} item {index}"
+                id=item_id,
+                account_id=account_id,
+                amount=payment_needs(amount, fee),
+                memo=f"Batch {batch.id} item {index}",
             )
         )
     return orders

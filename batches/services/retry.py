@@ -25,10 +25,10 @@ from bankapi.models import Program
 from bankapi.tasks import task_publish_after_commit
 from batches.models import Batch, BatchItem
 from batches.services.processing import item_failure
-from payments.decision import Instruction, Refused, Rules, Snapshot, decide
+from payments.decision import Instruction, Refused, Rules, Snapshot, decide, payment_needs
 from payments.errors import PaymentErrorCode
 from payments.ledger import HoldOrder, lock_accounts
-from payments.services.held import fee_per_payment, funds_hold
+from payments.services.held import funds_hold
 
 # The refusals after submit that a retry may answer differently: money or a
 # day's limit may have come back since.
@@ -84,7 +84,7 @@ def batch_item_retry(*, item: BatchItem) -> BatchItem:
         hold = HoldOrder(
             id=uuid.uuid4(),
             account_id=instruction.account_id,
-            amount=instruction.amount + fee_per_payment(program),
+            amount=payment_needs(decided.debit, decided.fee),
             memo=f"Batch {batch.id} item {locked.index} retry",
         )
         refusal = funds_hold([hold])[instruction.account_id]

@@ -16,7 +16,7 @@ from django.db.models import Func
 from django.utils import timezone
 
 from bankapi.models import ZERO, Account
-from payments.decision import DailyCount
+from payments.decision import DailyCount, funds_sql
 from payments.formats import CENT
 from payments.ledger.legs import LedgerError, Outbound
 
@@ -73,11 +73,9 @@ def balance_sql(connection: Any) -> tuple[str, str]:
         day, total, booked = name("outbound_day"), name("outbound_total"), name("last_booked_at")
         book = f"{booked} = CASE WHEN {booked} > %s THEN {booked} ELSE %s END"
         cents = money_in_cents_sql(connection)
-        # What the account may spend (its balance less its open holds) is at least
-        # the parameter: an expression, unlike a column, gives a parameter no type
-        # to compare as (SQLite would compare a number with text), so it is cast.
-        held = name("held")
-        available = f"{cents(f'{balance} - {held}')} >= CAST(%s AS NUMERIC)"
+        # The decision's funds rule: what the account may spend (its balance
+        # less its open holds) is at least the parameter.
+        available = funds_sql(balance, name("held"), cents)
         plain = (
             f"UPDATE {table} SET {balance} = {cents(f'{balance} + %s')}, {book} "  # noqa: S608
             f"WHERE {key} = %s AND {available} RETURNING {balance}, {booked}"

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from bankapi.models import ZERO, Account
+from payments.decision import funds_admit
 from payments.ledger.legs import Counterparty, LedgerError, Leg, RequestRef, check_balanced
 from payments.ledger.statement_lines import leg_posting
 from payments.models import LedgerPosting, LedgerTransaction
@@ -59,7 +60,7 @@ def ledger_post_many(
                     raise LedgerError(f"Account {leg.account.id} is not locked by the caller")
                 changes[leg.account.id] += leg.amount
     for account_id, change in changes.items():
-        if locked[account_id].available + change < 0:
+        if not funds_admit(locked[account_id].available, -change):
             raise LedgerError(f"Account {account_id} would spend more than it has available")
     entries = LedgerTransaction.objects.bulk_create(
         LedgerTransaction(program_id=program_id, sandbox=sandbox, kind=m.kind, key=m.key, memo=m.memo[:200])

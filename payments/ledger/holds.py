@@ -22,6 +22,7 @@ from django.db import transaction
 from django.db.models import Case, DateTimeField, Value, When
 
 from bankapi.models import ZERO, Account
+from payments.decision import funds_admit
 from payments.ledger.legs import LedgerError
 from payments.models import Hold
 
@@ -61,7 +62,7 @@ def holds_place(orders: list[HoldOrder], *, locked: dict[uuid.UUID, Account], no
             raise LedgerError(f"A hold of {order.amount} is not a hold")
         totals[order.account_id] += order.amount
     for account_id, total in totals.items():
-        if locked[account_id].available < total:
+        if not funds_admit(locked[account_id].available, total):
             raise LedgerError(
                 f"Account {account_id} cannot hold {total}: {locked[account_id].available} available"
             )

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from django.db.models import Q, Sum
 
+from bankapi.funds import available_balance
 from bankapi.models import ZERO, Account
 from payments.formats import CENT
 from payments.models import Hold
@@ -27,4 +28,4 @@ def held_as_of(account: Account, moment: datetime) -> Decimal:
 
 def available_as_of(account: Account, balance: Decimal, moment: datetime) -> Decimal:
     """The available balance at `moment` of an account whose ledger balance then was `balance`."""
-    return balance - held_as_of(account, moment)
+    return available_balance(balance, held_as_of(account, moment))

@@ -10,10 +10,11 @@ as it was: the money did leave that day.
 
 from django.db import transaction
 
+from bankapi.models import ZERO
 from events.models import EventType
 from payments.events import payment_request_event
 from payments.ledger import Leg, RequestRef, ledger_post_once, statement_entry_credit, system_account_for
-from payments.models import LedgerTransaction, PaymentRequest, SystemAccount
+from payments.models import LedgerPosting, LedgerTransaction, PaymentRequest, SystemAccount
 from payments.services.settlement import locked_request
 
 # The ISO 20022 return reason codes (ExternalReturnReason1Code) a return may carry.
@@ -32,27 +33,38 @@ RETURN_REASON_CODES: dict[str, str] = {
 }
 
 
+def _kind(posting: LedgerPosting) -> str | None:
+    """The kind of system account a posting moves (None: a customer account's)."""
+    return posting.system_account.kind if posting.system_account else None
+
+
 def _return_legs(request: PaymentRequest) -> list[Leg]:
-    """The amount comes back from outside in the payment's currency; the payer
-    gets what left the account for it, in the account's (through the FX
-    position when the two differ, so each currency still balances)."""
-    account = request.account
-    external = system_account_for(
-        request.program_id, request.sandbox, SystemAccount.Kind.EXTERNAL, request.currency
-    )
-    legs = [
-        Leg(amount=-request.amount, currency=request.currency, system_account=external),
-        Leg(amount=request.debit_amount, currency=account.currency, account=account),
-    ]
-    if request.currency != account.currency:
-        fx_paid, fx_account = (
-            system_account_for(request.program_id, request.sandbox, SystemAccount.Kind.FX, currency)
-            for currency in (request.currency, account.currency)
+    """The payment's acceptance postings given back as a reversal gives them
+    back (each negated), but for what stays where it went: the fee (its
+    postings are left out, and the payer's credit is less them). The payee's
+    amount comes back from outside, where settlement moved it from clearing.
+    A converted payment's FX legs are undone with the rest, so each currency
+    still balances."""
+    postings = list(request.acceptance.postings.select_related("account", "system_account").order_by("id"))
+    fee = sum((posting.amount for posting in postings if _kind(posting) == SystemAccount.Kind.FEES), ZERO)
+    legs = []
+    for posting in postings:
+        kind = _kind(posting)
+        if kind == SystemAccount.Kind.FEES:
+            continue
+        system = posting.system_account
+        if kind == SystemAccount.Kind.CLEARING:
+            system = system_account_for(
+                request.program_id, request.sandbox, SystemAccount.Kind.EXTERNAL, posting.currency
+            )
+        legs.append(
+            Leg(
+                amount=-posting.amount - (fee if posting.account is not None else ZERO),
+                currency=posting.currency,
+                account=posting.account,
+                system_account=system,
+            )
         )
-        legs += [
-            Leg(amount=request.amount, currency=request.currency, system_account=fx_paid),
-            Leg(amount=-request.debit_amount, currency=account.currency, system_account=fx_account),
-        ]
     return legs
 
 

@@ -89,6 +89,32 @@ def test_operations_retry_a_failed_item_once_its_payer_has_funds(
     assert LogEntry.objects.filter(object_id=str(short.id), change_message__startswith="Retried").exists()
 
 
+def test_a_retry_holds_what_the_payment_needs_its_fee_included(
+    staff_client, short_batch, django_capture_on_commit_callbacks
+):
+    """The retry's hold is what the decision finds the payment needs (amount
+    and fee), as the batch's funding holds; the payment then spends exactly it."""
+    _, poor, short, _ = short_batch
+    Program.objects.filter(id=poor.program_id).update(fee_per_payment=Decimal("0.75"))
+    ledger_fund_account(poor, Decimal("100.00"), key=f"test:{uuid.uuid4()}")
+    client = staff_client("operations")
+
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        _retry(client, [short])
+    short.refresh_from_db()
+    held = (short.status, short.hold.amount, Account.objects.get(id=poor.id).held)
+    for callback in queued:
+        callback()
+
+    assert held == ("QUEUED", Decimal("50.75"), Decimal("50.75"))
+    short.refresh_from_db()
+    assert short.status == "SUCCESS"
+    assert (Account.objects.get(id=poor.id).balance, Account.objects.get(id=poor.id).held) == (
+        Decimal("54.25"),
+        Decimal("0.00"),
+    )
+
+
 def test_a_retry_the_payer_still_cannot_fund_leaves_the_item_failed(
     staff_client, short_batch, django_capture_on_commit_callbacks
 ):

@@ -13,6 +13,7 @@ from events.models import Event
 from payments.models import PaymentRequest
 from payments.services.limits import account_limits
 from tests.payments.conftest import balance, payments_url
+from tests.payments.test_international_transfers import position, quote, transfer
 from tests.payments.test_settlement import accept, settle_url, system_total
 
 
@@ -118,3 +119,41 @@ def test_an_operator_records_a_return_with_its_reason_code(api, client, customer
     assert done.status_code == 302
     assert PaymentRequest.objects.get(id=request.id).status == "RETURNED"
     assert PaymentRequest.objects.get(id=request.id).return_movement.memo == "AC06"
+
+
+def _movement(entry) -> list[tuple[str, Decimal, str]]:
+    """A movement's postings as (holder, amount, currency): ACCOUNT or the kind of system account."""
+    postings = entry.postings.select_related("system_account")
+    return sorted(
+        (p.system_account.kind if p.system_account else "ACCOUNT", p.amount, p.currency) for p in postings
+    )
+
+
+@pytest.mark.usefixtures("fx_rates")
+@pytest.mark.parametrize("fee", ["0.00", "0.50"])
+def test_a_converted_payment_returns_through_the_fx_position_and_keeps_its_fee(
+    api, customer_auth, account, beneficiary, fee
+):
+    """A return undoes the payment's acceptance as a reversal does, from its
+    postings, but for the fee: the payer gets back what left the account for
+    the payment, in its own currency, the payee's amount comes back from
+    outside in the payment's, and the FX position is where it was before."""
+    Program.objects.filter(id=account.program_id).update(fee_per_payment=Decimal(fee))
+    given = quote(api, customer_auth, account, "100.00")
+    sent = transfer(api, customer_auth, account, beneficiary, given["quoteId"])
+    assert sent.status_code == 200, sent.json()
+    request = PaymentRequest.objects.get(id=sent.json()["data"]["internationalTransfer"]["requestId"])
+    assert api.post(settle_url(request), **customer_auth).status_code == 200
+
+    response = api.post(settle_url(request, "return"), {"reasonCode": "AC04"}, format="json", **customer_auth)
+
+    assert response.status_code == 200
+    returned = PaymentRequest.objects.get(id=request.id)
+    paid, sold = request.amount, request.debit_amount
+    assert _movement(returned.return_movement) == sorted(
+        [("ACCOUNT", sold, "GBP"), ("EXTERNAL", -paid, "EUR"), ("FX", paid, "EUR"), ("FX", -sold, "GBP")]
+    )
+    assert balance(account) == Decimal("100000.00") - Decimal(fee)
+    assert position(account, "FX", "GBP") == position(account, "FX", "EUR") == 0
+    assert position(account, "EXTERNAL", "EUR") == 0
+    assert position(account, "FEES", "GBP") == Decimal(fee)
