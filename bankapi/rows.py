@@ -21,6 +21,8 @@ from django.db.models import signals
 from django.db.models.expressions import Col
 from django.db.models.fields import AutoFieldMixin
 
+from bankapi.row_objects import row_loaded
+
 
 @dataclass(frozen=True)
 class Part:
@@ -98,7 +100,7 @@ class JoinedSelect:
             for index, (functions, expression) in enumerate(converters):
                 for convert in functions:
                     values[index] = convert(values[index], expression, connection)
-            found.append(part.model.from_db(connection.alias, attnames, values))
+            found.append(row_loaded(part.model, connection.alias, attnames, values))
         return found
 
 
@@ -290,11 +292,17 @@ def insert_select_sql(
             sql += f" RETURNING {name(str(generated.column))}"
         cached = _INSERT_SELECTS[slot] = (sql, per_row)
     sql, per_row = cached
-    params = [
-        db_value(f, kept, getattr(row, attname), connection)
-        for row, fields in zip(rows, per_row, strict=True)
-        for f, attname, kept in fields
-    ]
+    params: list[Any] = []
+    for row, written in zip(rows, per_row, strict=True):
+        # An unsaved row holds every field's value in its __dict__ (no descriptor read).
+        stored = row.__dict__
+        for f, attname, kept in written:
+            value = stored[attname] if attname in stored else getattr(row, attname)
+            kind = type(value)
+            if value is None or (kind is kept and kind is not Decimal and kind is not datetime):
+                params.append(value)
+            else:
+                params.append(db_value(f, kept, value, connection))
     return sql, params
 
 
@@ -303,8 +311,15 @@ def rows_pre_save(rows: Sequence[models.Model]) -> None:
     `auto_now_add` times): for rows whose values are read before
     `insert_select_sql` writes them."""
     for row in rows:
-        for f in type(row)._meta.concrete_fields:
+        for f in _saving_fields(type(row)):
             f.pre_save(row, add=True)
+
+
+@cache
+def _saving_fields(model: type[models.Model]) -> list[models.Field]:
+    """The fields whose `pre_save` does more than read the value (Django's own
+    `Field.pre_save` only reads it): an `auto_now` time, a file's name."""
+    return [f for f in model._meta.concrete_fields if type(f).pre_save is not models.Field.pre_save]
 
 
 def rows_stored(rows: Sequence[models.Model], connection: Any) -> None:

@@ -39,6 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=int, default=30, help="payments before timing (30)")
     parser.add_argument("--profile", action="store_true", help="then the same payments under cProfile")
     parser.add_argument("--top", type=int, default=40, help="functions listed per profile table (40)")
+    parser.add_argument("--dump", metavar="FILE", help="with --profile: also write it there (pstats)")
     args = parser.parse_args(argv)
 
     database_url = os.environ.get("BENCH_DATABASE_URL") or os.environ.get("DATABASE_URL")
@@ -82,6 +83,8 @@ def main(argv: list[str] | None = None) -> None:
         for _ in range(args.payments):
             pay()
         profile.disable()
+        if args.dump:
+            profile.dump_stats(args.dump)
         for order in ("tottime", "cumulative"):
             out = io.StringIO()
             pstats.Stats(profile, stream=out).strip_dirs().sort_stats(order).print_stats(args.top)
