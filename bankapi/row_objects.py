@@ -19,7 +19,8 @@ way whenever the model is plain:
   fills), with no private (virtual) field;
 - for `row_new`, every keyword names a concrete field (by name, or by attname
   for a value that is not an object); for `row_loaded`, the model's `from_db`
-  is Django's own.
+  is Django's own, or Django's then the model's `after_load()`
+  (`from_db_then_after_load`).
 
 Anything else is handed to `Model(**values)` or `Model.from_db`, so the answer
 is always the one Django would give (tests/kernel/test_row_objects.py holds the
@@ -117,6 +118,8 @@ def _plan(model: type[models.Model]) -> _Plan | None:
 
 
 def _signalled(model: type[models.Model]) -> bool:
+    if not pre_init.receivers and not post_init.receivers:
+        return False  # nothing connected to either, for any model (no lookup per model)
     return pre_init.has_listeners(model) or post_init.has_listeners(model)
 
 
@@ -158,16 +161,30 @@ def row_new(model: type[M], /, **values: Any) -> M:
     return row
 
 
+def from_db_then_after_load(cls: type[M], db: str, field_names: Sequence[str], values: Sequence[Any]) -> M:
+    """The `from_db` of a model that does more on loading than Django does:
+    Django's own, then the model's `after_load()`. A model's `from_db` of its
+    own is this or makes its objects `row_loaded`'s to make by Django."""
+    row: Any = models.Model.from_db.__func__(cls, db, field_names, values)  # type: ignore[attr-defined]
+    row.after_load()
+    return cast(M, row)
+
+
 def row_loaded(model: type[M], db: str, attnames: Sequence[str], values: Sequence[Any]) -> M:
     """`model.from_db(db, attnames, values)`, made directly when the model is
-    plain (see the module): `attnames` in the model's field order, the others
-    left to load on first use."""
+    plain (see the module; a model's own `from_db` may be
+    `from_db_then_after_load`): `attnames` in the model's field order, the
+    others left to load on first use."""
     plan = _plan(model)
-    if plan is None or model.from_db.__func__ is not models.Model.from_db.__func__ or _signalled(model):  # type: ignore[attr-defined]
+    loader = model.from_db.__func__  # type: ignore[attr-defined]
+    after_load = loader is from_db_then_after_load
+    if plan is None or (loader is not models.Model.from_db.__func__ and not after_load) or _signalled(model):  # type: ignore[attr-defined]
         return model.from_db(db, list(attnames), list(values))
-    row = model.__new__(model)
+    row: Any = model.__new__(model)
     state = row._state = ModelState()
     state.adding = False
     state.db = db
     row.__dict__.update(zip(attnames, values, strict=True))
-    return row
+    if after_load:
+        row.after_load()
+    return cast(M, row)

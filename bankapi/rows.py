@@ -221,17 +221,19 @@ def _as_it_is(field: models.Field, vendor: str) -> type | None:
     """The Python type whose values `field` stores as they are on PostgreSQL, if any."""
     if vendor != "postgresql":
         return None
-    target = getattr(field, "target_field", field) if field.is_relation and field.many_to_one else field
+    to_one = field.is_relation and (field.many_to_one or field.one_to_one)
+    target = getattr(field, "target_field", field) if to_one else field
     return _AS_THEY_ARE.get(type(target))
 
 
 def db_value(field: models.Field, kept: type | None, value: Any, connection: Any) -> Any:
     """`field.get_db_prep_save(value, connection)` on PostgreSQL, where `kept`
     is `_as_it_is(field)`: a value of that type (a finite Decimal, an aware
-    datetime) or None is the answer itself; anything else is asked of the field."""
+    datetime; for text, any str, a choice's member included) or None is the
+    answer itself; anything else is asked of the field."""
     if value is None:
         return None
-    if type(value) is kept:
+    if type(value) is kept or (kept is str and isinstance(value, str)):
         if isinstance(value, Decimal):
             if value.is_finite():
                 return value
@@ -300,7 +302,7 @@ def insert_select_sql(
             value = stored[attname] if attname in stored else getattr(row, attname)
             kind = type(value)
             if value is None or (kind is kept and kind is not Decimal and kind is not datetime):
-                params.append(value)
+                params.append(value)  # as `db_value` would answer, without the call
             else:
                 params.append(db_value(f, kept, value, connection))
     return sql, params
