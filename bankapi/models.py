@@ -23,6 +23,7 @@ from bankapi.codes import (
 )
 from bankapi.formats import SINGLE_LINE_TEXT_PATTERN
 from bankapi.funds import available_balance
+from bankapi.row_objects import from_db_then_after_load
 from bankapi.tenancy import TENANT
 
 
@@ -322,11 +323,7 @@ class Account(TenantOwned):
         super().save(*args, **kwargs)
         self.ledger_values_stored()
 
-    @classmethod
-    def from_db(cls, *args: Any, **kwargs: Any) -> "Account":
-        account = super().from_db(*args, **kwargs)
-        account.ledger_values_stored()
-        return account
+    from_db = classmethod(from_db_then_after_load)  # type: ignore[assignment,var-annotated]  # then after_load
 
     def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
         super().refresh_from_db(*args, **kwargs)
@@ -337,6 +334,8 @@ class Account(TenantOwned):
         loading it, and after a ledger statement wrote them and copied its result
         here."""
         self._stored_ledger_values = self._ledger_values()
+
+    after_load = ledger_values_stored  # what loading an account adds to Django's `from_db`
 
     def _ledger_values(self) -> dict[str, Any]:
         # Deferred fields are not in __dict__: leave them unread.

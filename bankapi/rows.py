@@ -21,6 +21,8 @@ from django.db.models import signals
 from django.db.models.expressions import Col
 from django.db.models.fields import AutoFieldMixin
 
+from bankapi.row_objects import row_loaded
+
 
 @dataclass(frozen=True)
 class Part:
@@ -98,7 +100,7 @@ class JoinedSelect:
             for index, (functions, expression) in enumerate(converters):
                 for convert in functions:
                     values[index] = convert(values[index], expression, connection)
-            found.append(part.model.from_db(connection.alias, attnames, values))
+            found.append(row_loaded(part.model, connection.alias, attnames, values))
         return found
 
 
@@ -219,17 +221,19 @@ def _as_it_is(field: models.Field, vendor: str) -> type | None:
     """The Python type whose values `field` stores as they are on PostgreSQL, if any."""
     if vendor != "postgresql":
         return None
-    target = getattr(field, "target_field", field) if field.is_relation and field.many_to_one else field
+    to_one = field.is_relation and (field.many_to_one or field.one_to_one)
+    target = getattr(field, "target_field", field) if to_one else field
     return _AS_THEY_ARE.get(type(target))
 
 
 def db_value(field: models.Field, kept: type | None, value: Any, connection: Any) -> Any:
     """`field.get_db_prep_save(value, connection)` on PostgreSQL, where `kept`
     is `_as_it_is(field)`: a value of that type (a finite Decimal, an aware
-    datetime) or None is the answer itself; anything else is asked of the field."""
+    datetime; for text, any str, a choice's member included) or None is the
+    answer itself; anything else is asked of the field."""
     if value is None:
         return None
-    if type(value) is kept:
+    if type(value) is kept or (kept is str and isinstance(value, str)):
         if isinstance(value, Decimal):
             if value.is_finite():
                 return value
@@ -290,11 +294,17 @@ def insert_select_sql(
             sql += f" RETURNING {name(str(generated.column))}"
         cached = _INSERT_SELECTS[slot] = (sql, per_row)
     sql, per_row = cached
-    params = [
-        db_value(f, kept, getattr(row, attname), connection)
-        for row, fields in zip(rows, per_row, strict=True)
-        for f, attname, kept in fields
-    ]
+    params: list[Any] = []
+    for row, written in zip(rows, per_row, strict=True):
+        # An unsaved row holds every field's value in its __dict__ (no descriptor read).
+        stored = row.__dict__
+        for f, attname, kept in written:
+            value = stored[attname] if attname in stored else getattr(row, attname)
+            kind = type(value)
+            if value is None or (kind is kept and kind is not Decimal and kind is not datetime):
+                params.append(value)  # as `db_value` would answer, without the call
+            else:
+                params.append(db_value(f, kept, value, connection))
     return sql, params
 
 
@@ -303,8 +313,15 @@ def rows_pre_save(rows: Sequence[models.Model]) -> None:
     `auto_now_add` times): for rows whose values are read before
     `insert_select_sql` writes them."""
     for row in rows:
-        for f in type(row)._meta.concrete_fields:
+        for f in _saving_fields(type(row)):
             f.pre_save(row, add=True)
+
+
+@cache
+def _saving_fields(model: type[models.Model]) -> list[models.Field]:
+    """The fields whose `pre_save` does more than read the value (Django's own
+    `Field.pre_save` only reads it): an `auto_now` time, a file's name."""
+    return [f for f in model._meta.concrete_fields if type(f).pre_save is not models.Field.pre_save]
 
 
 def rows_stored(rows: Sequence[models.Model], connection: Any) -> None:

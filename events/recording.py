@@ -15,6 +15,7 @@ from typing import Any
 from django.db import transaction
 
 from bankapi.ops.logs import log_request_id
+from bankapi.row_objects import row_new
 from bankapi.rows import insert_rows, insert_select_sql, rows_pre_save, rows_stored
 from bankapi.tasks import task_publish, tasks_run_in_process
 from events.models import Event, EventType
@@ -57,7 +58,8 @@ def event_new(
 ) -> Event:
     """An unsaved event, for `events_record`; it keeps the id of the request
     running now, which its fan-out and deliveries log."""
-    return Event(
+    return row_new(
+        Event,
         type=type,
         program_id=program_id,
         sandbox=sandbox,

@@ -30,6 +30,7 @@ from django.db.models import QuerySet
 
 from bankapi.idempotency import FirstUse, StoredResponse
 from bankapi.models import Account
+from bankapi.row_objects import row_new
 from bankapi.rows import fetch_one_bound, insert_rows, insert_select_sql, rows_pre_save, rows_stored
 from events.recording import event_insert_sql, events_written
 from payments.decision import ACCOUNT, Accepted, DailyCount, DecidedLeg, Plan, Snapshot, usage_day
@@ -136,7 +137,8 @@ def payment_work(
 ) -> PaymentWork:
     """The unit of work of a payment the decision accepted (`decided`: its plan,
     or its decision on a locked row)."""
-    request = PaymentRequest(
+    request = row_new(
+        PaymentRequest,
         # Chosen now: the debit's posting names it on the account's statement, in the same INSERT.
         id=request_id or uuid.uuid4(),
         program_id=account.program_id,

@@ -7,7 +7,7 @@ sets `request.auth` to the claims. Here each view declares which token it takes
 route is a 403.
 """
 
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, runtime_checkable
 
 from django.core.exceptions import ImproperlyConfigured
 from rest_framework.permissions import BasePermission
@@ -29,6 +29,18 @@ class TokenRules(Protocol):
     def required_token_use(self, claims: dict[str, Any]) -> str: ...
 
 
+_DECLARES: dict[type, bool] = {}
+
+
+def _declares_token_rules(view: "APIView") -> TypeGuard[TokenRules]:
+    """`isinstance(view, TokenRules)`, asked once per view class (its rules are
+    class attributes: `as_view` sets only names the class already has)."""
+    found = _DECLARES.get(type(view))
+    if found is None:
+        found = _DECLARES[type(view)] = isinstance(view, TokenRules)
+    return found
+
+
 class TokenRequired(BasePermission):
     """The default permission of every DRF view: a view must declare its token rules.
 
@@ -38,7 +50,7 @@ class TokenRequired(BasePermission):
     """
 
     def has_permission(self, request: Request, view: "APIView") -> bool:
-        if not isinstance(view, TokenRules):
+        if not _declares_token_rules(view):
             raise ImproperlyConfigured(
                 f"{type(view).__name__} is protected by TokenRequired but declares no roles and "
                 "required_token_use: derive it from bankapi.http.api.ScopedAPIView or set its permissions."

@@ -19,6 +19,7 @@ from bankapi.crypto import decrypt, encrypt
 from bankapi.errors import ApiError, ErrorCode
 from bankapi.idempotency.keys import Fingerprint, StoredResponse
 from bankapi.models import IdempotencyRecord, Program
+from bankapi.row_objects import row_new
 from bankapi.rows import insert_select_sql, rows_pre_save
 
 IN_PROGRESS_MESSAGE = "A request with this Idempotency-Key is still being processed; retry shortly."
@@ -48,8 +49,12 @@ class KeySlot:
     def record(self, fingerprint: Fingerprint, claimed_at: datetime, **fields: Any) -> IdempotencyRecord:
         """An unsaved record of this key, claimed at `claimed_at` (`fields`: its
         state and answer, when written completed)."""
-        return IdempotencyRecord(
-            **self._fields(), fingerprint=fingerprint.stored(), claimed_at=claimed_at, **fields
+        return row_new(
+            IdempotencyRecord,
+            **self._fields(),
+            fingerprint=fingerprint.stored(),
+            claimed_at=claimed_at,
+            **fields,
         )
 
     def rows(self) -> QuerySet[IdempotencyRecord]:

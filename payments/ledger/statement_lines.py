@@ -6,6 +6,7 @@ import uuid
 from datetime import datetime
 from decimal import Decimal
 
+from bankapi.row_objects import row_new
 from payments.formats import REFERENCE_MAX
 from payments.ledger.legs import Counterparty, Leg, RequestRef
 from payments.models import LedgerPosting, LedgerTransaction
@@ -54,7 +55,8 @@ def leg_posting(
     posting also carries its statement line (`statement_line_facts`) and the
     movement's `counterparty`, if it names one."""
     if leg.account is None:
-        return LedgerPosting(
+        return row_new(
+            LedgerPosting,
             transaction=entry,
             system_account=leg.system_account,
             currency=leg.currency,
@@ -65,7 +67,8 @@ def leg_posting(
     kind, request_id, reference, description = statement_line_facts(
         entry.kind, entry.memo, request.id if request else None, request.reference if request else None
     )
-    return LedgerPosting(
+    return row_new(
+        LedgerPosting,
         transaction=entry,
         account=leg.account,
         currency=leg.currency,

@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from bankapi.models import ZERO, Account
+from bankapi.row_objects import row_new
 from bankapi.rows import insert_select_sql, rows_pre_save, rows_stored
 from payments.formats import CENT
 from payments.ledger.balances import Applied, applied_show, balance_statement, moment
@@ -70,7 +71,7 @@ def ledger_post_steps(
     assert account is not None
     now = movement_now(legs)
     name = connection.ops.quote_name
-    entry = LedgerTransaction(program_id=program_id, sandbox=sandbox, kind=kind, memo=memo[:200])
+    entry = row_new(LedgerTransaction, program_id=program_id, sandbox=sandbox, kind=kind, memo=memo[:200])
     # The customer posting's balance and booking time are the debit's: written
     # from its returned row (placeholders until then).
     placeholder = {account.id: ZERO}

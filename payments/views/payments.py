@@ -1,6 +1,9 @@
 """Payment routes. Views parse and authorise; services decide."""
 
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 from django.http import HttpResponse
@@ -12,11 +15,19 @@ from bankapi.http.api import AccountScopedView, ScopedAPIView, respond_once
 from bankapi.http.responses import ok
 from bankapi.http.schema import envelope, error_responses
 from bankapi.http.serializers import InputSerializer
-from bankapi.idempotency import HEADER, Fingerprint, OwnerKind, StoredResponse, idempotency_key_resolve
+from bankapi.idempotency import (
+    HEADER,
+    Fingerprint,
+    FirstUse,
+    OwnerKind,
+    StoredResponse,
+    idempotency_key_resolve,
+)
+from bankapi.models import Account
 from bankapi.ops.metrics import PAYMENTS
 from bankapi.scope import parse_uuid
 from payments.approval_content import payment_hold
-from payments.models import Beneficiary, PaymentRequest
+from payments.models import Beneficiary, PaymentRequest, ScheduledPayment
 from payments.selectors import (
     sandbox_payment_request,
 )
@@ -117,13 +128,80 @@ def _counted(submission: PaymentSubmission) -> PaymentSubmission:
     return submission
 
 
-def _at_once_counted(done: tuple[PaymentSubmission, StoredResponse] | None) -> StoredResponse | None:
-    """The answer of a payment made in one statement, counted as `_counted` counts."""
-    if done is None:
-        return None
-    submission, response = done
-    _counted(submission)
-    return response
+Checked = tuple[PaymentInstruction, Hold | None]
+
+
+@dataclass(frozen=True)
+class PaymentCreate:
+    """One payment create's steps, as `respond_once` runs them under its key:
+    `checks` builds the instruction from the validated body (its beneficiary
+    resolved: 404) and asks the approval policy whether it is held; then
+    `work_at_once` pays in one statement with the key's record, or `work` pays
+    or schedules it in a transaction (a held one answers 202 instead)."""
+
+    account: Account
+    user_id: uuid.UUID
+    body: dict[str, Any]
+    # The beneficiary read with the caller, if any (`AccountScopedView.preloaded_row`).
+    beneficiary_read: Beneficiary | None
+
+    def fingerprint(self) -> Fingerprint:
+        body = self.body
+        return payment_fingerprint(
+            account=self.account, amount=body["amount"], beneficiary_id=body.get("beneficiaryId")
+        )
+
+    def checks(self) -> Checked:
+        body = self.body
+        quote = body.get("cryptoQuote")
+        instruction = payment_instruction_build(
+            account=self.account,
+            amount=body["amount"],
+            currency=body.get("currency", ""),
+            reference=body["reference"],
+            purpose=body.get("purpose", ""),
+            charge_bearer=body.get("chargeBearer", ""),
+            beneficiary_id=body.get("beneficiaryId"),
+            payee=payee_from_wire(body["payee"]) if "payee" in body else None,
+            virtual_iban=body.get("virtualIban", ""),
+            fee_waived=body.get("feeWaived", False),
+            quote_id=quote["quoteId"] if quote else None,
+            beneficiary_read=self.beneficiary_read,
+        )
+        # The approval policy, before anything moves (it only reads): a held payment answers 202.
+        return instruction, payment_hold(
+            account=self.account, user_id=self.user_id, instruction=instruction, body=body
+        )
+
+    def work(self, checked: Checked) -> PaymentSubmission | StoredResponse:
+        instruction, hold = checked
+        if hold:
+            return approval_hold(hold)
+        return _counted(payment_submit(account=self.account, instruction=instruction, **self._when()))
+
+    def work_at_once(
+        self,
+        checked: Checked,
+        claim: FirstUse | None,
+        rendered: Callable[[PaymentSubmission], StoredResponse],
+    ) -> StoredResponse | None:
+        instruction, hold = checked
+        if hold:
+            return None
+        done = payment_submit_at_once(
+            account=self.account, instruction=instruction, claim=claim, rendered=rendered, **self._when()
+        )
+        if done is None:
+            return None
+        submission, response = done
+        _counted(submission)
+        return response
+
+    def _when(self) -> dict[str, Any]:
+        return {
+            "scheduled_date": self.body.get("scheduledDate"),
+            "frequency": self.body.get("frequency", ScheduledPayment.Frequency.NEVER),
+        }
 
 
 class PaymentCreateView(AccountCreateView):
@@ -181,53 +259,20 @@ class PaymentCreateView(AccountCreateView):
 
     def create(self) -> HttpResponse:
         body = self.validated_body(PaymentCreateSerializer)
-        key = self.idempotency_key(body)
-        crypto_quote = body.get("cryptoQuote")
         read = self.preloaded_row()
-        read_with_caller = read if isinstance(read, Beneficiary) else None
-        when = {"scheduled_date": body.get("scheduledDate"), "frequency": body.get("frequency", "NEVER")}
-
-        def checks() -> tuple[PaymentInstruction, Hold | None]:
-            instruction = payment_instruction_build(
-                account=self.account,
-                amount=body["amount"],
-                currency=body.get("currency", ""),
-                reference=body["reference"],
-                purpose=body.get("purpose", ""),
-                charge_bearer=body.get("chargeBearer", ""),
-                beneficiary_id=body.get("beneficiaryId"),
-                payee=payee_from_wire(body["payee"]) if "payee" in body else None,
-                virtual_iban=body.get("virtualIban", ""),
-                fee_waived=body.get("feeWaived", False),
-                quote_id=crypto_quote["quoteId"] if crypto_quote else None,
-                beneficiary_read=read_with_caller,
-            )
-            # The approval policy, before anything moves (it only reads): a held payment answers 202.
-            return instruction, payment_hold(
-                account=self.account, user_id=self.scope.user_id, instruction=instruction, body=body
-            )
-
+        create = PaymentCreate(
+            account=self.account,
+            user_id=self.scope.user_id,
+            body=body,
+            beneficiary_read=read if isinstance(read, Beneficiary) else None,
+        )
         return self.respond_once(
-            key=key,
-            fingerprint=payment_fingerprint(
-                account=self.account, amount=body["amount"], beneficiary_id=body.get("beneficiaryId")
-            ),
-            checks=checks,
-            work=lambda checked: (
-                approval_hold(checked[1])
-                if checked[1]
-                else _counted(payment_submit(account=self.account, instruction=checked[0], **when))
-            ),
+            key=self.idempotency_key(body),
+            fingerprint=create.fingerprint(),
+            checks=create.checks,
+            work=create.work,
+            work_at_once=create.work_at_once,
             serializer=payment_created_data,
-            work_at_once=lambda checked, claim, rendered: (
-                None
-                if checked[1]
-                else _at_once_counted(
-                    payment_submit_at_once(
-                        account=self.account, instruction=checked[0], claim=claim, rendered=rendered, **when
-                    )
-                )
-            ),
         )
 
 

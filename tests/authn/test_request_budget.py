@@ -234,3 +234,25 @@ def test_with_redis_one_tokens_budget_holds_across_two_server_processes(
     assert within == [200, 200, 200, 200]
     assert over == [429, 429], "each process alone has counted only two"
     assert unaffected == [200, 200]
+
+
+@requires_redis
+def test_with_redis_the_count_goes_on_when_the_server_dropped_the_connection_or_forgot_the_script(
+    settings, monkeypatch
+):
+    from redis import Redis
+
+    from authn.services import request_budget
+    from authn.services.request_budget import _connection, budget_spend
+
+    key = f"test:{uuid.uuid4()}"
+    url = settings.REDIS_URL
+    assert budget_spend(key, limit=3) is None
+    held = _connection(url)
+    held.send_command("CLIENT", "ID")
+    Redis.from_url(url).client_kill_filter(_id=held.read_response())  # the server drops it
+    assert budget_spend(key, limit=3) is None  # counted on a new connection, no error
+    # A server that does not know the script (restarted): EVALSHA refused, the script sent.
+    monkeypatch.setattr(request_budget, "_ADD_ONE_SHA", "0" * 40)
+    assert budget_spend(key, limit=3) is None
+    assert budget_spend(key, limit=3) is not None  # the fourth of three: every one was counted

@@ -12,7 +12,8 @@ from django.conf import settings
 from django.db.backends.postgresql.base import DatabaseWrapper
 
 from bankapi.models import Account, IdempotencyRecord
-from bankapi.rows import _as_it_is, db_value
+from bankapi.row_objects import row_new
+from bankapi.rows import _as_it_is, _written_fields, db_value, insert_select_sql
 from events.models import Event
 from payments.models import LedgerPosting, LedgerTransaction, PaymentRequest
 
@@ -34,6 +35,12 @@ VALUES = [
     datetime(2026, 12, 7, 18, 0),
     date(2026, 12, 7),
     {"a": 1},
+    b"bytes",
+    True,
+    -3,
+    2**40,
+    LedgerTransaction.Kind.PAYMENT,
+    PaymentRequest.Status.PENDING,
 ]
 
 
@@ -82,3 +89,23 @@ def test_every_field_answers_as_django_does(model, postgresql):
 
 def test_other_databases_always_ask_the_field():
     assert all(_as_it_is(field, "sqlite") is None for field in PaymentRequest._meta.concrete_fields)
+
+
+@pytest.mark.filterwarnings("ignore:DateTimeField .* received a naive datetime")
+@pytest.mark.parametrize(
+    "model", [LedgerTransaction, LedgerPosting, PaymentRequest, Event, IdempotencyRecord]
+)
+def test_the_insert_sends_each_value_as_django_would(model, postgresql):
+    # `insert_select_sql` passes some values on without calling `db_value`: the
+    # parameter it sends for each field is still Django's answer.
+    _, written = _written_fields(model)
+    for field in written:
+        for value in VALUES:
+            row = row_new(model)
+            row.__dict__[field.attname] = value
+            try:
+                _, params = insert_select_sql([row], "source", postgresql)
+                ours = ("value", params[written.index(field)])
+            except Exception as error:  # noqa: BLE001 (the kind of refusal is compared)
+                ours = ("refused", type(error))
+            assert repr(ours) == repr(django_answer(field, value, postgresql)), (field.name, value)
