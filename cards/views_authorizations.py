@@ -23,6 +23,8 @@ from cards.authorizations import (
     card_authorize,
     card_status_set,
 )
+from cards.authorizations_at_once import card_authorize_at_once
+from cards.caller_read import CardWithCaller
 from cards.errors import CardErrorCode
 from cards.models import Card, CardAuthorization
 from cards.selectors import card_of
@@ -32,6 +34,7 @@ from cards.serializers_authorizations import (
     CardAuthorizationListSerializer,
     CardAuthorizationSerializer,
     SandboxCardSerializer,
+    card_authorization_data,
 )
 from payments.views_incoming import SANDBOX_IDEMPOTENCY_KEY
 
@@ -51,9 +54,10 @@ S409_STATE = (
 )
 
 
-class SandboxCardView(ScopedAPIView):
+class SandboxCardView(CardWithCaller, ScopedAPIView):
     """The sandbox's card routes: the management caller of the program, or the
-    card's own customer, in the sandbox only; answered once per Idempotency-Key."""
+    card's own customer, in the sandbox only; answered once per Idempotency-Key.
+    A customer's card named in the path is read with the caller (`CardWithCaller`)."""
 
     roles = (Role.MANAGEMENT, Role.CUSTOMER)
 
@@ -72,13 +76,17 @@ class SandboxCardView(ScopedAPIView):
         return rows.filter(account__customer_id=self.scope.customer_id)
 
     def card(self, card_id: str) -> Card:
-        return get_or_not_found(self.cards(), card_id, "Card", CardErrorCode.CARD_NOT_FOUND)
+        return self.preloaded_card(self.scope, card_id) or get_or_not_found(
+            self.cards(), card_id, "Card", CardErrorCode.CARD_NOT_FOUND
+        )
 
     def authorization(self, authorization_id: str) -> CardAuthorization:
         rows = CardAuthorization.objects.filter(card__in=self.cards())
         return get_or_not_found(rows, authorization_id, "Card authorization")
 
-    def once(self, request: Request, path: dict[str, str], work: Any, serializer: Any) -> Any:
+    def once(
+        self, request: Request, path: dict[str, str], work: Any, serializer: Any, work_at_once: Any = None
+    ) -> Any:
         program = program_for(self.scope)
         key = idempotency_key_resolve(program=program, header=request.headers.get(HEADER), body_key=None)
         owner_kind, owner_id = idempotency_owner_of(self.scope)
@@ -96,6 +104,7 @@ class SandboxCardView(ScopedAPIView):
             checks=lambda: None,
             work=lambda _: work(),
             serializer=serializer,
+            work_at_once=work_at_once,
         )
 
 
@@ -150,7 +159,11 @@ class SandboxAuthorizationCreateView(SandboxCardView):
             request,
             {"cardId": str(card.id)},
             lambda: card_authorize(card=card, order=order),
-            CardAuthorizationSerializer,
+            card_authorization_data,
+            # Nearly every approval: one statement with the key's record (PostgreSQL).
+            lambda _, claim, rendered: card_authorize_at_once(
+                card=card, order=order, claim=claim, respond=rendered
+            ),
         )
 
 
