@@ -12,7 +12,7 @@ from bankapi.errors import validation_error
 from bankapi.idempotency import HEADER, Fingerprint, idempotency_key_resolve, idempotency_owner_of
 from bankapi.responses import ok
 from bankapi.roles import Role
-from bankapi.schema import envelope, error_responses, management_program_id
+from bankapi.schema import envelope, error_responses, management_program_id, post_responses
 from bankapi.scope import get_or_not_found, program_for
 from bankapi.serializers import validated_body
 from cards.authorizations import (
@@ -108,10 +108,6 @@ class SandboxCardView(CardWithCaller, ScopedAPIView):
         )
 
 
-def _errors(*statuses: int, **descriptions: str) -> dict:
-    return error_responses(*statuses, **descriptions)
-
-
 class SandboxAuthorizationCreateView(SandboxCardView):
     approval_policy = exempt("sandbox: the card network asks to spend; the decision is the card's rules")
     idempotency_operation = "sandbox.card_authorizations.create"
@@ -131,20 +127,14 @@ class SandboxAuthorizationCreateView(SandboxCardView):
         ),
         parameters=[PROGRAM_ID, SANDBOX_IDEMPOTENCY_KEY],
         request=AuthorizationCreateSerializer,
-        responses={
-            200: envelope("CardAuthorizationResponse", CardAuthorizationSerializer()),
-            **_errors(
-                400,
-                401,
-                403,
-                404,
-                409,
-                s400="VALIDATION_ERROR: a field breaks its rule (currency not an ISO 4217 code). "
-                "IDEMPOTENCY_KEY_MISMATCH.",
-                s404=S404_CARD,
-                s409="IDEMPOTENCY_KEY_IN_PROGRESS: the first request with this key is still running.",
-            ),
-        },
+        responses=post_responses(
+            "CardAuthorizationResponse",
+            CardAuthorizationSerializer(),
+            s400="VALIDATION_ERROR: a field breaks its rule (currency not an ISO 4217 code). "
+            "IDEMPOTENCY_KEY_MISMATCH.",
+            s404=S404_CARD,
+            s409="IDEMPOTENCY_KEY_IN_PROGRESS: the first request with this key is still running.",
+        ),
     )
     def post(self, request, cardId: str):
         card = self.card(cardId)
@@ -184,20 +174,14 @@ class SandboxAuthorizationClearView(SandboxCardView):
         ),
         parameters=[PROGRAM_ID, SANDBOX_IDEMPOTENCY_KEY],
         request=AuthorizationClearSerializer,
-        responses={
-            200: envelope("CardAuthorizationClearResponse", CardAuthorizationSerializer()),
-            **_errors(
-                400,
-                401,
-                403,
-                404,
-                409,
-                s400="VALIDATION_ERROR: amount breaks its rule or is above the authorized amount. "
-                "IDEMPOTENCY_KEY_MISMATCH.",
-                s404=S404_AUTHORIZATION,
-                s409=S409_STATE,
-            ),
-        },
+        responses=post_responses(
+            "CardAuthorizationClearResponse",
+            CardAuthorizationSerializer(),
+            s400="VALIDATION_ERROR: amount breaks its rule or is above the authorized amount. "
+            "IDEMPOTENCY_KEY_MISMATCH.",
+            s404=S404_AUTHORIZATION,
+            s409=S409_STATE,
+        ),
     )
     def post(self, request, authorizationId: str):
         authorization = self.authorization(authorizationId)
@@ -228,19 +212,13 @@ class SandboxAuthorizationReverseView(SandboxCardView):
         ),
         parameters=[PROGRAM_ID, SANDBOX_IDEMPOTENCY_KEY],
         request=None,
-        responses={
-            200: envelope("CardAuthorizationReverseResponse", CardAuthorizationSerializer()),
-            **_errors(
-                400,
-                401,
-                403,
-                404,
-                409,
-                s400="IDEMPOTENCY_KEY_MISMATCH.",
-                s404=S404_AUTHORIZATION,
-                s409=S409_STATE,
-            ),
-        },
+        responses=post_responses(
+            "CardAuthorizationReverseResponse",
+            CardAuthorizationSerializer(),
+            s400="IDEMPOTENCY_KEY_MISMATCH.",
+            s404=S404_AUTHORIZATION,
+            s409=S409_STATE,
+        ),
     )
     def post(self, request, authorizationId: str):
         authorization = self.authorization(authorizationId)
@@ -266,19 +244,13 @@ def _card_status_view(status: str, verb: str) -> type[SandboxCardView]:
             ),
             parameters=[PROGRAM_ID, SANDBOX_IDEMPOTENCY_KEY],
             request=None,
-            responses={
-                200: envelope(f"SandboxCard{verb.title()}Response", SandboxCardSerializer()),
-                **_errors(
-                    400,
-                    401,
-                    403,
-                    404,
-                    409,
-                    s400="IDEMPOTENCY_KEY_MISMATCH.",
-                    s404=S404_CARD,
-                    s409="INVALID_STATE: the card is CANCELLED. IDEMPOTENCY_KEY_IN_PROGRESS.",
-                ),
-            },
+            responses=post_responses(
+                f"SandboxCard{verb.title()}Response",
+                SandboxCardSerializer(),
+                s400="IDEMPOTENCY_KEY_MISMATCH.",
+                s404=S404_CARD,
+                s409="INVALID_STATE: the card is CANCELLED. IDEMPOTENCY_KEY_IN_PROGRESS.",
+            ),
         )
         def post(self, request, cardId: str):
             card = self.card(cardId)
