@@ -28,7 +28,7 @@ from bankapi.admin_base import (
     money,
 )
 from bankapi.errors import ApiError, ErrorCode
-from payments import admin_fx, admin_ledger  # noqa: F401 - register FX and ledger screens
+from payments import admin_fx, admin_incoming, admin_ledger  # noqa: F401 - register FX, incoming and ledger screens
 from payments.models import Beneficiary, PaymentRequest, ScheduledPayment, ScheduleRun
 from payments.services.returns import RETURN_REASON_CODES, payment_return
 from payments.services.settlement import (
