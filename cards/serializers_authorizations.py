@@ -37,6 +37,17 @@ class IsoCurrencyField(ExactCharField):
         return text
 
 
+class _DigitsField(RegexField):
+    """A JSON string of the pattern: a JSON number is refused, not read as text."""
+
+    default_error_messages = {"not_a_string": "Must be a string."}
+
+    def to_internal_value(self, data: object) -> str:
+        if not isinstance(data, str):
+            self.fail("not_a_string")
+        return super().to_internal_value(data)
+
+
 class AuthorizationCreateSerializer(InputSerializer):
     amount = AmountField(help_text="Decimal string above zero, at most 2 decimals.")
     currency = IsoCurrencyField(
@@ -45,7 +56,7 @@ class AuthorizationCreateSerializer(InputSerializer):
         )
     )
     merchantName = SingleLineTextField(min_length=1, max_length=70, help_text="The merchant.")
-    merchantCategoryCode = RegexField(
+    merchantCategoryCode = _DigitsField(
         r"^[0-9]{4}$",
         trim_whitespace=False,
         required=False,

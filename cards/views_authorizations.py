@@ -15,6 +15,7 @@ from bankapi.roles import Role
 from bankapi.schema import envelope, error_responses, management_program_id, post_responses
 from bankapi.scope import get_or_not_found, program_for
 from bankapi.serializers import validated_body
+from bankapi.test_clocks import clock_still_require
 from cards.authorizations import (
     AuthorizationOrder,
     authorization_clear,
@@ -85,8 +86,18 @@ class SandboxCardView(CardWithCaller, ScopedAPIView):
         return get_or_not_found(rows, authorization_id, "Card authorization")
 
     def once(
-        self, request: Request, path: dict[str, str], work: Any, serializer: Any, work_at_once: Any = None
+        self,
+        request: Request,
+        path: dict[str, str],
+        work: Any,
+        serializer: Any,
+        work_at_once: Any = None,
+        *,
+        customer_id: Any,
     ) -> Any:
+        # The customer's writes wait while its test clock advances, whoever asks
+        # (a customer caller was refused already, before anything was read).
+        clock_still_require(customer_id)
         program = program_for(self.scope)
         key = idempotency_key_resolve(program=program, header=request.headers.get(HEADER), body_key=None)
         owner_kind, owner_id = idempotency_owner_of(self.scope)
@@ -154,6 +165,7 @@ class SandboxAuthorizationCreateView(SandboxCardView):
             lambda _, claim, rendered: card_authorize_at_once(
                 card=card, order=order, claim=claim, respond=rendered
             ),
+            customer_id=card.account.customer_id,
         )
 
 
@@ -196,6 +208,7 @@ class SandboxAuthorizationClearView(SandboxCardView):
             {"authorizationId": str(authorization.id)},
             lambda: authorization_clear(authorization, amount),
             CardAuthorizationSerializer,
+            customer_id=authorization.customer_id,
         )
 
 
@@ -227,6 +240,7 @@ class SandboxAuthorizationReverseView(SandboxCardView):
             {"authorizationId": str(authorization.id)},
             lambda: authorization_reverse(authorization),
             CardAuthorizationSerializer,
+            customer_id=authorization.customer_id,
         )
 
 
@@ -259,6 +273,7 @@ def _card_status_view(status: str, verb: str) -> type[SandboxCardView]:
                 {"cardId": str(card.id)},
                 lambda: card_status_set(card, status),
                 SandboxCardSerializer,
+                customer_id=card.account.customer_id,
             )
 
     View.__name__ = View.__qualname__ = f"SandboxCard{verb.title()}View"
