@@ -58,8 +58,9 @@ AUDITED: dict[str, frozenset[str]] = {
 # or documents: opening one of their pages, or a list of them, writes a StaffView
 # per record shown. Besides the people themselves (customers, users, cardholders,
 # UBOs, payees), the records whose pages name them, their e-mails or their account
-# numbers: accounts, payments, schedules and batch items (the account and customer
-# they belong to), events (their customer), and the sign-in records (a user's
+# numbers: accounts, payments, incoming payments (their debtor too), card
+# authorizations, schedules and batch items (the account and customer they
+# belong to), events (their customer), and the sign-in records (a user's
 # e-mail, or the e-mail typed at sign-in); approvals (the payee, the accounts and
 # the initiator's e-mail they hold) and their policies (the customer they are of);
 # batches and drafts (the customer paying); holds, statement entries, ledger
@@ -92,10 +93,12 @@ PERSONAL_DATA: frozenset[str] = frozenset(
         "authn.AuthChallenge",
         "payments.Beneficiary",
         "payments.PaymentRequest",
+        "payments.IncomingPayment",
         "payments.ScheduledPayment",
         "batches.BatchItem",
         "batches.ScaChallenge",
         "cards.Card",
+        "cards.CardAuthorization",
         "cards.Cardholder",
         "onboarding.Application",
         "onboarding.Ubo",

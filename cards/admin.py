@@ -7,10 +7,10 @@ of any admin form once the card exists, and no list, search or page shows them.
 from django import forms
 from django.contrib import admin, messages
 
-from bankapi.backoffice.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin
+from bankapi.backoffice.admin_base import CappedCountPaginator, ExactSearchMixin, ReadOnlyModelAdmin, money
 from bankapi.errors import ApiError
 from bankapi.models import Account
-from cards.models import Card, Cardholder
+from cards.models import Card, CardAuthorization, Cardholder
 from cards.services import card_issue, card_numbers_resolve
 
 
@@ -126,3 +126,53 @@ class CardholderAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
     contains_search_fields = ("first_name", "last_name", "email")
     search_help_text = "Part of a name or e-mail (any case), or an exact cardholder id or account id."
     list_select_related = ("account",)
+
+
+@admin.register(CardAuthorization)
+class CardAuthorizationAdmin(ExactSearchMixin, ReadOnlyModelAdmin):
+    """Read-only: an authorization is decided, cleared, reversed and expired by
+    the card-spending service only (the acceptance decision and the ledger's
+    hold and booking); no form, action or delete here changes one. Its pages
+    name the card's account and customer: recorded as staff views."""
+
+    list_display = (
+        "id",
+        "status",
+        "amount_with_currency",
+        "merchant_name",
+        "decline_reason",
+        "card",
+        "account",
+        "authorized_at",
+    )
+    list_filter = ("status", ("authorized_at", admin.DateFieldListFilter), "sandbox", "program")
+    exact_search_fields = ("id", "card", "account", "customer")
+    search_help_text = "The API's authorizationId exactly (or a card, account or customer id)."
+    list_select_related = ("card", "account")
+    ordering = ("-authorized_at", "-id")
+    fields = (
+        "id",
+        "status",
+        "amount",
+        "currency",
+        "merchant_name",
+        "merchant_category_code",
+        "decline_reason",
+        "cleared_amount",
+        "authorized_at",
+        "expires_at",
+        "usage_day",
+        "created_at",
+        "card",
+        "account",
+        "customer",
+        "hold",
+        "clearing",
+        "program",
+        "sandbox",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_with_currency(self, authorization: CardAuthorization) -> str:
+        return money(authorization.amount, authorization.currency)

@@ -26,7 +26,7 @@ from bankapi.clock import customer_now
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.ids import write_ordered_uuid
 from cards.models import Card, CardAuthorization
-from cards.serializers_authorizations import CardAuthorizationSerializer
+from cards.serializers_authorizations import card_authorization_data
 from events.models import Event, EventType
 from events.recording import event_new, events_record
 from payments.decision import Authorized, CardSpend
@@ -46,7 +46,7 @@ class AuthorizationOrder:
     merchant_category_code: str = ""
 
 
-def _event(authorization: CardAuthorization, type: EventType) -> Event:
+def authorization_event(authorization: CardAuthorization, type: EventType) -> Event:
     return event_new(
         type=type,
         program_id=authorization.program_id,
@@ -54,7 +54,7 @@ def _event(authorization: CardAuthorization, type: EventType) -> Event:
         customer_id=authorization.customer_id,
         resource_type="card_authorization",
         resource_id=authorization.id,
-        data=dict(CardAuthorizationSerializer(authorization).data),
+        data=card_authorization_data(authorization),
     )
 
 
@@ -102,7 +102,7 @@ def card_authorize(*, card: Card, order: AuthorizationOrder) -> CardAuthorizatio
             authorization.status = CardAuthorization.Status.DECLINED
             authorization.decline_reason = decided.reason
         authorization.save(force_insert=True)
-        events_record([_event(authorization, EventType.CARD_AUTHORIZATION_CREATED)])
+        events_record([authorization_event(authorization, EventType.CARD_AUTHORIZATION_CREATED)])
     return authorization
 
 
@@ -150,7 +150,7 @@ def authorization_clear(authorization: CardAuthorization, amount: Decimal | None
         locked.status = CardAuthorization.Status.CLEARED
         locked.cleared_amount = cleared
         locked.save(update_fields=["clearing", "status", "cleared_amount", "updated_at"])
-        events_record([_event(locked, EventType.CARD_AUTHORIZATION_CLEARED)])
+        events_record([authorization_event(locked, EventType.CARD_AUTHORIZATION_CLEARED)])
     return locked
 
 
@@ -185,7 +185,7 @@ def authorizations_clear_run(authorization_ids: list[uuid.UUID], *, chunk: int =
             CardAuthorization.objects.bulk_update(
                 rows, ["clearing", "status", "cleared_amount"], batch_size=1000
             )
-            events_record([_event(row, EventType.CARD_AUTHORIZATION_CLEARED) for row in rows])
+            events_record([authorization_event(row, EventType.CARD_AUTHORIZATION_CLEARED) for row in rows])
             cleared += len(rows)
     return cleared
 
@@ -198,7 +198,7 @@ def authorization_reverse(authorization: CardAuthorization) -> CardAuthorization
         card_holds_settle([_given_back(locked, Decimal("0.00"))], now=customer_now(locked.customer_id))
         locked.status = CardAuthorization.Status.REVERSED
         locked.save(update_fields=["status", "updated_at"])
-        events_record([_event(locked, EventType.CARD_AUTHORIZATION_REVERSED)])
+        events_record([authorization_event(locked, EventType.CARD_AUTHORIZATION_REVERSED)])
     return locked
 
 
@@ -261,7 +261,9 @@ def _expire(chunk: list[CardAuthorization], now: datetime) -> None:
     )
     for authorization in chunk:
         authorization.status = CardAuthorization.Status.EXPIRED
-    events_record([_event(authorization, EventType.CARD_AUTHORIZATION_EXPIRED) for authorization in chunk])
+    events_record(
+        [authorization_event(authorization, EventType.CARD_AUTHORIZATION_EXPIRED) for authorization in chunk]
+    )
 
 
 def card_status_set(card: Card, status: str) -> Card:

@@ -1,5 +1,8 @@
 """What the card-spending routes take and answer."""
 
+from datetime import UTC
+from typing import Any
+
 from rest_framework import serializers
 
 from bankapi.clock import customer_now
@@ -34,6 +37,17 @@ class IsoCurrencyField(ExactCharField):
         return text
 
 
+class _DigitsField(RegexField):
+    """A JSON string of the pattern: a JSON number is refused, not read as text."""
+
+    default_error_messages = {"not_a_string": "Must be a string."}
+
+    def to_internal_value(self, data: object) -> str:
+        if not isinstance(data, str):
+            self.fail("not_a_string")
+        return super().to_internal_value(data)
+
+
 class AuthorizationCreateSerializer(InputSerializer):
     amount = AmountField(help_text="Decimal string above zero, at most 2 decimals.")
     currency = IsoCurrencyField(
@@ -42,7 +56,7 @@ class AuthorizationCreateSerializer(InputSerializer):
         )
     )
     merchantName = SingleLineTextField(min_length=1, max_length=70, help_text="The merchant.")
-    merchantCategoryCode = RegexField(
+    merchantCategoryCode = _DigitsField(
         r"^[0-9]{4}$",
         trim_whitespace=False,
         required=False,
@@ -102,6 +116,32 @@ class CardAuthorizationSerializer(serializers.Serializer):
     clearedAmount = MoneyField(source="cleared_amount", allow_null=True, help_text="Null until cleared.")
     createdAt = UtcTimestampField(source="authorized_at")
     expiresAt = UtcTimestampField(source="expires_at", allow_null=True, help_text="Null when declined.")
+
+
+def _utc(moment: Any) -> str | None:
+    return None if moment is None else moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def card_authorization_data(authorization: CardAuthorization) -> dict[str, Any]:
+    """`CardAuthorizationSerializer(authorization).data` in plain code, for the
+    authorization route's answer and the events (the serializer stays its
+    definition and its document; tests/cards/test_authorization_presenter.py
+    holds the two equal)."""
+    cleared = authorization.cleared_amount
+    return {
+        "authorizationId": str(authorization.id),
+        "cardId": str(authorization.card_id),
+        "accountId": str(authorization.account_id),
+        "amount": f"{authorization.amount:.2f}",
+        "currency": str(authorization.currency),
+        "merchantName": str(authorization.merchant_name),
+        "merchantCategoryCode": authorization.merchant_category_code or None,
+        "status": str(authorization_status_now(authorization)),
+        "declineReason": authorization.decline_reason or None,
+        "clearedAmount": None if cleared is None else f"{cleared:.2f}",
+        "createdAt": _utc(authorization.authorized_at),
+        "expiresAt": _utc(authorization.expires_at),
+    }
 
 
 class CardAuthorizationListSerializer(serializers.Serializer):

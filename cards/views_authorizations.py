@@ -10,11 +10,12 @@ from bankapi.approval_gate import exempt
 from bankapi.errors import validation_error
 from bankapi.http.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
 from bankapi.http.responses import ok
-from bankapi.http.schema import envelope, error_responses, management_program_id
+from bankapi.http.schema import envelope, error_responses, management_program_id, post_responses
 from bankapi.http.serializers import validated_body
 from bankapi.idempotency import HEADER, Fingerprint, idempotency_key_resolve, idempotency_owner_of
 from bankapi.roles import Role
 from bankapi.scope import get_or_not_found, program_for
+from bankapi.test_clocks import clock_still_require
 from cards.authorizations import (
     AuthorizationOrder,
     authorization_clear,
@@ -23,6 +24,8 @@ from cards.authorizations import (
     card_authorize,
     card_status_set,
 )
+from cards.authorizations_at_once import card_authorize_at_once
+from cards.caller_read import CardWithCaller
 from cards.errors import CardErrorCode
 from cards.models import Card, CardAuthorization
 from cards.selectors import card_of
@@ -32,6 +35,7 @@ from cards.serializers_authorizations import (
     CardAuthorizationListSerializer,
     CardAuthorizationSerializer,
     SandboxCardSerializer,
+    card_authorization_data,
 )
 from payments.views.incoming import SANDBOX_IDEMPOTENCY_KEY
 
@@ -51,9 +55,10 @@ S409_STATE = (
 )
 
 
-class SandboxCardView(ScopedAPIView):
+class SandboxCardView(CardWithCaller, ScopedAPIView):
     """The sandbox's card routes: the management caller of the program, or the
-    card's own customer, in the sandbox only; answered once per Idempotency-Key."""
+    card's own customer, in the sandbox only; answered once per Idempotency-Key.
+    A customer's card named in the path is read with the caller (`CardWithCaller`)."""
 
     roles = (Role.MANAGEMENT, Role.CUSTOMER)
 
@@ -72,13 +77,27 @@ class SandboxCardView(ScopedAPIView):
         return rows.filter(account__customer_id=self.scope.customer_id)
 
     def card(self, card_id: str) -> Card:
-        return get_or_not_found(self.cards(), card_id, "Card", CardErrorCode.CARD_NOT_FOUND)
+        return self.preloaded_card(self.scope, card_id) or get_or_not_found(
+            self.cards(), card_id, "Card", CardErrorCode.CARD_NOT_FOUND
+        )
 
     def authorization(self, authorization_id: str) -> CardAuthorization:
         rows = CardAuthorization.objects.filter(card__in=self.cards())
         return get_or_not_found(rows, authorization_id, "Card authorization")
 
-    def once(self, request: Request, path: dict[str, str], work: Any, serializer: Any) -> Any:
+    def once(
+        self,
+        request: Request,
+        path: dict[str, str],
+        work: Any,
+        serializer: Any,
+        work_at_once: Any = None,
+        *,
+        customer_id: Any,
+    ) -> Any:
+        # The customer's writes wait while its test clock advances, whoever asks
+        # (a customer caller was refused already, before anything was read).
+        clock_still_require(customer_id)
         program = program_for(self.scope)
         key = idempotency_key_resolve(program=program, header=request.headers.get(HEADER), body_key=None)
         owner_kind, owner_id = idempotency_owner_of(self.scope)
@@ -96,11 +115,8 @@ class SandboxCardView(ScopedAPIView):
             checks=lambda: None,
             work=lambda _: work(),
             serializer=serializer,
+            work_at_once=work_at_once,
         )
-
-
-def _errors(*statuses: int, **descriptions: str) -> dict:
-    return error_responses(*statuses, **descriptions)
 
 
 class SandboxAuthorizationCreateView(SandboxCardView):
@@ -122,20 +138,14 @@ class SandboxAuthorizationCreateView(SandboxCardView):
         ),
         parameters=[PROGRAM_ID, SANDBOX_IDEMPOTENCY_KEY],
         request=AuthorizationCreateSerializer,
-        responses={
-            200: envelope("CardAuthorizationResponse", CardAuthorizationSerializer()),
-            **_errors(
-                400,
-                401,
-                403,
-                404,
-                409,
-                s400="VALIDATION_ERROR: a field breaks its rule (currency not an ISO 4217 code). "
-                "IDEMPOTENCY_KEY_MISMATCH.",
-                s404=S404_CARD,
-                s409="IDEMPOTENCY_KEY_IN_PROGRESS: the first request with this key is still running.",
-            ),
-        },
+        responses=post_responses(
+            "CardAuthorizationResponse",
+            CardAuthorizationSerializer(),
+            s400="VALIDATION_ERROR: a field breaks its rule (currency not an ISO 4217 code). "
+            "IDEMPOTENCY_KEY_MISMATCH.",
+            s404=S404_CARD,
+            s409="IDEMPOTENCY_KEY_IN_PROGRESS: the first request with this key is still running.",
+        ),
     )
     def post(self, request, cardId: str):
         card = self.card(cardId)
@@ -150,7 +160,12 @@ class SandboxAuthorizationCreateView(SandboxCardView):
             request,
             {"cardId": str(card.id)},
             lambda: card_authorize(card=card, order=order),
-            CardAuthorizationSerializer,
+            card_authorization_data,
+            # Nearly every approval: one statement with the key's record (PostgreSQL).
+            lambda _, claim, rendered: card_authorize_at_once(
+                card=card, order=order, claim=claim, respond=rendered
+            ),
+            customer_id=card.account.customer_id,
         )
 
 
@@ -171,20 +186,14 @@ class SandboxAuthorizationClearView(SandboxCardView):
         ),
         parameters=[PROGRAM_ID, SANDBOX_IDEMPOTENCY_KEY],
         request=AuthorizationClearSerializer,
-        responses={
-            200: envelope("CardAuthorizationClearResponse", CardAuthorizationSerializer()),
-            **_errors(
-                400,
-                401,
-                403,
-                404,
-                409,
-                s400="VALIDATION_ERROR: amount breaks its rule or is above the authorized amount. "
-                "IDEMPOTENCY_KEY_MISMATCH.",
-                s404=S404_AUTHORIZATION,
-                s409=S409_STATE,
-            ),
-        },
+        responses=post_responses(
+            "CardAuthorizationClearResponse",
+            CardAuthorizationSerializer(),
+            s400="VALIDATION_ERROR: amount breaks its rule or is above the authorized amount. "
+            "IDEMPOTENCY_KEY_MISMATCH.",
+            s404=S404_AUTHORIZATION,
+            s409=S409_STATE,
+        ),
     )
     def post(self, request, authorizationId: str):
         authorization = self.authorization(authorizationId)
@@ -199,6 +208,7 @@ class SandboxAuthorizationClearView(SandboxCardView):
             {"authorizationId": str(authorization.id)},
             lambda: authorization_clear(authorization, amount),
             CardAuthorizationSerializer,
+            customer_id=authorization.customer_id,
         )
 
 
@@ -215,19 +225,13 @@ class SandboxAuthorizationReverseView(SandboxCardView):
         ),
         parameters=[PROGRAM_ID, SANDBOX_IDEMPOTENCY_KEY],
         request=None,
-        responses={
-            200: envelope("CardAuthorizationReverseResponse", CardAuthorizationSerializer()),
-            **_errors(
-                400,
-                401,
-                403,
-                404,
-                409,
-                s400="IDEMPOTENCY_KEY_MISMATCH.",
-                s404=S404_AUTHORIZATION,
-                s409=S409_STATE,
-            ),
-        },
+        responses=post_responses(
+            "CardAuthorizationReverseResponse",
+            CardAuthorizationSerializer(),
+            s400="IDEMPOTENCY_KEY_MISMATCH.",
+            s404=S404_AUTHORIZATION,
+            s409=S409_STATE,
+        ),
     )
     def post(self, request, authorizationId: str):
         authorization = self.authorization(authorizationId)
@@ -236,6 +240,7 @@ class SandboxAuthorizationReverseView(SandboxCardView):
             {"authorizationId": str(authorization.id)},
             lambda: authorization_reverse(authorization),
             CardAuthorizationSerializer,
+            customer_id=authorization.customer_id,
         )
 
 
@@ -253,19 +258,13 @@ def _card_status_view(status: str, verb: str) -> type[SandboxCardView]:
             ),
             parameters=[PROGRAM_ID, SANDBOX_IDEMPOTENCY_KEY],
             request=None,
-            responses={
-                200: envelope(f"SandboxCard{verb.title()}Response", SandboxCardSerializer()),
-                **_errors(
-                    400,
-                    401,
-                    403,
-                    404,
-                    409,
-                    s400="IDEMPOTENCY_KEY_MISMATCH.",
-                    s404=S404_CARD,
-                    s409="INVALID_STATE: the card is CANCELLED. IDEMPOTENCY_KEY_IN_PROGRESS.",
-                ),
-            },
+            responses=post_responses(
+                f"SandboxCard{verb.title()}Response",
+                SandboxCardSerializer(),
+                s400="IDEMPOTENCY_KEY_MISMATCH.",
+                s404=S404_CARD,
+                s409="INVALID_STATE: the card is CANCELLED. IDEMPOTENCY_KEY_IN_PROGRESS.",
+            ),
         )
         def post(self, request, cardId: str):
             card = self.card(cardId)
@@ -274,6 +273,7 @@ def _card_status_view(status: str, verb: str) -> type[SandboxCardView]:
                 {"cardId": str(card.id)},
                 lambda: card_status_set(card, status),
                 SandboxCardSerializer,
+                customer_id=card.account.customer_id,
             )
 
     View.__name__ = View.__qualname__ = f"SandboxCard{verb.title()}View"

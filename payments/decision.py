@@ -415,20 +415,37 @@ class Declined:
     message: str
 
 
+def authorization_plan(
+    rules: Rules, spend: CardSpend, *, account_currency: str, now: datetime
+) -> Plan | Declined:
+    """The account-free part of an authorization's decision: the card's rule,
+    then `plan` itself on the amount with no fee (the currency, the per-payment
+    limit). The plan's `count` and `needs` are what the account row must
+    still meet (`Plan.decide`, or the one statement that places the hold under
+    those conditions)."""
+    if not spend.card_active:
+        return Declined(CARD_INACTIVE, "The card is not active.")
+    planned = plan(
+        replace(rules, fee_per_payment=ZERO),
+        Instruction(debit=spend.amount, amount=spend.amount, currency=spend.currency),
+        account_currency=account_currency,
+        now=now,
+    )
+    if isinstance(planned, Refused):
+        return Declined(_DECLINE_OF_REFUSAL[planned.code], planned.message)
+    return planned
+
+
 def authorization_decide(
     rules: Rules, account: Snapshot, spend: CardSpend, *, now: datetime
 ) -> Authorized | Declined:
     """Approve or decline a card authorization on `account` (read under its
-    lock) at `now`: the card's rule, then `decide` itself on the amount with no
-    fee (one funds rule, one limits rule: the payment's)."""
-    if not spend.card_active:
-        return Declined(CARD_INACTIVE, "The card is not active.")
-    decided = decide(
-        replace(rules, fee_per_payment=ZERO),
-        account,
-        Instruction(debit=spend.amount, amount=spend.amount, currency=spend.currency),
-        now=now,
-    )
+    lock) at `now`: `authorization_plan`, then the plan decided on the account
+    (`Plan.decide`: one funds rule, one limits rule, the payment's)."""
+    planned = authorization_plan(rules, spend, account_currency=account.currency, now=now)
+    if isinstance(planned, Declined):
+        return planned
+    decided = planned.decide(account)
     if isinstance(decided, Refused):
         return Declined(_DECLINE_OF_REFUSAL[decided.code], decided.message)
     # A hold, not a debit: the balance stays, what is held grows by the amount.

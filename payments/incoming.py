@@ -21,6 +21,7 @@ from bankapi.clock import customer_now
 from bankapi.codes import normalise_iban
 from bankapi.errors import ApiError, validation_error
 from bankapi.models import Account, Program
+from bankapi.test_clocks import clock_still_require
 from events.models import EventType
 from events.recording import event_record
 from payments.errors import PaymentErrorCode
@@ -69,6 +70,8 @@ def incoming_payment_receive(*, program: Program, sandbox: bool, order: Incoming
     not the account's; 422 LIMIT_EXCEEDED for a credit that would take the
     balance past what the ledger holds. Nothing is written when it is refused."""
     account = creditor_account(program, sandbox, order.creditor_iban)
+    # The customer's money waits while its test clock advances (409 INVALID_STATE).
+    clock_still_require(account.customer_id)
     if order.currency != account.currency:
         raise validation_error("currency", f"Must be {account.currency}, the credited account's currency.")
     incoming = IncomingPayment(

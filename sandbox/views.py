@@ -3,7 +3,7 @@
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 
 from bankapi.approval_gate import exempt
@@ -11,7 +11,7 @@ from bankapi.errors import not_found
 from bankapi.http.api import PAGE_PARAMETERS, ScopedAPIView, respond_once
 from bankapi.http.pagination import page_body, paginate
 from bankapi.http.responses import ok
-from bankapi.http.schema import envelope, error_responses, management_program_id
+from bankapi.http.schema import envelope, error_responses, management_program_id, post_responses
 from bankapi.http.serializers import validated_body
 from bankapi.idempotency import Fingerprint
 from bankapi.idempotency.keys import HEADER, idempotency_key_parse, idempotency_owner_of
@@ -122,27 +122,18 @@ class SandboxCustomerCreateView(SandboxWorldView):
         ),
         parameters=[PROGRAM_ID, IDEMPOTENCY_KEY],
         request=CustomerCreateSerializer,
-        responses={
-            200: OpenApiResponse(
-                envelope("SandboxCustomerCreatedResponse", CustomerCreatedSerializer()),
-                description="Made. `Idempotent-Replayed: true` on a replay of the first answer.",
-            ),
-            **error_responses(
-                400,
-                401,
-                403,
-                404,
-                409,
-                422,
-                s400=S400_KEY,
-                s401=S401,
-                s403=S403,
-                s404=S404 + " (`testClockId` in the body)",
-                s409="INVALID_STATE: the test clock is advancing; or IDEMPOTENCY_KEY_IN_PROGRESS.",
-                s422="LIMIT_EXCEEDED: the program made `SANDBOX_CUSTOMERS_MAX` customers in the last "
-                "24 hours.",
-            ),
-        },
+        responses=post_responses(
+            "SandboxCustomerCreatedResponse",
+            CustomerCreatedSerializer(),
+            422,
+            made="Made.",
+            s400=S400_KEY,
+            s401=S401,
+            s403=S403,
+            s404=S404 + " (`testClockId` in the body)",
+            s409="INVALID_STATE: the test clock is advancing; or IDEMPOTENCY_KEY_IN_PROGRESS.",
+            s422="LIMIT_EXCEEDED: the program made `SANDBOX_CUSTOMERS_MAX` customers in the last 24 hours.",
+        ),
     )
     def post(self, request: Request) -> Any:
         body = validated_body(CustomerCreateSerializer, request)
@@ -194,26 +185,18 @@ class TestClockListView(SandboxWorldView):
         ),
         parameters=[PROGRAM_ID, IDEMPOTENCY_KEY],
         request=ClockCreateSerializer,
-        responses={
-            200: OpenApiResponse(
-                envelope("TestClockResponse", ClockSerializer()),
-                description="Made. `Idempotent-Replayed: true` on a replay of the first answer.",
-            ),
-            **error_responses(
-                400,
-                401,
-                403,
-                404,
-                409,
-                422,
-                s400=S400_KEY,
-                s401=S401,
-                s403=S403,
-                s404=S404,
-                s409="IDEMPOTENCY_KEY_IN_PROGRESS: the key's first request is still running.",
-                s422="LIMIT_EXCEEDED: the program has `SANDBOX_CLOCKS_MAX` test clocks.",
-            ),
-        },
+        responses=post_responses(
+            "TestClockResponse",
+            ClockSerializer(),
+            422,
+            made="Made.",
+            s400=S400_KEY,
+            s401=S401,
+            s403=S403,
+            s404=S404,
+            s409="IDEMPOTENCY_KEY_IN_PROGRESS: the key's first request is still running.",
+            s422="LIMIT_EXCEEDED: the program has `SANDBOX_CLOCKS_MAX` test clocks.",
+        ),
     )
     def post(self, request: Request) -> Any:
         body = validated_body(ClockCreateSerializer, request)
@@ -261,24 +244,16 @@ class TestClockAdvanceView(SandboxWorldView):
         ),
         parameters=[PROGRAM_ID, IDEMPOTENCY_KEY],
         request=ClockAdvanceSerializer,
-        responses={
-            200: OpenApiResponse(
-                envelope("TestClockAdvancedResponse", ClockSerializer()),
-                description="Advanced. `Idempotent-Replayed: true` on a replay of the first answer.",
-            ),
-            **error_responses(
-                400,
-                401,
-                403,
-                404,
-                409,
-                s400=S400_KEY,
-                s401=S401,
-                s403=S403,
-                s404=S404,
-                s409="INVALID_STATE: an advance of this clock is running; or IDEMPOTENCY_KEY_IN_PROGRESS.",
-            ),
-        },
+        responses=post_responses(
+            "TestClockAdvancedResponse",
+            ClockSerializer(),
+            made="Advanced.",
+            s400=S400_KEY,
+            s401=S401,
+            s403=S403,
+            s404=S404,
+            s409="INVALID_STATE: an advance of this clock is running; or IDEMPOTENCY_KEY_IN_PROGRESS.",
+        ),
     )
     def post(self, request: Request, testClockId: str) -> Any:
         clock = clock_of(self.scope, testClockId)

@@ -207,6 +207,35 @@ def error_responses(*statuses: int, **descriptions: str) -> dict[int, OpenApiRes
     return out
 
 
+# The statuses every idempotent create POST answers besides 200: a broken rule
+# or a key used for another request (400), the caller (401, 403), what the path
+# or body names (404), the key's first request still running (409).
+POST_STATUSES = (400, 401, 403, 404, 409)
+
+
+def post_responses(
+    component: str,
+    data: serializers.Field[Any, Any, Any, Any],
+    *more: int,
+    made: str | None = None,
+    **descriptions: str,
+) -> dict[int, OpenApiResponse | serializers.Serializer[Any]]:
+    """The documented answers of a create POST under an Idempotency-Key, for
+    `extend_schema(responses=...)`: 200 `{"success": true, "data": <data>}`
+    (the schema component `component`; with `made`, described as made and
+    replayed with `Idempotent-Replayed: true`), then `error_responses` of
+    `POST_STATUSES` and `more` (e.g. 422), `descriptions` per status as there."""
+    answer = envelope(component, data)
+    ok: OpenApiResponse | serializers.Serializer[Any] = (
+        answer
+        if made is None
+        else OpenApiResponse(
+            answer, description=f"{made} `Idempotent-Replayed: true` on a replay of the first answer."
+        )
+    )
+    return {200: ok, **error_responses(*POST_STATUSES, *more, **descriptions)}
+
+
 def codes_for(status: int) -> list[str]:
     return [str(code) for code, code_status in HTTP_STATUS.items() if code_status == status]
 

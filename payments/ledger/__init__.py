@@ -46,7 +46,14 @@ from payments.ledger.entries import (
     statement_entries_settled,
     statement_entry_credit,
 )
-from payments.ledger.holds import HoldOrder, holds_open, holds_place, holds_release
+from payments.ledger.holds import (
+    HoldOrder,
+    HoldSteps,
+    hold_place_steps,
+    holds_open,
+    holds_place,
+    holds_release,
+)
 from payments.ledger.legs import Counterparty, InsufficientBalance, LedgerError, Leg, Outbound, RequestRef
 from payments.ledger.posting import (
     ledger_fund_account,
@@ -63,6 +70,7 @@ __all__ = [
     "CardCleared",
     "Counterparty",
     "HoldOrder",
+    "HoldSteps",
     "InCents",
     "InsufficientBalance",
     "Leg",
@@ -73,6 +81,7 @@ __all__ = [
     "PostingSteps",
     "RequestRef",
     "Settled",
+    "hold_place_steps",
     "holds_open",
     "holds_place",
     "holds_release",

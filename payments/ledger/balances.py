@@ -121,6 +121,47 @@ def balance_statement(
     return sql, params
 
 
+def hold_statement(
+    connection: Any, account_id: uuid.UUID, amount: Decimal, count: DailyCount, guard: str
+) -> tuple[str, list[Any]]:
+    """The conditional UPDATE that places a hold of `amount` on one account and
+    counts it on the day's outbound limit (`count`), as `holds_place` and the
+    day's count write it under the account's row lock: refused (no row) when
+    the account's available balance is short of `amount` or the count cannot
+    take it, or when `guard` (further SQL condition, no parameters) is false.
+    `RETURNING` the account's `held`, `outbound_day` and `outbound_total`.
+    PostgreSQL and SQLite alike; only the model's table and column names and
+    `guard` go into the text, values are parameters."""
+    name = connection.ops.quote_name
+    table, balance, key, held = (name(x) for x in (Account._meta.db_table, "balance", "id", "held"))
+    day, total = name("outbound_day"), name("outbound_total")
+    cents = money_in_cents_sql(connection)
+    new_total, admits = DailyCount.sql(day, total)
+    sql = (
+        f"UPDATE {table} SET {held} = {cents(f'{held} + %s')}, "  # noqa: S608
+        f"{total} = {cents(new_total)}, {day} = %s "
+        f"WHERE {key} = %s AND {cents(f'{balance} - {held}')} >= CAST(%s AS NUMERIC) AND {admits} "
+        f"AND {guard} RETURNING {held}, {day}, {total}"
+    )
+    money = Account._meta.get_field("balance")
+    (on, add), (_, used_at_most) = count.sql_params()
+    on = Account._meta.get_field("outbound_day").get_db_prep_value(on, connection)
+    amount_value, add, used_at_most = (
+        money.get_db_prep_value(v, connection) for v in (amount, add, used_at_most)
+    )
+    params = [
+        amount_value,
+        on,
+        add,
+        on,
+        Account._meta.pk.get_db_prep_value(account_id, connection),
+        amount_value,
+        on,
+        used_at_most,
+    ]
+    return sql, params
+
+
 @dataclass(frozen=True)
 class Applied:
     """An account's balance and booking time after a movement's change."""

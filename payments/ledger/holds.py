@@ -17,12 +17,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Case, DateTimeField, Value, When
 
 from bankapi.models import ZERO, Account
-from payments.decision import funds_admit
+from bankapi.rows import insert_select_sql, rows_pre_save, rows_stored
+from payments.decision import DailyCount, funds_admit
+from payments.ledger.balances import hold_statement
 from payments.ledger.legs import LedgerError
 from payments.models import Hold
 
@@ -121,3 +124,50 @@ def holds_release(holds: list[Hold], *, locked: dict[uuid.UUID, Account], now: d
         if locked[account_id].held < 0:
             raise LedgerError(f"Account {account_id} would hold less than nothing")
     _held_store(locked, totals)
+
+
+@dataclass
+class HoldSteps:
+    """A hold placed and counted on the day's limit as steps of one larger
+    statement (PostgreSQL; `hold_place_steps`): `update`, the account's
+    conditional UPDATE (`RETURNING` its `held` and day's count), then `writes`,
+    the hold's INSERT, written only if the update returned its row. Call
+    `stored` with what the update returned."""
+
+    update: tuple[str, list[Any]]
+    writes: list[tuple[str, list[Any]]]
+    hold: Hold
+
+    def stored(self, account: Account, held: Any, day: Any, total: Any, connection: Any) -> None:
+        """The statement placed the hold: show the account's new figures on the
+        caller's Account object, and the hold as saved."""
+        account.held, account.outbound_day, account.outbound_total = (
+            Decimal(str(held)),
+            day,
+            Decimal(str(total)),
+        )
+        account.ledger_values_stored()
+        rows_stored([self.hold], connection)
+
+
+def hold_place_steps(
+    order: HoldOrder, *, count: DailyCount, now: datetime, update: str, guard: str, connection: Any
+) -> HoldSteps:
+    """`holds_place` of one order, counted on the day's limit as the decision's
+    `count` says, as steps of one statement whose UPDATE step is named `update`
+    (quoted by the caller's statement, see `HoldSteps`). The same rules: an
+    order of zero or less is refused (LedgerError), and the account's available
+    balance must cover it, checked in the UPDATE with the count's limit, so
+    that nothing is written when either fails. `guard`: a further condition of
+    the UPDATE (SQL without parameters, e.g. a row of another step exists)."""
+    if order.amount <= 0:
+        raise LedgerError(f"A hold of {order.amount} is not a hold")
+    hold = Hold(
+        id=order.id, account_id=order.account_id, amount=order.amount, placed_at=now, memo=order.memo[:200]
+    )
+    rows_pre_save([hold])
+    return HoldSteps(
+        update=hold_statement(connection, order.account_id, order.amount, count, guard),
+        writes=[insert_select_sql([hold], connection.ops.quote_name(update), connection)],
+        hold=hold,
+    )

@@ -7,7 +7,7 @@ from bankapi.approval_gate import exempt
 from bankapi.errors import not_found
 from bankapi.http.api import PAGE_PARAMETERS, AccountScopedView, CursorListView, ScopedAPIView, respond_once
 from bankapi.http.responses import ok
-from bankapi.http.schema import envelope, error_responses, management_program_id
+from bankapi.http.schema import envelope, error_responses, management_program_id, post_responses
 from bankapi.http.serializers import validated_body
 from bankapi.idempotency import HEADER, Fingerprint, OwnerKind, idempotency_key_resolve
 from bankapi.roles import Role
@@ -63,24 +63,18 @@ class SandboxIncomingPaymentView(ScopedAPIView):
         ),
         parameters=[PROGRAM_ID, SANDBOX_IDEMPOTENCY_KEY],
         request=IncomingPaymentCreateSerializer,
-        responses={
-            200: envelope("IncomingPaymentResponse", IncomingPaymentSerializer()),
-            **error_responses(
-                400,
-                401,
-                403,
-                404,
-                409,
-                422,
-                s400=(
-                    "VALIDATION_ERROR: a field breaks its rule, creditorIban names no account of the "
-                    "program's sandbox, or currency is not that account's. IDEMPOTENCY_KEY_MISMATCH."
-                ),
-                s404="RESOURCE_NOT_FOUND: the program is unknown; always for production tokens.",
-                s409="IDEMPOTENCY_KEY_IN_PROGRESS: the first request with this key is still running.",
-                s422="LIMIT_EXCEEDED: the credit would take the balance past what an account can hold.",
+        responses=post_responses(
+            "IncomingPaymentResponse",
+            IncomingPaymentSerializer(),
+            422,
+            s400=(
+                "VALIDATION_ERROR: a field breaks its rule, creditorIban names no account of the "
+                "program's sandbox, or currency is not that account's. IDEMPOTENCY_KEY_MISMATCH."
             ),
-        },
+            s404="RESOURCE_NOT_FOUND: the program is unknown; always for production tokens.",
+            s409="IDEMPOTENCY_KEY_IN_PROGRESS: the first request with this key is still running.",
+            s422="LIMIT_EXCEEDED: the credit would take the balance past what an account can hold.",
+        ),
     )
     def post(self, request):
         if not self.scope.sandbox:

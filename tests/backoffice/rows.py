@@ -27,7 +27,7 @@ from authn.models import PasskeyCredential, User
 from bankapi.codes import SUPPORTED_CURRENCIES
 from bankapi.models import Account, Custodian, Customer, IdempotencyRecord, Program
 from batches.payees import ItemPayee
-from cards.models import Card, Cardholder
+from cards.models import Card, CardAuthorization, Cardholder
 from cards.numbers import sandbox_cvv, sandbox_pan
 from events.models import Delivery, DeliveryAttempt, Event, EventType, WebhookEndpoint
 from payments.models import (
@@ -35,6 +35,7 @@ from payments.models import (
     FxQuote,
     FxRate,
     Hold,
+    IncomingPayment,
     LedgerPosting,
     LedgerTransaction,
     PaymentRequest,
@@ -265,6 +266,27 @@ def _payment_requests(owners):
     )
 
 
+@maker("payments.incomingpayment")
+def _incoming_payments(owners):
+    # Movements without postings: the ledger invariant holds (nothing booked).
+    account, now = _account(owners), timezone.now()
+    IncomingPayment.objects.bulk_create(
+        IncomingPayment(
+            program_id=account.program_id,
+            customer_id=account.customer_id,
+            account=account,
+            amount=Decimal("10.00"),
+            currency="GBP",
+            debtor_name=f"Debtor {n}",
+            debtor_iban="GB33BUKB20201555555555",
+            end_to_end_id=f"E2E-{n}",
+            received_at=now,
+            movement=transaction,
+        )
+        for n, transaction in enumerate(_transactions(owners, ROWS, kind="INCOMING"))
+    )
+
+
 @maker("payments.scheduledpayment")
 def _schedules(owners):
     account = _account(owners)
@@ -408,6 +430,38 @@ def _cards(owners):
             cvv=sandbox_cvv(),
         )
         for n, pan in enumerate(numbers)
+    )
+
+
+@maker("cards.cardauthorization")
+def _card_authorizations(owners):
+    # Declined ones: an approved one would hold money on the account.
+    account, now = _account(owners), timezone.now()
+    pan = sandbox_pan()
+    card = Card.objects.create(
+        program_id=account.program_id,
+        account=account,
+        name_on_card="HOLDER",
+        last_four=pan[-4:],
+        expiry_month=1,
+        expiry_year=2030,
+        pan=pan,
+        cvv=sandbox_cvv(),
+    )
+    CardAuthorization.objects.bulk_create(
+        CardAuthorization(
+            program_id=account.program_id,
+            card=card,
+            account=account,
+            customer_id=account.customer_id,
+            amount=Decimal("4.50"),
+            currency="GBP",
+            merchant_name=f"Shop {n}",
+            status=CardAuthorization.Status.DECLINED,
+            decline_reason="INSUFFICIENT_FUNDS",
+            authorized_at=now,
+        )
+        for n in range(ROWS)
     )
 
 

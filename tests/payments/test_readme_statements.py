@@ -2,8 +2,6 @@
 
 import csv
 import io
-import json
-import re
 import shutil
 from decimal import Decimal
 
@@ -12,28 +10,15 @@ import xmlschema
 
 from bankapi.models import Account
 from payments.statement_formats import CAMT053_XSD, CSV_HEADER
-from tests.kernel.test_readme import README, for_server, run_blocks, walkthrough_script
+from tests.support.readme import readme_section_answers
 
 SECTION = "## Statements, balances and limits: reconciling an account"
 
 
-def statements_script() -> str:
-    section = README.read_text().split(SECTION, 1)[1].split("\n## ", 1)[0]
-    return "\n".join(re.findall(r"```bash\n(.*?)```", section, re.S))
-
-
 @pytest.mark.skipif(shutil.which("curl") is None, reason="the README uses curl")
 def test_readme_reconciles_the_walkthroughs_account(transactional_db, live_server, sandbox, tmp_path):
-    (tmp_path / "var").mkdir()
-    (tmp_path / "var" / "sandbox.json").write_text(json.dumps(sandbox))
-    script = for_server(walkthrough_script() + "\n" + statements_script(), live_server.url)
+    statement, balance, limits = readme_section_answers(SECTION, live_server.url, sandbox, tmp_path)[-3:]
 
-    result = run_blocks(script, tmp_path)
-
-    assert result.returncode == 0, result.stdout + result.stderr
-    statement, balance, limits = (
-        json.loads(block)["data"] for block in re.findall(r"^\{\n.*?^\}$", result.stdout, re.S | re.M)[-3:]
-    )
     account = Account.objects.get(id=sandbox["customer"]["accountId"])
     # The walk-through's payment of 25.00, accepted today.
     assert ("DBIT", "25.00", "Invoice 42") in [
