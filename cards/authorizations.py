@@ -29,7 +29,7 @@ from cards.models import Card, CardAuthorization
 from cards.serializers_authorizations import card_authorization_data
 from events.models import Event, EventType
 from events.recording import event_new, events_record
-from payments.decision import Authorized, CardSpend
+from payments.card_decision import Authorized, CardSpend
 from payments.services.card_spending import HoldGivenBack, card_hold_place, card_holds_settle
 
 # A PENDING authorization expires this long after it was made.

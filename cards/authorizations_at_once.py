@@ -35,7 +35,8 @@ from cards.authorizations import AUTHORIZATION_LIFETIME, AuthorizationOrder, aut
 from cards.models import Card, CardAuthorization
 from events.models import EventType
 from events.recording import event_insert_sql, events_written
-from payments.decision import CardSpend, Declined, Rules, authorization_plan
+from payments.card_decision import CardSpend, Declined, authorization_plan
+from payments.decision import Rules
 from payments.ledger import HoldOrder, hold_place_steps
 
 

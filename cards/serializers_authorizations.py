@@ -15,7 +15,7 @@ from bankapi.http.serializers import (
     SingleLineTextField,
 )
 from cards.models import Card, CardAuthorization
-from payments.decision import DECLINE_REASONS
+from payments.card_decision import DECLINE_REASONS
 from payments.fields import AmountField, ExactCharField
 from payments.serializers_incoming import UtcTimestampField
 

@@ -5,7 +5,7 @@ The card app keeps the authorizations; what they do to an account is done
 here, by the ledger's own writers, as a batch item's hold is placed and paid
 (`payments.services.held`):
 - an authorization is decided by the acceptance decision
-  (`payments.decision.authorization_decide`: the card's rule beside the
+  (`payments.card_decision.authorization_decide`: the card's rule beside the
   payment rules) on the account read under its row lock; approved, its hold is
   placed (`holds_place`) and its amount counted on the day's limit, in the same
   transaction;
@@ -25,7 +25,8 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from bankapi.models import ZERO, Account, Program
-from payments.decision import Authorized, CardSpend, Declined, Rules, Snapshot, authorization_decide
+from payments.card_decision import Authorized, CardSpend, Declined, authorization_decide
+from payments.decision import Rules, Snapshot
 from payments.ledger import (
     CardCleared,
     Counterparty,

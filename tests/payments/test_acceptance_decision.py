@@ -368,7 +368,7 @@ CARD_ROWS = [
     ids=[row[0] for row in CARD_ROWS],
 )
 def test_the_card_authorization_decision(case, account, amount, currency, active, expected):
-    from payments.decision import Authorized, CardSpend, Declined, authorization_decide
+    from payments.card_decision import Authorized, CardSpend, Declined, authorization_decide
 
     decided = authorization_decide(
         RULES, account, CardSpend(amount=Decimal(amount), currency=currency, card_active=active), now=NOW
