@@ -11,7 +11,7 @@ from bankapi.models import Account
 from bankapi.tasks import task_publish_after_commit
 from batches.actors import Actor, payer_accounts_of
 from batches.iso20022.reading import Pain001
-from batches.models import Draft
+from batches.models import Draft, expired_in_own_time
 from batches.rules import PayerBook, items_check
 from batches.sent import CheckedPayment, SentPayment
 
@@ -74,14 +74,14 @@ def _payer_accounts_of(draft: Draft) -> QuerySet[Account]:
 
 
 def drafts_stalled(older_than: timedelta) -> list[str]:
-    """Drafts whose verification has not finished (a lost task): to queue again."""
+    """Drafts whose verification has not finished (a lost task): to queue again.
+    How long they waited is real time; whether they expired, their owner's time."""
     cutoff = timezone.now() - older_than
     return [
         str(draft_id)
         for draft_id in Draft.objects.filter(
-            verified_at__isnull=True,
-            submitted_at__isnull=True,
-            created_at__lt=cutoff,
-            expires_at__gt=timezone.now(),
-        ).values_list("id", flat=True)
+            verified_at__isnull=True, submitted_at__isnull=True, written_at__lt=cutoff
+        )
+        .exclude(expired_in_own_time())
+        .values_list("id", flat=True)
     ]
