@@ -25,6 +25,7 @@ from django.utils import timezone
 from bankapi.clock import customer_now
 from bankapi.errors import ApiError, ErrorCode, validation_error
 from bankapi.ids import write_ordered_uuid
+from bankapi.test_clocks import clock_still_require
 from cards.models import Card, CardAuthorization
 from cards.serializers_authorizations import CardAuthorizationSerializer
 from events.models import Event, EventType
@@ -63,6 +64,7 @@ def card_authorize(*, card: Card, order: AuthorizationOrder) -> CardAuthorizatio
     approved (PENDING, its amount held and counted) or declined (DECLINED with
     its reason, nothing held). Sends `card_authorization.created`."""
     account = card.account
+    clock_still_require(account.customer_id)
     now = customer_now(account.customer_id)
     with transaction.atomic():
         # The card's row lock: a freeze racing the request is before or after it, never during.
@@ -142,6 +144,7 @@ def authorization_clear(authorization: CardAuthorization, amount: Decimal | None
         raise validation_error(
             "amount", f"Must be at most {authorization.amount:.2f}, the authorized amount."
         )
+    clock_still_require(authorization.customer_id)
     with transaction.atomic():
         locked = _locked_pending(authorization, "cleared")
         now = customer_now(locked.customer_id)
@@ -193,6 +196,7 @@ def authorizations_clear_run(authorization_ids: list[uuid.UUID], *, chunk: int =
 def authorization_reverse(authorization: CardAuthorization) -> CardAuthorization:
     """PENDING -> REVERSED: the hold released unused and its amount given back
     to its day's count; nothing booked. Sends `card_authorization.reversed`."""
+    clock_still_require(authorization.customer_id)
     with transaction.atomic():
         locked = _locked_pending(authorization, "reversed")
         card_holds_settle([_given_back(locked, Decimal("0.00"))], now=customer_now(locked.customer_id))

@@ -21,6 +21,7 @@ from bankapi.clock import customer_now
 from bankapi.codes import normalise_iban
 from bankapi.errors import ApiError, validation_error
 from bankapi.models import Account, Program
+from bankapi.test_clocks import clock_still_require
 from events.models import EventType
 from events.recording import event_record
 from payments.errors import PaymentErrorCode
@@ -71,6 +72,8 @@ def incoming_payment_receive(*, program: Program, sandbox: bool, order: Incoming
     account = creditor_account(program, sandbox, order.creditor_iban)
     if order.currency != account.currency:
         raise validation_error("currency", f"Must be {account.currency}, the credited account's currency.")
+    # Money into a test clock's customer waits, whoever sends it, while its clock advances.
+    clock_still_require(account.customer_id)
     incoming = IncomingPayment(
         program_id=account.program_id,
         sandbox=account.sandbox,
