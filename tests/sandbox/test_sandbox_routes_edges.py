@@ -185,3 +185,31 @@ def test_an_advance_by_the_most_allowed_runs_and_one_second_more_is_400(api, san
     moved = advance(api, sandbox, program, clock["testClockId"], frozen + timedelta(days=366))
     assert moved.status_code == 200, moved.content
     assert moved.json()["data"]["frozenTime"] == z(frozen + timedelta(days=366))
+
+
+def test_an_advance_key_reused_on_another_clock_is_a_mismatch_and_moves_nothing(api, sandbox, program):
+    frozen = midnight(-5)
+    first, second = (clock_make(api, sandbox, program, frozen)["testClockId"] for _ in range(2))
+    key = {"HTTP_IDEMPOTENCY_KEY": str(uuid.uuid4())}
+    assert advance(api, sandbox, program, first, frozen + timedelta(days=1), **key).status_code == 200
+    other = advance(api, sandbox, program, second, frozen + timedelta(days=1), **key)
+    refused(other, 400, "IDEMPOTENCY_KEY_MISMATCH")
+    assert TestClock.objects.get(id=second).frozen_time == frozen
+
+
+@pytest.mark.parametrize("token", ["garbage", "eyJub3QiOiJ5b3VycyJ9", "%00"])
+def test_a_foreign_or_forged_next_token_is_400_naming_it(api, sandbox, program, token):
+    clock_make(api, sandbox, program, midnight(-1))
+    clock_make(api, sandbox, program, midnight(-1))
+    answer = api.get(f"/v1/sandbox/test-clocks?programId={program}&nextToken={token}", **management(sandbox))
+    refused(answer, 400, "VALIDATION_ERROR")
+    assert answer.json()["errors"][0]["field"] == "nextToken"
+    # A token of another program's list is not good for this one.
+    other = sandbox["businessProgramId"]
+    clock_make(api, sandbox, other, midnight(-1))
+    clock_make(api, sandbox, other, midnight(-1))
+    page = api.get(f"/v1/sandbox/test-clocks?programId={other}&limit=1", **management(sandbox)).json()["data"]
+    crossed = api.get(
+        f"/v1/sandbox/test-clocks?programId={program}&nextToken={page['nextToken']}", **management(sandbox)
+    )
+    refused(crossed, 400, "VALIDATION_ERROR")
