@@ -46,7 +46,9 @@ def utc_text(moment: datetime) -> str:
 
 def clock_still_require(customer_id: UUID | None) -> None:
     """Refuse (409 INVALID_STATE) a write for a customer whose clock is advancing:
-    its time is moving, so nothing may move its money or make its objects now."""
+    its time is moving, so nothing may move its money or make its objects now,
+    whoever asks (its own users, at every route; a management caller, at the
+    sandbox's money routes: incoming payments, card authorizations)."""
     clock_id = customer_clock_id(customer_id)
     if clock_id is None:
         return

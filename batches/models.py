@@ -6,10 +6,12 @@ of `custodian` and `owner_customer` is set on a draft, a challenge and a batch.
 """
 
 import uuid
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.utils import timezone
 
 from bankapi.models import MONEY, Account, Custodian, Customer, TenantOwned
 from batches.payees import ItemInstruction, ItemPayee
@@ -44,6 +46,17 @@ class Owned(TenantOwned):
         return self.owner_customer_id
 
 
+def expired_in_own_time(now: datetime | None = None, before: timedelta = timedelta(0)) -> Q:
+    """Rows (drafts) whose `expires_at` lies at or before their owner's now, less
+    `before`: a test clock's time for a clock customer's rows, the real time
+    (`now`, default the wall clock) for every other row."""
+    real = (now or timezone.now()) - before
+    clock = F("owner_customer__test_clock__frozen_time") - before
+    return Q(owner_customer__test_clock__isnull=True, expires_at__lte=real) | Q(
+        owner_customer__test_clock__isnull=False, expires_at__lte=clock
+    )
+
+
 class Draft(Owned):
     """A verified (or still verifying) batch not yet submitted.
 
@@ -61,6 +74,10 @@ class Draft(Owned):
     invalid_payments = models.JSONField(null=True, blank=True)
     verified_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField()
+    # The real time it was written: what the sweep of stalled verifications and
+    # the payload purge read (`created_at` and `expires_at` are its owner's time,
+    # a test clock's for its customers).
+    written_at = models.DateTimeField(auto_now_add=True)
     # Set in the transaction that creates the batch from this draft.
     submitted_at = models.DateTimeField(null=True, blank=True)
     # A draft made from an ISO 20022 file: its GrpHdr/MsgId and message name
@@ -182,6 +199,11 @@ class Batch(Owned):
     # Of a batch made from an ISO 20022 file: its GrpHdr/MsgId and message name.
     message_id = models.CharField(max_length=35, blank=True)
     message_name = models.CharField(max_length=15, blank=True)
+    # The real time the batch last moved (made, funded, a chunk of its items
+    # paid, finished): what the stall sweep and its figure read. `updated_at` is
+    # its owner's time (a test clock's, for its customers), which says nothing
+    # of whether a worker is still at it.
+    progressed_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         verbose_name_plural = "batches"
@@ -191,7 +213,7 @@ class Batch(Owned):
             models.Index(fields=["program", "sandbox", "created_at"]),
             models.Index(fields=["program", "sandbox", "custodian", "created_at"]),
             models.Index(fields=["program", "sandbox", "owner_customer", "created_at"]),
-            models.Index(fields=["status", "updated_at"]),
+            models.Index(fields=["status", "progressed_at"], name="batch_status_progressed_idx"),
         ]
         constraints = [models.CheckConstraint(condition=ONE_OWNER, name="batch_one_owner")]
 

@@ -148,5 +148,5 @@ def batches_oldest_stall_seconds() -> float:
     a worker died or none runs. 0 when every batch is finished. Across every program."""
     from django.db.models import Min
 
-    oldest = Batch.objects.exclude(status__in=Batch.FINAL).aggregate(oldest=Min("updated_at"))["oldest"]
+    oldest = Batch.objects.exclude(status__in=Batch.FINAL).aggregate(oldest=Min("progressed_at"))["oldest"]
     return max((timezone.now() - oldest).total_seconds(), 0.0) if oldest is not None else 0.0

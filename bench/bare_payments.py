@@ -97,9 +97,10 @@ WITH debit AS (
     %(movement)s, NULL, NULL, '', NULL, %(now)s, %(now)s FROM debit
 ), event AS (
   INSERT INTO events_event (program_id, sandbox, created_at, updated_at, event_id, type, customer_id,
-    custodian_id, resource_type, resource_id, data, fanned_out, request_id)
+    custodian_id, resource_type, resource_id, data, fanned_out, request_id, written_at)
   SELECT %(program)s, FALSE, %(now)s, %(now)s, %(event)s, 'payment_request.accepted', %(customer)s, NULL,
-    'payment_request', %(request_text)s, CAST(%(event_data)s AS jsonb), FALSE, %(request_id)s FROM debit
+    'payment_request', %(request_text)s, CAST(%(event_data)s AS jsonb), FALSE, %(request_id)s, %(now)s
+    FROM debit
 ), record AS (
   INSERT INTO bankapi_idempotencyrecord (program_id, sandbox, created_at, updated_at, owner_kind, owner_id,
     operation, key, fingerprint, state, claim_token, claimed_at, response_status, response_body)

@@ -31,17 +31,13 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
+from schedules_seed import schedules_seed  # noqa: E402
 from scratch import scratch_database  # noqa: E402
 
 from bankapi.models import Program, TestClock  # noqa: E402
-from payments.models import ScheduledPayment, ScheduleRun  # noqa: E402
-from payments.payees import Payee, UkAccount  # noqa: E402
-from payments.services.acceptance import PaymentInstruction  # noqa: E402
-from payments.services.schedules import schedule_create  # noqa: E402
+from payments.models import ScheduleRun  # noqa: E402
 from sandbox.clocks import advance_moments, clock_advance  # noqa: E402
 from sandbox.customers import sandbox_customer_make  # noqa: E402
-
-PAYEE = Payee(name="Bench Landlord", account=UkAccount(sort_code="200000", account_number="55779911"))
 
 
 class QueryCounter:
@@ -59,20 +55,12 @@ def seed(customers: int) -> TestClock:
     program = Program.objects.create(name="Bench Clock Program", account_type=Program.AccountType.CONSUMER)
     clock = TestClock.objects.create(program=program, sandbox=True, name="Bench year", frozen_time=frozen)
     first_day = (frozen + timedelta(days=1)).date()
+    accounts = []
     for _ in range(customers):
         with transaction.atomic():
-            made = sandbox_customer_make(program=program, name=None, clock=clock)
-            schedule_create(
-                account=made.account,
-                instruction=_instruction(),
-                anchor=first_day,
-                frequency=ScheduledPayment.Frequency.MONTHLY,
-            )
+            accounts.append(sandbox_customer_make(program=program, name=None, clock=clock).account)
+    schedules_seed(accounts, customers, first_day, Decimal("10.00"))
     return clock
-
-
-def _instruction() -> PaymentInstruction:
-    return PaymentInstruction(amount=Decimal("10.00"), currency="GBP", reference="Rent", payee=PAYEE)
 
 
 def main() -> None:

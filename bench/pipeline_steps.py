@@ -41,43 +41,16 @@ def schedules_alone(count: int, rate: float) -> float:
     from decimal import Decimal
 
     from django.db import connection
+    from schedules_seed import funded_accounts_seed, schedules_seed
 
-    from bankapi.models import Account, Customer, Program
-    from payments.ledger import ledger_fund_account
-    from payments.models import ScheduledPayment
-    from payments.payees import Payee, ScheduleDetails, UkAccount
     from payments.services.schedules import scheduled_payments_run, utc_today
     from payments.services.settlement import payments_settle_pending
 
     day = utc_today()
-    program = Program.objects.create(name="Schedules program", account_type=Program.AccountType.CONSUMER)
-    customer = Customer.objects.create(program=program, sandbox=False, name="Schedules customer")
-    accounts = Account.objects.bulk_create(
-        Account(program=program, sandbox=False, customer=customer, name=f"Schedules {n}", currency="GBP")
-        for n in range(max(1, min(100, count)))
+    accounts = funded_accounts_seed(
+        name="Schedules", accounts=max(1, min(100, count)), sandbox=False, balance=Decimal("1000000.00")
     )
-    for account in accounts:
-        ledger_fund_account(account, Decimal("1000000.00"), key=f"bench-schedules:{account.id}")
-    payee = Payee(name="Bench Payee", account=UkAccount(sort_code="200000", account_number="55779911"))
-    ScheduledPayment.objects.bulk_create(
-        (
-            ScheduledPayment(
-                program=program,
-                sandbox=False,
-                customer=customer,
-                account=accounts[n % len(accounts)],
-                frequency=ScheduledPayment.Frequency.MONTHLY,
-                scheduled_date=day,
-                next_run_date=day,
-                amount=Decimal("1.00"),
-                currency="GBP",
-                reference=f"Standing order {n}",
-                details=ScheduleDetails(payee=payee).to_stored(),
-            )
-            for n in range(count)
-        ),
-        batch_size=1000,
-    )
+    schedules_seed(accounts, count, day)
     counter = QueryCounter()
     with connection.execute_wrapper(counter):
         started = time.perf_counter()

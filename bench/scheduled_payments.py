@@ -28,15 +28,10 @@ import django  # noqa: E402
 django.setup()
 
 from django.db import connection  # noqa: E402
+from schedules_seed import funded_accounts_seed, schedules_seed  # noqa: E402
 from scratch import scratch_database  # noqa: E402
 
-from bankapi.models import Account, Customer, Program  # noqa: E402
-from payments.ledger import ledger_fund_account  # noqa: E402
-from payments.models import ScheduledPayment  # noqa: E402
-from payments.payees import Payee, ScheduleDetails, UkAccount  # noqa: E402
 from payments.services.schedules import scheduled_payments_run, utc_today  # noqa: E402
-
-PAYEE = Payee(name="Bench Payee", account=UkAccount(sort_code="200000", account_number="55779911"))
 
 
 class QueryCounter:
@@ -49,32 +44,8 @@ class QueryCounter:
 
 
 def seed(schedules: int, accounts: int, day: date) -> None:
-    program = Program.objects.create(name="Bench Program", account_type=Program.AccountType.CONSUMER)
-    customer = Customer.objects.create(program=program, name="Bench Customer")
-    rows = Account.objects.bulk_create(
-        Account(program=program, customer=customer, name=f"Bench {n}", currency="GBP")
-        for n in range(accounts)
-    )
-    for account in rows:
-        ledger_fund_account(account, Decimal("1000.00"), key=f"bench:{account.id}")
-    ScheduledPayment.objects.bulk_create(
-        (
-            ScheduledPayment(
-                program=program,
-                customer=customer,
-                account=rows[n % accounts],
-                frequency=ScheduledPayment.Frequency.MONTHLY,
-                scheduled_date=day,
-                next_run_date=day,
-                amount=Decimal("1.00"),
-                currency="GBP",
-                reference=f"Standing order {n}",
-                details=ScheduleDetails(payee=PAYEE).to_stored(),
-            )
-            for n in range(schedules)
-        ),
-        batch_size=1000,
-    )
+    rows = funded_accounts_seed(name="Bench", accounts=accounts, sandbox=True, balance=Decimal("1000.00"))
+    schedules_seed(rows, schedules, day)
 
 
 def main() -> None:

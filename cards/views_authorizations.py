@@ -49,8 +49,11 @@ CALLERS = (
 )
 S404_CARD = "CARD_NOT_FOUND: no such card for this caller (another program's or customer's included)."
 S404_AUTHORIZATION = "RESOURCE_NOT_FOUND: no such authorization for this caller."
+S409_KEY = "IDEMPOTENCY_KEY_IN_PROGRESS: the first request with this key is still running."
+S409_CLOCK = "INVALID_STATE: the card's customer's test clock is advancing (retry once it reads ready)."
 S409_STATE = (
-    "INVALID_STATE: the authorization is not PENDING (cleared, reversed, declined or expired). "
+    "INVALID_STATE: the authorization is not PENDING (cleared, reversed, declined or expired), or "
+    "the card's customer's test clock is advancing. "
     "IDEMPOTENCY_KEY_IN_PROGRESS: the first request with this key is still running."
 )
 
@@ -144,7 +147,7 @@ class SandboxAuthorizationCreateView(SandboxCardView):
             s400="VALIDATION_ERROR: a field breaks its rule (currency not an ISO 4217 code). "
             "IDEMPOTENCY_KEY_MISMATCH.",
             s404=S404_CARD,
-            s409="IDEMPOTENCY_KEY_IN_PROGRESS: the first request with this key is still running.",
+            s409=f"{S409_CLOCK} {S409_KEY}",
         ),
     )
     def post(self, request, cardId: str):
@@ -263,7 +266,10 @@ def _card_status_view(status: str, verb: str) -> type[SandboxCardView]:
                 SandboxCardSerializer(),
                 s400="IDEMPOTENCY_KEY_MISMATCH.",
                 s404=S404_CARD,
-                s409="INVALID_STATE: the card is CANCELLED. IDEMPOTENCY_KEY_IN_PROGRESS.",
+                s409=(
+                    "INVALID_STATE: the card is CANCELLED, or the card's customer's test clock is "
+                    "advancing. IDEMPOTENCY_KEY_IN_PROGRESS."
+                ),
             ),
         )
         def post(self, request, cardId: str):

@@ -59,12 +59,13 @@ def events_fan_out(event_ids: list[int]) -> set[uuid.UUID]:
 
 def outbox_fan_out(limit: int, *, created_before: Any = None) -> tuple[int, set[uuid.UUID]]:
     """Fan out the oldest events not fanned out yet (written before `created_before`
-    when given), at most `limit`, skipping those another relay holds (SKIP LOCKED on
+    when given, in real time: an event of a test clock's customer is no older for
+    its clock), at most `limit`, skipping those another relay holds (SKIP LOCKED on
     PostgreSQL: two relays at once split the outbox instead of waiting for each
     other). Answers how many it fanned out and the endpoints to drain."""
     outbox = Event.objects.filter(fanned_out=False)
     if created_before is not None:
-        outbox = outbox.filter(created_at__lt=created_before)
+        outbox = outbox.filter(written_at__lt=created_before)
     with transaction.atomic():
         events = list(
             outbox.select_for_update(skip_locked=True).only(*_FAN_OUT_FIELDS).order_by("id")[:limit]

@@ -67,6 +67,10 @@ class Event(TenantOwned):
     # command). Its fan-out and deliveries log under this id, so an operator can
     # follow a request to its webhooks. Internal: not in the API or the payloads.
     request_id = models.CharField(max_length=REQUEST_ID_MAX_LENGTH, null=True, blank=True, editable=False)
+    # The real time it was written: the outbox's age and the fan-out sweep's
+    # grace read it. `created_at` is its customer's time (a test clock's, for
+    # a clock's customers), which says nothing of how long it has waited.
+    written_at = models.DateTimeField(auto_now_add=True, editable=False)
 
     class Meta:
         indexes = [

@@ -46,7 +46,7 @@ def outbox_oldest_pending_seconds() -> float:
     (a disabled endpoint's deliveries wait for an operator, not for us). 0 when
     nothing waits. Across every program: an operator's figure, not a caller's."""
     now = timezone.now()
-    unfanned = Event.objects.filter(fanned_out=False).order_by("id").values_list("created_at", flat=True)[:1]
+    unfanned = Event.objects.filter(fanned_out=False).order_by("id").values_list("written_at", flat=True)[:1]
     undelivered = Delivery.objects.filter(state=Delivery.State.PENDING, endpoint__enabled=True).aggregate(
         oldest=Min("created_at")
     )["oldest"]

@@ -60,6 +60,15 @@ class KeySlot:
     def rows(self) -> QuerySet[IdempotencyRecord]:
         return IdempotencyRecord.objects.filter(**self._fields())
 
+    def used_in_another_program(self) -> bool:
+        """Whether a management user already used this key for this operation
+        under another `programId`: the same key with another programId is a
+        mismatch, not a new key (read on the key's index)."""
+        if self.owner_kind != IdempotencyRecord.OwnerKind.MANAGEMENT:
+            return False
+        fields = {name: value for name, value in self._fields().items() if name != "program"}
+        return IdempotencyRecord.objects.filter(**fields).exclude(program=self.program).exists()
+
 
 # Operations whose answers hold secrets (a sandbox customer's password and TOTP
 # secret): their stored answers are encrypted at rest, as card details are, and
@@ -128,6 +137,8 @@ def claim(
     slot: KeySlot, fingerprint: Fingerprint, mismatch_message: str
 ) -> IdempotencyRecord | StoredResponse:
     """Claim the key, or return what its earlier use answered. Commits on return."""
+    if slot.used_in_another_program():
+        raise ApiError(ErrorCode.IDEMPOTENCY_KEY_MISMATCH, mismatch_message)
     now = timezone.now()
     claimed = _insert_claim(slot, fingerprint, now)
     if claimed is not None:

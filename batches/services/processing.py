@@ -20,8 +20,9 @@ Safe to rerun after a crash at any point, and to run twice at once:
 """
 
 import logging
+import uuid
 from collections import defaultdict
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
@@ -29,6 +30,7 @@ from django.db import transaction
 from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
+from bankapi.clock import customer_now
 from bankapi.models import Program
 from bankapi.ops.metrics import BATCH_ITEMS
 from batches.events import batch_event
@@ -72,8 +74,9 @@ def batch_fund(batch_id: str) -> None:
     """Hold, per payer account, each of its items' amount and fee when the
     account's available balance covers their total; a payer that cannot cover
     its total fails its own items."""
+    owner = Batch.objects.filter(id=batch_id).values_list("owner_customer_id", flat=True).first()
     Batch.objects.filter(id=batch_id, status=Status.CREATED).update(
-        status=Status.FUNDING_PENDING, updated_at=timezone.now()
+        status=Status.FUNDING_PENDING, **_moved(owner)
     )
     while True:
         with transaction.atomic():
@@ -92,13 +95,14 @@ def batch_fund(batch_id: str) -> None:
                 return
             outcome = funds_hold(_hold_orders(batch, unfunded.filter(account_id__in=payers), fee))
             funded = [account_id for account_id, refusal in outcome.items() if refusal is None]
-            unfunded.filter(account_id__in=funded).update(hold_id=F("id"), updated_at=timezone.now())
+            moved = _moved(batch.owner_customer_id)
+            unfunded.filter(account_id__in=funded).update(hold_id=F("id"), updated_at=moved["updated_at"])
             # The heartbeat of a long funding: the stall sweep leaves a batch alone while it moves.
-            Batch.objects.filter(id=batch.id).update(updated_at=timezone.now())
+            Batch.objects.filter(id=batch.id).update(**moved)
             for account_id, refusal in outcome.items():
                 if refusal is not None:
                     refused_count = unfunded.filter(account_id=account_id).update(
-                        status=ItemStatus.FAILED, updated_at=timezone.now(), **item_failure(refusal)
+                        status=ItemStatus.FAILED, updated_at=moved["updated_at"], **item_failure(refusal)
                     )
                     outcomes_count(failed=refused_count)
 
@@ -130,16 +134,18 @@ def _funding_settled(batch: Batch) -> None:
         batch.status = Status.FUNDING_FAILED
     else:
         batch.status = Status.FAILED
-    batch.save(update_fields=["status", "updated_at"])
+    batch.save(update_fields=["status", "updated_at", "progressed_at"])
     batch_event(batch)
     logger.info("Batch %s funding: %s", batch.id, batch.status)
 
 
 def batch_process_chunk(batch_id: str, *, chunk_size: int) -> bool:
     """Claim and pay one chunk of items; False once there is nothing left to do here."""
-    now = timezone.now()
-    Batch.objects.filter(id=batch_id, status=Status.FUNDED).update(status=Status.QUEUED, updated_at=now)
-    Batch.objects.filter(id=batch_id, status=Status.QUEUED).update(status=Status.PROCESSING, updated_at=now)
+    owner = Batch.objects.filter(id=batch_id).values_list("owner_customer_id", flat=True).first()
+    moved = _moved(owner)
+    now = moved["updated_at"]
+    Batch.objects.filter(id=batch_id, status=Status.FUNDED).update(status=Status.QUEUED, **moved)
+    Batch.objects.filter(id=batch_id, status=Status.QUEUED).update(status=Status.PROCESSING, **moved)
     batch = Batch.objects.filter(id=batch_id, status=Status.PROCESSING).first()
     if batch is None:
         return False
@@ -165,7 +171,8 @@ def batch_process_chunk(batch_id: str, *, chunk_size: int) -> bool:
         outcomes = payments_accept_held(
             program=program, sandbox=batch.sandbox, payments=[_held_payment(item) for item in items]
         )
-        now = timezone.now()
+        moved = _moved(batch.owner_customer_id)
+        now = moved["updated_at"]
         paid, refused = [], defaultdict(list)
         for item, outcome in zip(items, outcomes, strict=True):
             if isinstance(outcome, Refused):
@@ -180,7 +187,7 @@ def batch_process_chunk(batch_id: str, *, chunk_size: int) -> bool:
                 status=ItemStatus.FAILED, updated_at=now, **item_failure(refusal)
             )
         outcomes_count(success=len(paid), failed=sum(len(item_ids) for item_ids in refused.values()))
-        Batch.objects.filter(id=batch.id).update(updated_at=now)
+        Batch.objects.filter(id=batch.id).update(**moved)
     return True
 
 
@@ -203,18 +210,25 @@ def batch_finish(batch_id: str) -> None:
             batch.status = Status.FAILED
         else:
             batch.status = Status.PARTIALLY_FAILED
-        batch.save(update_fields=["status", "updated_at"])
+        batch.save(update_fields=["status", "updated_at", "progressed_at"])
         batch_event(batch)
         logger.info("Batch %s: %s", batch.id, batch.status)
 
 
+def _moved(owner_customer_id: uuid.UUID | None) -> dict[str, datetime]:
+    """The times a batch (and its items) that just moved take: `updated_at` its
+    owner's (a test clock's, for its customers), `progressed_at` the real time."""
+    return {"updated_at": customer_now(owner_customer_id), "progressed_at": timezone.now()}
+
+
 def batches_stalled(older_than: timedelta) -> list[str]:
-    """Unfinished batches with no progress for a while (a worker died): to run again."""
+    """Unfinished batches with no progress for a while (a worker died): to run
+    again. Real time, whatever clock the batch's owner lives at."""
     cutoff = timezone.now() - older_than
     return [
         str(batch_id)
         for batch_id in Batch.objects.exclude(status__in=Batch.FINAL)
-        .filter(updated_at__lt=cutoff)
+        .filter(progressed_at__lt=cutoff)
         .values_list("id", flat=True)
     ]
 

@@ -99,7 +99,7 @@ def batch_item_retry(*, item: BatchItem) -> BatchItem:
         )
         locked.save(update_fields=["status", "error", "failure_code", "hold", "updated_at"])
         batch.status = Batch.Status.FUNDED
-        batch.save(update_fields=["status", "updated_at"])
+        batch.save(update_fields=["status", "updated_at", "progressed_at"])
         task_publish_after_commit(process_batch, str(batch.id))
     return locked
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 from bankapi.clock import customer_now
 from bankapi.models import Account
 from batches.actors import payer_accounts_of
-from batches.models import Draft
+from batches.models import Draft, expired_in_own_time
 from batches.rules import PayerBook, items_check
 from batches.sent import CheckedPayment
 
@@ -44,14 +44,14 @@ def _payer_accounts_of(draft: Draft) -> QuerySet[Account]:
 
 
 def drafts_stalled(older_than: timedelta) -> list[str]:
-    """Drafts whose verification has not finished (a lost task): to queue again."""
+    """Drafts whose verification has not finished (a lost task): to queue again.
+    How long they waited is real time; whether they expired, their owner's time."""
     cutoff = timezone.now() - older_than
     return [
         str(draft_id)
         for draft_id in Draft.objects.filter(
-            verified_at__isnull=True,
-            submitted_at__isnull=True,
-            created_at__lt=cutoff,
-            expires_at__gt=timezone.now(),
-        ).values_list("id", flat=True)
+            verified_at__isnull=True, submitted_at__isnull=True, written_at__lt=cutoff
+        )
+        .exclude(expired_in_own_time())
+        .values_list("id", flat=True)
     ]

@@ -8,16 +8,19 @@ could not post a settlement or a reversal twice.
 """
 
 import logging
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from bankapi.clock import customer_now
+from bankapi.clock import clock_now, customer_now
 from bankapi.errors import ApiError, ErrorCode
+from bankapi.models import Customer
 from events.models import EventType
 from payments.events import payment_request_event, payment_request_events
 from payments.ledger import (
@@ -66,12 +69,14 @@ def _settle_locked(requests: list[PaymentRequest], account_currency: dict, now: 
             "key", flat=True
         )
     )
+    moments = _settle_moments(requests, now)
     by_tenant: dict[tuple, list[PaymentRequest]] = defaultdict(list)
     for request in requests:
         if f"settle:{request.id}" not in done:
-            by_tenant[(request.program_id, request.sandbox, request.currency)].append(request)
+            key = (request.program_id, request.sandbox, request.currency, moments[request.id])
+            by_tenant[key].append(request)
     settled: list[Settled] = []
-    for (program_id, sandbox, currency), group in by_tenant.items():
+    for (program_id, sandbox, currency, moment), group in by_tenant.items():
         clearing, external = (
             system_account_for(program_id, sandbox, kind, currency)
             for kind in (SystemAccount.Kind.CLEARING, SystemAccount.Kind.EXTERNAL)
@@ -80,7 +85,7 @@ def _settle_locked(requests: list[PaymentRequest], account_currency: dict, now: 
             program_id=program_id,
             sandbox=sandbox,
             locked={},
-            now=now,
+            now=moment,
             movements=[
                 Movement(
                     kind=LedgerTransaction.Kind.SETTLEMENT,
@@ -99,12 +104,37 @@ def _settle_locked(requests: list[PaymentRequest], account_currency: dict, now: 
             for request, entry in zip(group, entries, strict=True)
         )
     statement_entries_settled(settled)
-    PaymentRequest.objects.filter(id__in=[r.id for r in requests]).update(
-        status=PaymentRequest.Status.SETTLED, settled_at=now, updated_at=now
-    )
+    by_moment: dict[datetime, list[PaymentRequest]] = defaultdict(list)
     for request in requests:
-        request.status, request.settled_at, request.updated_at = PaymentRequest.Status.SETTLED, now, now
+        by_moment[moments[request.id]].append(request)
+    for moment, group in by_moment.items():
+        PaymentRequest.objects.filter(id__in=[r.id for r in group]).update(
+            status=PaymentRequest.Status.SETTLED, settled_at=moment, updated_at=moment
+        )
+        for request in group:
+            request.status, request.settled_at, request.updated_at = (
+                PaymentRequest.Status.SETTLED,
+                moment,
+                moment,
+            )
     payment_request_events(requests, EventType.PAYMENT_REQUEST_SETTLED)
+
+
+def _settle_moments(requests: list[PaymentRequest], now: datetime) -> dict[uuid.UUID, datetime]:
+    """When each request settles in its customer's time: `now`, but a sandbox
+    customer's on a test clock at its clock's time (its movement, statement
+    lines, `settled_at`, `updated_at` and event alike). One query for a chunk
+    holding sandbox requests; none for production ones."""
+    sandboxed = {request.customer_id for request in requests if request.sandbox}
+    clocks = dict(
+        Customer.objects.filter(id__in=sandboxed, test_clock__isnull=False).values_list("id", "test_clock_id")
+        if sandboxed
+        else []
+    )
+    return {
+        request.id: clock_now(clocks[request.customer_id]) if request.customer_id in clocks else now
+        for request in requests
+    }
 
 
 def payment_settle(request: PaymentRequest) -> PaymentRequest:
@@ -194,7 +224,12 @@ def payments_settle_chunk(
         if sandbox is not None:
             claimed = claimed.filter(sandbox=sandbox)
         if created_until is not None:
-            claimed = claimed.filter(created_at__lte=created_until)
+            due = Q(created_at__lte=created_until)
+            if sandbox is not False:
+                # A test clock's customer's requests carry its clock's time, which
+                # says nothing of when they were made: all of them are due.
+                due |= Q(sandbox=True, customer__test_clock__isnull=False)
+            claimed = claimed.filter(due)
         size = chunk_size or settings.SETTLEMENT_CHUNK
         chunk = list(claimed.select_related("account").order_by("created_at", "id")[:size])
         _settle_locked(chunk, {r.account_id: r.account.currency for r in chunk}, timezone.now())

@@ -72,7 +72,11 @@ class SandboxIncomingPaymentView(ScopedAPIView):
                 "program's sandbox, or currency is not that account's. IDEMPOTENCY_KEY_MISMATCH."
             ),
             s404="RESOURCE_NOT_FOUND: the program is unknown; always for production tokens.",
-            s409="IDEMPOTENCY_KEY_IN_PROGRESS: the first request with this key is still running.",
+            s409=(
+                "INVALID_STATE: the credited account's customer's test clock is advancing (retry once "
+                "it reads ready). IDEMPOTENCY_KEY_IN_PROGRESS: the first request with this key is still "
+                "running."
+            ),
             s422="LIMIT_EXCEEDED: the credit would take the balance past what an account can hold.",
         ),
     )

@@ -220,8 +220,8 @@ def test_the_sweep_runs_stalled_batches_and_verifications_again(custodian_user, 
     # Not yet stalled: left alone.
     assert resume_stalled_batches() == {"drafts": 0, "batches": 0}
     old = timezone.now() - timedelta(minutes=5)
-    Batch.objects.filter(id=batch.id).update(updated_at=old)
-    Draft.objects.filter(id=draft.id).update(created_at=old)
+    Batch.objects.filter(id=batch.id).update(progressed_at=old)
+    Draft.objects.filter(id=draft.id).update(written_at=old)
 
     assert resume_stalled_batches() == {"drafts": 1, "batches": 1}
 

@@ -35,8 +35,8 @@ def test_stalled_work_is_finished_by_the_command_and_only_once(custodian_user, c
     )
     fresh = _resume()
     old = timezone.now() - timedelta(minutes=5)
-    Batch.objects.filter(id=batch.id).update(updated_at=old)
-    Draft.objects.filter(id=draft.id).update(created_at=old)
+    Batch.objects.filter(id=batch.id).update(progressed_at=old)
+    Draft.objects.filter(id=draft.id).update(written_at=old)
 
     output = _resume()
     again = _resume()

@@ -43,7 +43,9 @@ def _left_by_a_dead_worker(batch: Batch, heartbeat_ago: timedelta) -> None:
     batch_fund(str(batch.id))
     first_two = BatchItem.objects.filter(batch=batch).order_by("index").values_list("id", flat=True)[:2]
     BatchItem.objects.filter(id__in=list(first_two)).update(status="PROCESSING")
-    Batch.objects.filter(id=batch.id).update(status="PROCESSING", updated_at=timezone.now() - heartbeat_ago)
+    Batch.objects.filter(id=batch.id).update(
+        status="PROCESSING", progressed_at=timezone.now() - heartbeat_ago
+    )
 
 
 def test_a_batch_silent_past_the_threshold_is_taken_up_and_pays_each_item_once(custodian_user, payers):
@@ -85,9 +87,9 @@ def test_funding_beats_the_heart_at_every_group_of_payers(custodian_user, payers
     seen, hold = [], processing.funds_hold
 
     def funds_hold_observed(orders):
-        seen.append(Batch.objects.get(id=batch.id).updated_at)
+        seen.append(Batch.objects.get(id=batch.id).progressed_at)
         # As if this group took long: the batch's last sign of life an hour ago.
-        Batch.objects.filter(id=batch.id).update(updated_at=timezone.now() - timedelta(hours=1))
+        Batch.objects.filter(id=batch.id).update(progressed_at=timezone.now() - timedelta(hours=1))
         return hold(orders)
 
     monkeypatch.setattr(processing, "funds_hold", funds_hold_observed)
@@ -96,4 +98,4 @@ def test_funding_beats_the_heart_at_every_group_of_payers(custodian_user, payers
 
     assert len(seen) == 2
     assert timezone.now() - seen[1] < STALLED_AFTER, "the first group left no heartbeat"
-    assert timezone.now() - Batch.objects.get(id=batch.id).updated_at < STALLED_AFTER
+    assert timezone.now() - Batch.objects.get(id=batch.id).progressed_at < STALLED_AFTER

@@ -129,17 +129,19 @@ def test_the_migration_moves_results_both_ways_and_answers_stay_byte_identical(
 
     # Back in the API's names: each entry exactly as the GET answers it.
     for draft_id, content in shown.items():
-        draft = Draft.objects.get(id=draft_id)
+        # Read column by column: the model has columns later migrations add.
+        draft = Draft.objects.only("valid_payments", "invalid_payments").get(id=draft_id)
         body = json.loads(content)["data"]["draft"]
         assert (draft.valid_payments, draft.invalid_payments) == (
             body["validPayments"],
             body["invalidPayments"],
         )
-    file_results = Draft.objects.get(id=file_draft_id).invalid_payments
+    file_results = Draft.objects.only("invalid_payments").get(id=file_draft_id).invalid_payments
     assert [entry["payment"]["endToEndId"] for entry in file_results] == ["E-2"]
     assert file_results[0]["payment"]["payer"]["account"]["type"] == "uk"
 
-    _migrate(MIGRATION)
+    # Forward to the latest: this migration, then those after it, which the code needs.
+    _migrate()
 
     assert {str(d.id): (d.valid_payments, d.invalid_payments) for d in Draft.objects.all()} == stored
     for draft_id, content in shown.items():

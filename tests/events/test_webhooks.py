@@ -342,7 +342,7 @@ def test_a_lost_fan_out_is_picked_up_by_the_sweep(account, receiver):
     hook = receiver()
     subscribe(account, hook.url)
     request = pay(account)  # the on-commit fan-out never runs: as if its task were lost
-    Event.objects.filter(resource_id=str(request.id)).update(created_at=timezone.now() - timedelta(minutes=5))
+    Event.objects.filter(resource_id=str(request.id)).update(written_at=timezone.now() - timedelta(minutes=5))
 
     deliveries_sweep()
 

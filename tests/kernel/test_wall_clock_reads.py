@@ -140,11 +140,14 @@ ALLOWED: dict[tuple[str, str], tuple[str, str]] = {
     ("batches/services/verification.py", "drafts_stalled"): (OPERATIONS, "stall detection"),
     ("batches/services/files.py", "status_report"): (OPERATIONS, "a status report file's creation"),
     ("batches/services/housekeeping.py", "batch_records_purge"): (OPERATIONS, "purges"),
-    ("batches/services/processing.py", "batch_fund"): (OPERATIONS, "processing heartbeat (stall sweep)"),
-    ("batches/services/processing.py", "batch_process_chunk"): (
+    ("batches/services/processing.py", "_moved"): (OPERATIONS, "processing heartbeat (stall sweep)"),
+    ("batches/models.py", "Batch"): (OPERATIONS, "progressed_at: when it last moved (stall sweep)"),
+    ("batches/models.py", "Draft"): (OPERATIONS, "written_at: stalled verifications and purges"),
+    ("batches/models.py", "expired_in_own_time"): (
         OPERATIONS,
-        "processing heartbeat (stall sweep)",
+        "purges and sweeps: the real time of a row of a customer without a clock",
     ),
+    ("events/models.py", "Event"): (OPERATIONS, "written_at: the outbox's age and the fan-out grace"),
     ("batches/services/processing.py", "batches_stalled"): (OPERATIONS, "stall detection"),
     ("batches/services/retry.py", "_failed_again"): (OPERATIONS, "an operator's retry, recorded"),
     ("batches/services/retry.py", "batch_item_retry"): (OPERATIONS, "an operator's retry, recorded"),

@@ -188,7 +188,7 @@ def test_a_stalled_batch_is_a_metric(api, program):
     assert scrape(api)["bankapi_batch_oldest_stall_seconds"] < 60
     # Left in PROCESSING by a dead worker, untouched for ten minutes.
     Batch.objects.filter(id=batch.id).update(
-        status=Batch.Status.PROCESSING, updated_at=timezone.now() - timedelta(minutes=10)
+        status=Batch.Status.PROCESSING, progressed_at=timezone.now() - timedelta(minutes=10)
     )
     assert 600 <= scrape(api)["bankapi_batch_oldest_stall_seconds"] < 660
     Batch.objects.filter(id=batch.id).update(status=Batch.Status.COMPLETED)
