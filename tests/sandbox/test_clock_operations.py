@@ -12,7 +12,7 @@ import time_machine
 from django.utils import timezone
 
 from batches.models import Batch, Draft
-from batches.services.drafts import drafts_stalled
+from batches.services.verification import drafts_stalled
 from batches.services.housekeeping import batch_records_purge
 from batches.services.processing import batches_stalled
 from batches.tasks import STALLED_AFTER
