@@ -38,7 +38,7 @@ PAYEE = {
 }
 # Columns a door sets for itself: row ids and creation times, the log's
 # request id, and fan-out progress (in-process fan-out runs after commit).
-VOLATILE = {"id", "event_id", "created_at", "updated_at", "request_id", "fanned_out", "key"}
+VOLATILE = {"id", "event_id", "created_at", "updated_at", "written_at", "request_id", "fanned_out", "key"}
 # The account's ledger fields besides its booking time (checked on its own).
 LEDGER_FIELDS = ("balance", "held", "outbound_day", "outbound_total")
 
