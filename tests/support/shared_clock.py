@@ -113,7 +113,17 @@ def shared_clock() -> Iterator[SharedClock]:
             with following(clock):
                 yield clock
         finally:
+            _report(clock)
             clock.close()
+
+
+def _report(clock: SharedClock) -> None:
+    """With $SHARED_CLOCK_REPORT naming a file, one line there per clock: the test
+    and how far its clock moved (the seconds of waiting it saved)."""
+    report = os.environ.get("SHARED_CLOCK_REPORT")
+    if report:
+        with open(report, "a") as file:
+            file.write(f"{clock.offset:.1f} {os.environ.get('PYTEST_CURRENT_TEST', '?')}\n")
 
 
 def python_command(*, sleep_moves: bool = False) -> list[str]:
