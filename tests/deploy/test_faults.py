@@ -192,7 +192,8 @@ class Load:
         self.path = f"/v1/customers/{ids['customerId']}/accounts/{ids['accountId']}/payments"
         self.token = ids["token"]
         self.stopping = threading.Event()
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
+        self.answered = threading.Condition(self.lock)  # notified at every answer
         # (monotonic time answered, status, Retry-After or None, code or None)
         self.answers: list[tuple[float, int | None, str | None, str | None]] = []
         self.paid: list[str] = []  # keys answered 200
@@ -223,8 +224,9 @@ class Load:
                     retry_after = answer_headers.get("Retry-After")
                 except OSError as error:
                     status, retry_after, code = None, None, type(error).__name__
-                with self.lock:
+                with self.answered:
                     self.answers.append((time.monotonic(), status, retry_after, code))
+                    self.answered.notify_all()
                 if status == 200:
                     with self.lock:
                         self.paid.append(key)
@@ -247,19 +249,32 @@ class Load:
         for thread in self.threads:
             thread.join(timeout=150)
 
+    def wait_for(self, moment: float, enough, what: str, timeout: float = 30) -> list:
+        """The answers after `moment`, once `enough(answers)` holds: woken by each
+        answer, not polling."""
+        with self.answered:
+            if not self.answered.wait_for(lambda: enough(self.since(moment)), timeout=timeout):
+                raise AssertionError(f"{what}: not within {timeout} s")
+            return self.since(moment)
+
+    def paid_after(self, moment: float, count: int = 3, timeout: float = 30) -> None:
+        """Once `count` payments were answered 200 after `moment`: served steadily again."""
+        self.wait_for(
+            moment,
+            lambda answers: sum(status == 200 for _, status, _, _ in answers) >= count,
+            f"{count} payments answered 200",
+            timeout,
+        )
+
     def first_200_after(self, moment: float, timeout: float = 30) -> float:
         """Seconds from `moment` to the first payment answered 200 after it."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self.lock:
-                done = [at for at, status, _, _ in self.answers if at > moment and status == 200]
-            if done:
-                return done[0] - moment
-            time.sleep(0.05)
-        raise AssertionError(f"no payment answered 200 within {timeout} s")
+        answers = self.wait_for(
+            moment, lambda answers: any(a[1] == 200 for a in answers), "no payment answered 200", timeout
+        )
+        return next(at for at, status, _, _ in answers if status == 200) - moment
 
     def since(self, moment: float) -> list[tuple[float, int | None, str | None, str | None]]:
-        with self.lock:
+        with self.lock:  # re-entrant: also called holding it, from `wait_for`
             return [answer for answer in self.answers if answer[0] > moment]
 
 
@@ -285,6 +300,18 @@ def scrape(deployment: FaultDeployment) -> tuple[float, dict]:
 def readiness(deployment: FaultDeployment) -> tuple[int, dict]:
     status, _, body = request(deployment.web[0].port, "GET", "/readyz", headers=HTTPS)
     return status, body
+
+
+def readiness_once(deployment: FaultDeployment, ready, what: str, timeout: float = 10) -> tuple[int, dict]:
+    """/readyz's answer once `ready(status, body)` holds, probed every 0.1 s: what a
+    load balancer's probe sees as soon as the node sees it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status, body = readiness(deployment)
+        if ready(status, body):
+            return status, body
+        assert time.monotonic() < deadline, f"{what}: /readyz answered {status} {body}"
+        time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
@@ -319,8 +346,7 @@ def test_faults_under_a_steady_payment_load(deployment):
     load.start()
     figures: list[str] = []
     try:
-        time.sleep(3)
-        assert load.since(0), "the load is not running"
+        load.paid_after(0)  # the load is running
 
         # 1. PostgreSQL restarted (fast shutdown).
         deployment.pg_ctl("restart", "-m", "fast")
@@ -329,19 +355,20 @@ def test_faults_under_a_steady_payment_load(deployment):
             f"PostgreSQL restarted: payments again {load.first_200_after(back):.2f} s after it was back"
         )
         assert load.first_200_after(back) <= BACK_WITHIN_SECONDS
-        time.sleep(2)
+        load.paid_after(back)
 
         # 2. PostgreSQL killed, away 8 s, started again (requests wait at most
         # PgBouncer's query_wait_timeout, 5 s, for it before their 503).
         deployment.postgres_kill()
         killed = time.monotonic()
-        time.sleep(2)
-        status, body = readiness(deployment)
-        assert status == 503 and body["checks"]["database"] == "unavailable", body
+        status, body = readiness_once(
+            deployment, lambda status, _: status == 503, "the database away", timeout=20
+        )
+        assert body["checks"]["database"] == "unavailable", body
         took, away = scrape(deployment)
         assert took < 3, f"/metrics waited {took:.1f} s on a database that is away"
         assert ("bankapi_outbox_oldest_pending_seconds", ()) not in away
-        time.sleep(6)
+        time.sleep(max(0.0, killed + 8 - time.monotonic()))  # the fault itself: away 8 s
         away_answers = load.since(killed + 1)
         deployment.pg_ctl("start")
         back = time.monotonic()
@@ -354,7 +381,7 @@ def test_faults_under_a_steady_payment_load(deployment):
             f"payments again {load.first_200_after(back):.2f} s after it was back"
         )
         assert load.first_200_after(back) <= BACK_WITHIN_SECONDS
-        time.sleep(2)
+        load.paid_after(back)
 
         # 3. PgBouncer restarted.
         restarting = time.monotonic()
@@ -365,25 +392,25 @@ def test_faults_under_a_steady_payment_load(deployment):
             f"payments again {load.first_200_after(back):.2f} s after"
         )
         assert load.first_200_after(back) <= BACK_WITHIN_SECONDS
-        time.sleep(2)
+        load.paid_after(back)
 
         # 4. Redis stopped 5 s: payments go on, the node stays ready, the metric says so.
         deployment.redis_stop()
         stopped = time.monotonic()
-        time.sleep(1.5)
-        status, body = readiness(deployment)
+        status, body = readiness_once(
+            deployment, lambda _, body: body["checks"].get("redis") == "unavailable", "Redis away"
+        )
         assert status == 200 and body["checks"] == {"database": "ok", "redis": "unavailable"}, body
         _, redis_away = scrape(deployment)
         assert redis_away[("bankapi_redis_up", ())] == 0
-        time.sleep(3.5)
+        time.sleep(max(0.0, stopped + 5 - time.monotonic()))  # the fault itself: stopped 5 s
         during = load.since(stopped + 0.5)
         deployment.redis_start()
         assert during and {status for _, status, _, _ in during} == {200}, Counter(
             (status, code) for _, status, _, code in during
         )
         figures.append(f"Redis stopped 5 s: {len(during)} payments answered, all 200; /readyz 200")
-        time.sleep(2)
-        assert readiness(deployment)[1]["checks"]["redis"] == "ok"
+        readiness_once(deployment, lambda _, body: body["checks"]["redis"] == "ok", "Redis back")
 
         # 5. PgBouncer killed (SIGKILL), away 2 s, started again.
         deployment.pgbouncer_restart(kill=True)
@@ -392,7 +419,7 @@ def test_faults_under_a_steady_payment_load(deployment):
             f"PgBouncer killed: payments again {load.first_200_after(back):.2f} s after it was back"
         )
         assert load.first_200_after(back) <= BACK_WITHIN_SECONDS
-        time.sleep(2)
+        load.paid_after(back)
 
         # 6. The web node frozen 3 s (SIGSTOP): a probe with the documented 1 s
         # timeout fails, so a load balancer takes it out; thawed, it serves again.

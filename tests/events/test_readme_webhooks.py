@@ -15,6 +15,7 @@ import pytest
 
 from events.models import WebhookEndpoint
 from tests.kernel.test_readme import README, for_server, walkthrough_script
+from tests.support.shared_clock import shared_clock
 
 API_GUIDE = README.parent / "docs" / "api-guide.md"
 HEADING = "### Walk-through: a signed delivery to your own receiver"
@@ -56,26 +57,30 @@ def test_readme_registers_a_receiver_and_it_gets_the_payment_events_signed(
     scratch = tmp_path / "scratch"
     scratch.mkdir()
 
-    shell = subprocess.Popen(
-        ["bash", "-euo", "pipefail", "-c", script],
-        cwd=tmp_path,
-        env={**os.environ, "TMPDIR": str(scratch)},  # mktemp's folder: the receiver's files
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = shell.communicate(timeout=150)
-        port = re.search(r"^receiver listening at http://127\.0\.0\.1:(\d+)/hooks$", out, re.M)
-        # The last step stopped the receiver: nothing listens on its port any more.
-        assert port and not listening(int(port.group(1))), out + err
-    finally:
-        # The receiver, if the script stopped before it killed it.
+    # The second sign-in's wait for the next TOTP code moves a clock the test and
+    # the shell share instead of passing (tests/support/shared_clock.py).
+    with shared_clock() as clock:
+        shell = subprocess.Popen(
+            ["bash", "-euo", "pipefail", "-c", script],
+            cwd=tmp_path,
+            # mktemp's folder: the receiver's files
+            env={**os.environ, "TMPDIR": str(scratch), **clock.environment()},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
-            os.killpg(shell.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+            out, err = shell.communicate(timeout=150)
+            port = re.search(r"^receiver listening at http://127\.0\.0\.1:(\d+)/hooks$", out, re.M)
+            # The last step stopped the receiver: nothing listens on its port any more.
+            assert port and not listening(int(port.group(1))), out + err
+        finally:
+            # The receiver, if the script stopped before it killed it.
+            try:
+                os.killpg(shell.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     assert shell.returncode == 0, out + err
     endpoint_id = re.search(r"^webhook endpoint (\S+)$", out, re.M).group(1)

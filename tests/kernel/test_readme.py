@@ -6,6 +6,7 @@ import io
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
 from tests.conftest import embedded_only
 from tests.support.busy_proxy import busy_proxy
 from tests.support.embedded_server import embedded_gunicorn
+from tests.support.shared_clock import python_command, shared_clock
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -31,23 +33,28 @@ def walkthrough_script() -> str:
 
 
 def for_server(script: str, url: str) -> str:
-    """README blocks against the server at `url`, with this interpreter for `.venv/bin/python`."""
-    return script.replace("http://127.0.0.1:${PORT:-8000}", url).replace(".venv/bin/python", sys.executable)
+    """README blocks against the server at `url`, with this interpreter for `.venv/bin/python`
+    (following the test's shared clock where the shell is given one: a wait for the
+    next TOTP step moves that clock, tests/support/shared_clock.py)."""
+    python = shlex.join(python_command(sleep_moves=True))
+    return script.replace("http://127.0.0.1:${PORT:-8000}", url).replace(".venv/bin/python", python)
 
 
 def run_blocks(script: str, folder: Path, timeout: int = 150) -> subprocess.CompletedProcess[str]:
     """`script` in a bash of its own run from `folder`; its temporary folders (mktemp)
-    go to `folder/scratch`."""
+    go to `folder/scratch`. The test (and its live server) and the shell share a clock
+    meanwhile: where the blocks wait for the next TOTP code, the clock moves instead."""
     scratch = folder / "scratch"
     scratch.mkdir(exist_ok=True)
-    return subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "TMPDIR": str(scratch)},
-    )
+    with shared_clock() as clock:
+        return subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", script],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, "TMPDIR": str(scratch), **clock.environment()},
+        )
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="the walk-through uses curl")
@@ -291,7 +298,8 @@ def test_every_walkthrough_runs_in_order_in_one_shell(tmp_path):
     """A reader's run: `make run`'s server (gunicorn here, on a port the kernel picks,
     with `PORT` exported as the README says), then every block pasted in order into
     one bash, as written; the blocks that sign a user in again or confirm with a code
-    wait for the next code themselves."""
+    wait for the next code themselves (on a clock the server and the shell share,
+    which that wait moves: tests/support/shared_clock.py)."""
     var = tmp_path / "var"
     var.mkdir()
     environment = embedded_environment(var)
@@ -307,20 +315,28 @@ def test_every_walkthrough_runs_in_order_in_one_shell(tmp_path):
         timeout=120,
     ).stdout
     (var / "sandbox.json").write_bytes(sandbox)
-    # The project folder as the reader has it: var/ and the .venv `make run` made.
-    (tmp_path / ".venv").symlink_to(Path(sys.prefix))
+    # The project folder as the reader has it: var/ and the .venv `make run` made
+    # (its python following the shared clock).
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec {shlex.join(python_command(sleep_moves=True))} "$@"\n')
+    python.chmod(0o755)
     scratch = tmp_path / "scratch"
     scratch.mkdir()
 
     # The third sign-in meets others at once: 429, sent again after its Retry-After.
-    with embedded_gunicorn(var) as port, busy_proxy(port, refuse={3}) as proxy:
+    with (
+        shared_clock() as clock,
+        embedded_gunicorn(var, clock=clock) as port,
+        busy_proxy(port, refuse={3}) as proxy,
+    ):
         result = subprocess.run(
             ["bash", "-c", readme_blocks()],
             cwd=tmp_path,
             capture_output=True,
             text=True,
             timeout=600,
-            env={**os.environ, "PORT": str(proxy.port), "TMPDIR": str(scratch)},
+            env={**os.environ, "PORT": str(proxy.port), "TMPDIR": str(scratch), **clock.environment()},
         )
 
     assert result.returncode == 0, result.stdout + result.stderr
@@ -355,25 +371,31 @@ def test_every_walkthrough_runs_in_order_in_one_shell(tmp_path):
 @embedded_only
 def test_the_code_helper_waits_for_the_next_code_once_this_shell_sent_one():
     """The service takes a TOTP code once: the walk-throughs' `code` gives the current
-    one, and the next one where this shell already sent the current one."""
+    one, and the next one where this shell already sent the current one. Its wait,
+    on a shared clock, moves the clock to the next step rather than passing time."""
     secret = pyotp.random_base32()
     script = helpers() + f'\ncode {secret}; code {secret}; echo "$WORK"'
 
-    started = time.time()
-    result = subprocess.run(
-        ["bash", "-c", script.replace(".venv/bin/python", sys.executable)],
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+    with shared_clock() as clock:
+        started = time.time()
+        result = subprocess.run(
+            ["bash", "-c", for_server(script, "http://127.0.0.1:1")],
+            capture_output=True,
+            text=True,
+            timeout=90,
+            env={**os.environ, **clock.environment()},
+        )
+        moved = clock.offset
 
     assert result.returncode == 0, result.stderr
     first, second, work = result.stdout.split()
     step = int(started) // 30
     totp = pyotp.TOTP(secret)
     (sent,) = [s for s in (step, step + 1) if totp.at(s * 30) == first]
-    # The second waited for the next 30-second step, and gave its code.
+    # The second waited for the next 30-second step, and gave its code: the wait
+    # moved the shared clock there (at most one step on).
     assert second == totp.at((sent + 1) * 30) != first
+    assert 0 < moved <= 30.5
     shutil.rmtree(work)
 
 

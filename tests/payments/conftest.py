@@ -5,6 +5,7 @@ import pytest
 from bankapi.models import Account, IdempotencyRecord
 from payments.ledger import ledger_check
 from payments.models import PaymentRequest, StatementEntry
+from tests.support import day_clock
 from tests.support.factories import (
     funded_account,
     uk_account,
@@ -53,3 +54,11 @@ class Snapshot:
 @pytest.fixture
 def snapshot():
     return Snapshot
+
+
+@pytest.fixture
+def clear_of_midnight():
+    """Statement tests read "today" more than once: their clock stays off a day's
+    end (tests/support/day_clock.py), so a run across midnight reads one day."""
+    with day_clock.clear_of_midnight() as traveller:
+        yield traveller

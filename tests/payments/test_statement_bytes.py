@@ -35,6 +35,9 @@ from payments.views.statements import StatementSerializer
 from tests.payments.conftest import payments_url
 from tests.support.factories import funded_account
 
+# "Today" is read more than once: a run across midnight must read one day.
+pytestmark = pytest.mark.usefixtures("clear_of_midnight")
+
 # Text every format must carry through: quotes, a backslash, a comma, line
 # breaks, a control character, non-ASCII, the two JavaScript line separators, markup,
 # and a spreadsheet formula.

@@ -28,6 +28,9 @@ from tests.payments.test_statements import customer_token, statement
 from tests.support.factories import funded_account
 from tests.support.race import run_at_once
 
+# "Today" is read more than once: a run across midnight must read one day.
+pytestmark = pytest.mark.usefixtures("clear_of_midnight")
+
 LAYOUTS = {"json": JSON_LAYOUT, "csv": CSV_LAYOUT, "camt053": CAMT053_LAYOUT}
 D = date(2026, 3, 9)
 

@@ -31,6 +31,9 @@ from tests.payments.conftest import payments_url
 from tests.support.auth import access_header
 from tests.support.factories import custodian_with_clients, funded_account
 
+# "Today" is read more than once: a run across midnight must read one day.
+pytestmark = pytest.mark.usefixtures("clear_of_midnight")
+
 NS = {"c": CAMT053_NAMESPACE}
 MICROSECOND = timedelta(microseconds=1)
 

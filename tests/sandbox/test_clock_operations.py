@@ -12,9 +12,9 @@ import time_machine
 from django.utils import timezone
 
 from batches.models import Batch, Draft
-from batches.services.verification import drafts_stalled
 from batches.services.housekeeping import batch_records_purge
 from batches.services.processing import batches_stalled
+from batches.services.verification import drafts_stalled
 from batches.tasks import STALLED_AFTER
 from events.delivery import FAN_OUT_GRACE, outbox_fan_out
 from events.models import Event
