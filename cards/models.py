@@ -79,7 +79,7 @@ class CardAuthorization(TenantOwned):
     (DECLINED, with `decline_reason`): nothing held or counted.
 
     `authorized_at` is the customer's time of the request (a test clock's for
-    a customer on one); `created_at` stays the real time the row was written.
+    a customer on one), and so are `created_at` and `updated_at`.
     """
 
     class Status(models.TextChoices):

@@ -14,7 +14,7 @@ class IncomingPayment(TenantOwned):
     own movement (`movement`: external -> the account), when it is received.
 
     `received_at` is the customer's time of the booking (a test clock's, for
-    a customer on one); `created_at` stays the real time the row was written.
+    a customer on one), and so are `created_at` and `updated_at`.
     """
 
     # The end-to-end id of a credit that came with none, shown as such everywhere.
