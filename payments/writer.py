@@ -29,6 +29,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from bankapi.idempotency import FirstUse, StoredResponse
+from bankapi.ids import write_ordered_uuid
 from bankapi.models import Account
 from bankapi.row_objects import row_new
 from bankapi.rows import fetch_one_bound, insert_rows, insert_select_sql, rows_pre_save, rows_stored
@@ -140,7 +141,7 @@ def payment_work(
     request = row_new(
         PaymentRequest,
         # Chosen now: the debit's posting names it on the account's statement, in the same INSERT.
-        id=request_id or uuid.uuid4(),
+        id=request_id or write_ordered_uuid(),
         program_id=account.program_id,
         sandbox=account.sandbox,
         customer_id=account.customer_id,

@@ -6,6 +6,7 @@ from django.db import models
 from django.db.models import Q
 
 from bankapi.clock import ClockedDateTimeField, account_customer_id
+from bankapi.ids import write_ordered_uuid
 from bankapi.models import MONEY, Account, Customer, TenantOwned
 from payments.models.beneficiary import Beneficiary
 from payments.models.fx import FxQuote
@@ -33,7 +34,8 @@ class PaymentRequest(TenantOwned):
         OUR = "OUR", "Payer pays all charges"
         BEN = "BEN", "Beneficiary pays all charges"
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Write-ordered: a clock customer's rows share the clock's time, and lists break ties by id.
+    id = models.UUIDField(primary_key=True, default=write_ordered_uuid, editable=False)
     customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="payment_requests")
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="payment_requests")
     status = models.CharField(max_length=10, choices=Status.choices)
@@ -121,7 +123,8 @@ class StatementEntry(TenantOwned):
         DEBIT = "DEBIT", "Debit"
         CREDIT = "CREDIT", "Credit"
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Write-ordered: a clock customer's rows share the clock's time, and lists break ties by id.
+    id = models.UUIDField(primary_key=True, default=write_ordered_uuid, editable=False)
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="statement_entries")
     ledger_transaction = models.ForeignKey(LedgerTransaction, on_delete=models.PROTECT, related_name="+")
     payment_request = models.ForeignKey(

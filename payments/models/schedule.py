@@ -1,10 +1,9 @@
 """Scheduled payments and their runs: one run record per (schedule, day)."""
 
-import uuid
-
 from django.db import models
 from django.db.models import Q
 
+from bankapi.ids import write_ordered_uuid
 from bankapi.models import MONEY, Account, Customer, TenantOwned
 from payments.models.beneficiary import Beneficiary
 
@@ -31,7 +30,8 @@ class ScheduledPayment(TenantOwned):
         FORTNIGHTLY = "FORTNIGHTLY", "Fortnightly"
         MONTHLY = "MONTHLY", "Monthly"
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Write-ordered: a clock customer's rows share the clock's time, and lists break ties by id.
+    id = models.UUIDField(primary_key=True, default=write_ordered_uuid, editable=False)
     customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="scheduled_payments")
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="scheduled_payments")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
