@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+from bankapi.ids import write_ordered_uuid
 from bankapi.models import Custodian, Customer, TenantOwned
 
 DEFAULT_EXPIRES_AFTER_HOURS = 168
@@ -123,7 +124,8 @@ class Approval(TenantOwned):
         SCHEDULE = "schedule"
         BATCH = "batch"
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Write-ordered: a clock customer's rows share the clock's time, and lists break ties by id.
+    id = models.UUIDField(primary_key=True, default=write_ordered_uuid, editable=False)
     kind = models.CharField(max_length=10, choices=Kind.choices)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING_APPROVAL)
     # Whose policy held it: the customer's, or the custodian's.

@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
+from bankapi.ids import write_ordered_uuid
 from bankapi.models import MONEY, Account, Custodian, Customer, TenantOwned
 from batches.payees import ItemInstruction, ItemPayee
 from batches.sent import CheckedPayment, FileInstruction, SentPayment
@@ -67,7 +68,8 @@ class Draft(Owned):
     each; read them with `checked_payments()`) and sets `verified_at`.
     """
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Write-ordered: a clock customer's rows share the clock's time, and lists break ties by id.
+    id = models.UUIDField(primary_key=True, default=write_ordered_uuid, editable=False)
     payments = models.JSONField()
     payments_count = models.PositiveIntegerField()
     valid_payments = models.JSONField(null=True, blank=True)
@@ -185,7 +187,8 @@ class Batch(Owned):
     FINAL = (Status.FUNDING_FAILED, Status.COMPLETED, Status.PARTIALLY_FAILED, Status.FAILED)
 
     # A batch made from a draft takes the draft's id.
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Write-ordered: a clock customer's rows share the clock's time, and lists break ties by id.
+    id = models.UUIDField(primary_key=True, default=write_ordered_uuid, editable=False)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.CREATED)
     # The payers' customer when they all share one, else null.
     customer = models.ForeignKey(Customer, null=True, blank=True, on_delete=models.PROTECT, related_name="+")

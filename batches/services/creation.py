@@ -1,11 +1,11 @@
 """A submitted batch made: the batch and its items in the caller's transaction,
 its processing (`batches.services.processing`) queued after commit."""
 
-import uuid
 from datetime import datetime
 
 from authn.models import User
 from bankapi.clock import customer_now
+from bankapi.ids import write_ordered_uuid
 from bankapi.tasks import task_publish_after_commit
 from batches.actors import Actor
 from batches.models import Batch, BatchItem, Draft
@@ -28,7 +28,7 @@ def batch_create(
     payer_customers = {item.payer.customer_id for item in checked if item.payer is not None}
     valid = sum(1 for item in checked if item.valid)
     batch = Batch.objects.create(
-        id=draft.id if draft is not None else uuid.uuid4(),
+        id=draft.id if draft is not None else write_ordered_uuid(),
         program_id=actor.scope.program_id,
         sandbox=actor.scope.sandbox,
         **actor.owner_fields(),
@@ -66,7 +66,7 @@ def _item(
     payer = checked.payer
     sent = checked.payment
     return BatchItem(
-        id=draft.item_id(checked.index) if draft is not None else uuid.uuid4(),
+        id=draft.item_id(checked.index) if draft is not None else write_ordered_uuid(),
         message_id=batch.message_id,
         payment_information_id=instruction.id if instruction else "",
         instruction_id=sent.instruction_id or "",

@@ -6,6 +6,11 @@ from datetime import timedelta
 
 import pytest
 
+from approvals.models import ApprovalPolicy
+from authn.models import User
+from bankapi.models import Account, Customer
+from tests.batches.conftest import payment, verify
+from tests.batches.helpers import batch_submitted
 from tests.sandbox.helpers import account_url, as_customer, clock_make, customer_make, midnight
 
 PAYEE = {"name": "Landlord", "account": {"type": "uk", "sortCode": "200000", "accountNumber": "12345678"}}
@@ -29,7 +34,8 @@ def listed(api, url: str, key: str, customer: dict[str, str], id_key: str, limit
     ids: list[str] = []
     token = None
     while True:
-        page_url = f"{url}?limit={limit}" + (f"&nextToken={token}" if token else "")
+        joiner = "" if url.endswith(("?", "&")) else "?"
+        page_url = f"{url}{joiner}limit={limit}" + (f"&nextToken={token}" if token else "")
         answer = api.get(page_url, **customer)
         assert answer.status_code == 200, answer.content
         data = answer.json()["data"]
@@ -78,3 +84,45 @@ def test_transactions_of_one_clock_moment_list_newest_booked_first(api, world):
     transactions = answer.json()["data"]["transactions"]
     # the settled payments, last settled first, then the opening funding
     assert [t["amount"] for t in transactions] == [f"{n}.00" for n in range(MADE, 0, -1)] + ["100000.00"]
+
+
+def test_approvals_of_one_clock_moment_list_newest_written_first(api, sandbox):
+    program = sandbox["businessProgramId"]
+    clock = clock_make(api, sandbox, program, midnight(-100) + timedelta(hours=9))
+    made = customer_make(api, sandbox, program, clock["testClockId"])
+    customer = as_customer(made, program)
+    owner = Customer.objects.get(id=made["customerId"])
+    ApprovalPolicy.objects.create(
+        program_id=owner.program_id,
+        sandbox=True,
+        customer=owner,
+        tiers=[{"minAmount": "1.00", "approvers": 1}],
+        expires_after_hours=24,
+        passkey_required=False,
+    )
+    written = []
+    for n in range(1, MADE + 1):
+        held = api.post(
+            f"{account_url(made)}/payments",
+            {"amount": f"{n}.00", "currency": "GBP", "reference": f"Rent {n}", "payee": PAYEE},
+            format="json",
+            **customer,
+        )
+        assert held.status_code == 202, held.content
+        written.append(held.json()["data"]["approvalId"])
+    assert listed(api, "/v1/approvals", "approvals", customer, "approvalId") == written[::-1]
+
+
+def test_drafts_and_batches_of_one_clock_moment_list_newest_written_first(api, world):
+    made, customer = world
+    account = Account.objects.get(id=made["accountId"])
+    drafts = [
+        verify(api, customer, [payment(account, amount=f"{n}.00", reference=f"Invoice {n}")])
+        for n in range(1, MADE + 1)
+    ]
+    got = listed(api, "/v1/batch-payments?drafts=true&", "paymentsBatches", customer, "id")
+    assert got == drafts[::-1]
+    user = User.objects.get(email=made["email"])
+    batches = [str(batch_submitted(user, [payment(account, f"{n}.00")]).id) for n in range(1, MADE + 1)]
+    got = listed(api, "/v1/batch-payments?", "paymentsBatches", customer, "id")
+    assert got == batches[::-1]
