@@ -163,7 +163,10 @@ def test_another_refusal_of_the_database_is_not_mistaken_for_a_taken_key(account
     existing = _accept(account, beneficiary, "1.00")
     assert existing is not None
     # New ids all equal to that payment's: the request's INSERT collides with it.
-    with mock.patch("uuid.uuid4", return_value=existing[0].id):
+    with (
+        mock.patch("uuid.uuid4", return_value=existing[0].id),
+        mock.patch("payments.writer.write_ordered_uuid", return_value=existing[0].id),
+    ):
         with pytest.raises(IntegrityError):
             _accept(account, beneficiary, "5.00", first_use)
 
