@@ -104,7 +104,7 @@ def main() -> None:
             [
                 str(ROOT / ".venv" / "bin" / "celery"),
                 "-A",
-                "bankapi",
+                "config",
                 "worker",
                 "-Q",
                 queue_name,
