@@ -12,7 +12,7 @@ from config.celery import app
 from payments.models import PaymentRequest, ScheduledPayment, ScheduleRun
 from payments.payees import Payee, UkAccount
 from payments.services.acceptance import PaymentInstruction
-from payments.services.schedules import schedule_create, scheduled_payments_run, utc_today
+from payments.services.schedules import schedule_create, schedule_run_day, scheduled_payments_run
 from tests.conftest import requires_postgres, requires_redis
 from tests.support.factories import funded_account
 from tests.support.race import run_at_once
@@ -59,7 +59,10 @@ def celery_worker():
 @pytest.mark.django_db(transaction=True)
 def test_a_celery_worker_runs_the_beat_task_against_redis(transactional_db, customer, celery_worker):
     account = funded_account(customer, "10.00")
-    schedule = make_schedule(account, anchor=utc_today())
+    # The day beat's run pays: today from 02:00 UTC, yesterday before (a run
+    # between midnight and 02:00 must not wait for a schedule due today).
+    day = schedule_run_day()
+    schedule = make_schedule(account, anchor=day)
     entry = settings.CELERY_BEAT_SCHEDULE["run-scheduled-payments"]
 
     # What beat does at 02:00 UTC: send the task by name, with the entry's arguments.
@@ -71,6 +74,6 @@ def test_a_celery_worker_runs_the_beat_task_against_redis(transactional_db, cust
     while not ScheduleRun.objects.filter(schedule=schedule).exists() and time.monotonic() < deadline:
         time.sleep(0.25)
     run = ScheduleRun.objects.get(schedule=schedule)
-    assert (run.run_date, run.outcome) == (utc_today(), "PAID")
+    assert (run.run_date, run.outcome) == (day, "PAID")
     assert PaymentRequest.objects.get(schedule=schedule).amount == Decimal("1.00")
     assert type(account).objects.get(id=account.id).balance == Decimal("9.00")
