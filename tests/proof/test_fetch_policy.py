@@ -65,7 +65,10 @@ GUARDED = "bankapi.ops.outbound"
 # module -> (network libraries it imports, where its connections go)
 OPERATOR_CONFIGURED = {
     "authn.services.login": ({"django.core.mail"}, "e-mail codes, through the SMTP host of EMAIL_URL"),
-    "onboarding.services.ubo_emails": ({"django.core.mail"}, "UBO e-mails, through the SMTP host of EMAIL_URL"),
+    "onboarding.services.ubo_emails": (
+        {"django.core.mail"},
+        "UBO e-mails, through the SMTP host of EMAIL_URL",
+    ),
     "onboarding.tasks": ({"smtplib"}, "none: catches the SMTP errors of the UBO e-mail to retry it"),
     "bankapi.ops.outages": (
         {"redis"},
