@@ -17,6 +17,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Q, QuerySet
@@ -58,6 +59,27 @@ def authorization_event(authorization: CardAuthorization, type: EventType) -> Ev
     )
 
 
+def authorization_row(
+    card: Card, order: AuthorizationOrder, now: datetime, **decided: Any
+) -> CardAuthorization:
+    """The authorization the network's request makes on `card` at `now` (the
+    customer's time), not yet saved; `decided` sets what the decision gave."""
+    return CardAuthorization(
+        id=write_ordered_uuid(),
+        program_id=card.program_id,
+        sandbox=card.sandbox,
+        card=card,
+        account_id=card.account_id,
+        customer_id=card.account.customer_id,
+        amount=order.amount,
+        currency=order.currency,
+        merchant_name=order.merchant_name,
+        merchant_category_code=order.merchant_category_code,
+        authorized_at=now,
+        **decided,
+    )
+
+
 def card_authorize(*, card: Card, order: AuthorizationOrder) -> CardAuthorization:
     """Decide the network's request to spend with `card` and record it:
     approved (PENDING, its amount held and counted) or declined (DECLINED with
@@ -67,19 +89,8 @@ def card_authorize(*, card: Card, order: AuthorizationOrder) -> CardAuthorizatio
     with transaction.atomic():
         # The card's row lock: a freeze racing the request is before or after it, never during.
         locked_card = Card.objects.select_for_update().get(id=card.id)
-        authorization = CardAuthorization(
-            id=write_ordered_uuid(),
-            program_id=card.program_id,
-            sandbox=card.sandbox,
-            card=locked_card,
-            account_id=locked_card.account_id,
-            customer_id=account.customer_id,
-            amount=order.amount,
-            currency=order.currency,
-            merchant_name=order.merchant_name,
-            merchant_category_code=order.merchant_category_code,
-            authorized_at=now,
-        )
+        # The card as read with its account (its account never changes): no second read.
+        authorization = authorization_row(card, order, now)
         hold_id = uuid.uuid4()
         decided = card_hold_place(
             program=card.program,

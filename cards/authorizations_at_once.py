@@ -29,9 +29,13 @@ from django.db import connections, router
 
 from bankapi.clock import customer_now
 from bankapi.idempotency import FirstUse, StoredResponse
-from bankapi.ids import write_ordered_uuid
 from bankapi.rows import fetch_one_bound, insert_select_sql, rows_pre_save, rows_stored
-from cards.authorizations import AUTHORIZATION_LIFETIME, AuthorizationOrder, authorization_event
+from cards.authorizations import (
+    AUTHORIZATION_LIFETIME,
+    AuthorizationOrder,
+    authorization_event,
+    authorization_row,
+)
 from cards.models import Card, CardAuthorization
 from events.models import EventType
 from events.recording import event_insert_sql, events_written
@@ -86,18 +90,10 @@ def card_authorize_at_once(
         return None
     name = connection.ops.quote_name
     held = name("held")
-    authorization = CardAuthorization(
-        id=write_ordered_uuid(),
-        program_id=card.program_id,
-        sandbox=card.sandbox,
-        card=card,
-        account_id=card.account_id,
-        customer_id=account.customer_id,
-        amount=order.amount,
-        currency=order.currency,
-        merchant_name=order.merchant_name,
-        merchant_category_code=order.merchant_category_code,
-        authorized_at=now,
+    authorization = authorization_row(
+        card,
+        order,
+        now,
         status=CardAuthorization.Status.PENDING,
         usage_day=planned.day,
         expires_at=now + AUTHORIZATION_LIFETIME,
