@@ -7,9 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from approvals.models import ApprovalPolicy
 from approvals.tasks import expire_approvals
-from bankapi.models import Customer
 from payments.models import PaymentRequest, ScheduleRun
 from tests.sandbox.helpers import (
     account_url,
@@ -20,7 +18,7 @@ from tests.sandbox.helpers import (
     midnight,
     z,
 )
-from tests.sandbox.test_clock_world import pay
+from tests.sandbox.test_clock_world import held_for_approval_on_a_clock, pay
 
 
 @pytest.fixture
@@ -91,21 +89,7 @@ def test_a_list_of_objects_sharing_the_clocks_time_is_newest_first_in_write_orde
 
 
 def test_the_real_approval_sweep_leaves_a_clocks_customers_alone(api, sandbox):
-    program = sandbox["businessProgramId"]
-    frozen = midnight(-100)
-    clock = clock_make(api, sandbox, program, frozen)
-    made = customer_make(api, sandbox, program, clock["testClockId"])
-    customer = Customer.objects.get(id=made["customerId"])
-    ApprovalPolicy.objects.create(
-        program_id=customer.program_id,
-        sandbox=True,
-        customer=customer,
-        tiers=[{"minAmount": "50.00", "approvers": 1}],
-        expires_after_hours=24,
-        passkey_required=False,
-    )
-    held = pay(api, made, program)
-    assert held.status_code == 202, held.content
+    program, frozen, clock, made, held = held_for_approval_on_a_clock(api, sandbox)
     approval_id = held.json()["data"]["approvalId"]
     # Its expiresAt (by the clock) is 99 days before the real now: beat's sweep must not expire it.
     expire_approvals()

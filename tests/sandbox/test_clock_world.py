@@ -205,7 +205,10 @@ def batch_item(made: dict) -> dict:
     }
 
 
-def test_an_approval_expires_by_the_clock(api, sandbox):
+def held_for_approval_on_a_clock(api, sandbox):
+    """A business customer on a clock frozen 100 days back, with a one-approver
+    policy from 50.00 (24 hours to decide), and its payment held for approval:
+    (program, frozen time, clock, made customer, the 202 answer)."""
     program = sandbox["businessProgramId"]
     frozen = midnight(-100)
     clock = clock_make(api, sandbox, program, frozen)
@@ -221,6 +224,11 @@ def test_an_approval_expires_by_the_clock(api, sandbox):
     )
     held = pay(api, made, program)
     assert held.status_code == 202, held.content
+    return program, frozen, clock, made, held
+
+
+def test_an_approval_expires_by_the_clock(api, sandbox):
+    program, frozen, clock, made, held = held_for_approval_on_a_clock(api, sandbox)
     approval_id = held.json()["data"]["approvalId"]
     assert held.json()["data"]["expiresAt"].startswith((frozen + timedelta(hours=24)).date().isoformat())
     assert (
